@@ -1,0 +1,47 @@
+# ProtoLab — the two commands are `make run` and `make test` (README.md). Everything they need is installed by the
+# setup targets in mk/*.mk, which are idempotent.
+
+SHELL := /bin/bash
+export PATH := $(shell go env GOROOT)/bin:$(shell go env GOPATH)/bin:$(PATH)
+GO ?= go
+GOTAGS ?= noxla
+# The pure-Go backend with unlimited parallelism (the default pool can deadlock on 2 cores).
+export GOMLX_BACKEND ?= go:parallelism=-1
+# Never try to download an XLA plugin from the tests or notebooks.
+export GOMLX_NO_AUTO_INSTALL := 1
+
+-include mk/setup.mk
+-include mk/wordnet.mk
+-include mk/notebooks.mk
+
+.PHONY: test test-go test-long vet deps bench build golden
+
+## test: vet, dependency rules, every Go test (-short), then the notebooks with the Tiny preset.
+test: vet deps test-go $(NOTEBOOK_TEST)
+
+test-go:
+	$(GO) test -tags $(GOTAGS) -short -count=1 ./...
+
+## test-long: the tests that take minutes (no -short).
+test-long:
+	$(GO) test -tags $(GOTAGS) -count=1 -timeout 60m ./...
+
+vet:
+	@bad=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
+	  if [ -n "$$bad" ]; then echo "gofmt needed on:"; echo "$$bad"; exit 1; fi
+	$(GO) vet -tags $(GOTAGS) ./...
+
+## deps: the dependency direction of DESIGN.md.
+deps:
+	@bash scripts/checkdeps.sh
+
+## bench: the core benchmarks quoted in closing notes.
+bench:
+	$(GO) test -tags $(GOTAGS) -run '^$$' -bench . -benchtime 3x ./layers/decoder/ ./workbench/gradfix/ ./workbench/tokenizer/
+
+## build: the CLI, with the XLA backend when cgo is available.
+build:
+	$(GO) build -o bin/protolab ./experiments/cmd/protolab
+
+golden:
+	WB_UPDATE_GOLDEN=1 $(GO) test -tags $(GOTAGS) -count=1 ./...

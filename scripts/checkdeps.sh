@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# Checks the dependency direction of DESIGN.md / STYLE.md §3 over imports and test imports:
+#   theory/…      → theory/… only, and never gomlx or go-echarts;
+#   layers/…      → layers/… only (tests may also import workbench/wbtest);
+#   workbench/…   → workbench/… only; workbench/gradfix imports nothing of ours; workbench/wbtest only gradfix;
+#   experiments/x → layers, workbench, theory, never experiments/y (experiments/cmd/… may import experiments);
+#   only workbench/plot imports gonbui.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+mod=$(go list -m)
+fail=0
+check() { # pkg imp kind
+  local pkg=${1#"$mod"/} imp=$2 kind=$3 t
+  if [[ $imp == *janpfeifer/gonb/gonbui* && $pkg != workbench/plot* ]]; then
+    echo "$pkg imports $imp ($kind): only workbench/plot may import gonbui"; fail=1
+  fi
+  if [[ $pkg == theory/* && ( $imp == *gomlx* || $imp == *go-echarts* ) ]]; then
+    echo "$pkg imports $imp ($kind): theory must not import gomlx or go-echarts"; fail=1
+  fi
+  [[ $imp == "$mod"/* ]] || return 0
+  t=${imp#"$mod"/}
+  case $pkg in
+    theory/*) [[ $t == theory/* ]] || { echo "$pkg -> $t ($kind): theory imports only theory"; fail=1; } ;;
+    layers/*)
+      if [[ $t != layers/* && ! ( $kind == test && $t == workbench/wbtest ) ]]; then
+        echo "$pkg -> $t ($kind): layers import only layers (tests also workbench/wbtest)"; fail=1
+      fi ;;
+    workbench/gradfix*) echo "$pkg -> $t ($kind): workbench/gradfix is a leaf"; fail=1 ;;
+    workbench/wbtest*) [[ $t == workbench/gradfix ]] || { echo "$pkg -> $t ($kind): wbtest imports only gradfix"; fail=1; } ;;
+    workbench/*) [[ $t == workbench/* ]] || { echo "$pkg -> $t ($kind): workbench imports only workbench"; fail=1; } ;;
+    experiments/cmd/*) ;;
+    experiments/*)
+      if [[ $t == experiments/* ]]; then echo "$pkg -> $t ($kind): experiments must not import each other"; fail=1; fi ;;
+  esac
+}
+while read -r pkg imps; do
+  for imp in $imps; do check "$pkg" "$imp" import; done
+done < <(go list -tags noxla -f '{{.ImportPath}} {{join .Imports " "}}' ./...)
+while read -r pkg imps; do
+  for imp in $imps; do check "$pkg" "$imp" test; done
+done < <(go list -tags noxla -f '{{.ImportPath}} {{join .TestImports " "}} {{join .XTestImports " "}}' ./...)
+if [[ $fail != 0 ]]; then exit 1; fi
+echo "deps: dependency direction OK ($(go list ./... | wc -l) packages)"

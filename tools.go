@@ -1,0 +1,20 @@
+//go:build tools
+
+// Package tools pins the modules ProtoLab packages import while they are being written; go mod tidy keeps them.
+package tools
+
+import (
+	_ "github.com/gomlx/gomlx/backends/simplego"
+	_ "github.com/gomlx/gomlx/pkg/core/graph"
+	_ "github.com/gomlx/gomlx/pkg/ml/context"
+	_ "github.com/gomlx/gomlx/pkg/ml/train"
+	_ "github.com/gomlx/gomlx/pkg/ml/context/checkpoints"
+	_ "github.com/janpfeifer/gonb/gonbui"
+	_ "github.com/go-echarts/go-echarts/v2/charts"
+	_ "github.com/stretchr/testify/require"
+	_ "gonum.org/v1/gonum/diff/fd"
+	_ "github.com/parquet-go/parquet-go"
+	_ "github.com/chromedp/chromedp"
+	_ "github.com/pkg/errors"
+	_ "github.com/gomlx/go-huggingface/hub"
+)

@@ -1,0 +1,12 @@
+// Package run is the entry point every ProtoLab program, test and notebook imports first: importing it registers the
+// pure-Go backend (and XLA in cgo builds without the noxla tag) and ProtoLab's gradient rules (workbench/gradfix), so a
+// GoNB notebook needs no blank imports of its own.
+//
+// It provides:
+//   - Backend: the backend chosen from $GOMLX_BACKEND, else XLA where a PJRT plugin is installed, else the pure-Go
+//     backend with unlimited parallelism; the choice is printed once.
+//   - Override: "model.num_layers=4;train.lr=3e-4" style overrides of a config struct by dotted JSON keys; unknown keys
+//     and ill-typed values are errors that name the key.
+//   - NewContext and RNG: deterministic seeding of model weights and of Go-side randomness.
+//   - Provenance: the configuration, git commit, backend, Go and gomlx versions, seed and timings of a run.
+package run
