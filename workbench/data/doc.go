@@ -1,0 +1,22 @@
+// Package data provides the corpora, splits and batches of the workbench. It is data only: batches are plain Go
+// slices, converted to tensors elsewhere.
+//
+// Corpora:
+//   - Synthetic: the embedded default, a deterministic "concept corpus" of English-like documents whose latent
+//     concepts (referent gender, country, topic, grammatical number, agreement at several distances) are known
+//     for every word and returned as labels (DocLabels), with sentence-level labels for classification tasks and
+//     minimal pairs (Agreement) for multiple-choice tasks. DocLabels.AlignTokens maps the word labels onto tokens.
+//   - ReadText, ReadJSONL, ReadParquet and ReadFiles: user corpora (.txt, .jsonl, FineWeb-Edu .parquet).
+//   - FineWeb: downloads FineWeb-Edu sample shards from the Hugging Face hub (needs internet).
+//   - Sub-package wordnet: glosses and example sentences of WordNet 3.0 with supersense labels and synonyms.
+//
+// Training data: Corpus.Split (seeded train/validation split of documents), Pack (token stream with an EOS
+// after each document, cut into sequences of T+1 tokens with stride T) and Batcher (batches [B][T+1] with a
+// seeded shuffle per epoch and a resumable Cursor).
+//
+// Shape letters: B batch, T tokens per sequence (inputs; a sequence holds T+1 tokens), N documents or tokens
+// (stated per field), C concepts, W words of a document.
+//
+// All randomness comes from a splitmix64 stream owned by this package, so a seed gives the same corpus, split
+// and batch order on every platform and Go release.
+package data
