@@ -1,0 +1,45 @@
+package fit
+
+import (
+	"math"
+	"testing"
+
+	"github.com/gomlx/gomlx/pkg/core/dtypes"
+	. "github.com/gomlx/gomlx/pkg/core/graph"
+	"github.com/gomlx/gomlx/pkg/core/tensors"
+	"github.com/gomlx/gomlx/pkg/ml/context"
+	"github.com/gomlx/gomlx/pkg/ml/layers"
+
+	"github.com/protolab/protolab/workbench/run"
+	"github.com/protolab/protolab/workbench/wbtest"
+)
+
+// TestTrain_BFloat16Weights: a linear model with bfloat16 weights trains, keeps float32 moments and reports float32
+// loss, gradient norm and learning rate.
+func TestTrain_BFloat16Weights(t *testing.T) {
+	xs := []float32{-1, -0.5, 0, 0.5, 1}
+	ys := []float32{-1, 0, 1, 2, 3} // y = 2x + 1
+	batches := [][]*tensors.Tensor{{tensors.FromFlatDataAndDimensions(xs, 5, 1),
+		tensors.FromFlatDataAndDimensions(ys, 5, 1)}}
+	loss := func(ctx *context.Context, in []*Node) *Node {
+		x := ConvertDType(in[0], dtypes.BFloat16)
+		pred := ConvertDType(layers.Dense(ctx.In("line"), x, true, 1), dtypes.Float32) // [5, 1]
+		return ReduceAllMean(Square(Sub(pred, in[1])))
+	}
+	cfg := DefaultConfig()
+	cfg.Steps, cfg.WarmupSteps, cfg.LR, cfg.WeightDecay = 200, 10, 0.05, 0
+	ctx := run.NewContext(1)
+	hist, err := Train(wbtest.Backend(t), ctx, loss, mustSlice(t, batches), nil, cfg, Progress(nil))
+	if err != nil {
+		t.Fatalf("%+v", err)
+	}
+	l := hist.Losses()
+	if !(l[len(l)-1] < 0.01*l[0]) || math.IsNaN(l[len(l)-1]) {
+		t.Errorf("loss went from %g to %g; want a 100-fold decrease", l[0], l[len(l)-1])
+	}
+	w := ctx.GetVariableByScopeAndName("/line/dense", "weights")
+	m := ctx.GetVariableByScopeAndName(OptimizerScope+"/m/line/dense", "weights")
+	if w.DType() != dtypes.BFloat16 || m == nil || m.DType() != dtypes.Float32 {
+		t.Errorf("weights %s, first moment %v; want BFloat16 weights with Float32 moments", w.DType(), m)
+	}
+}

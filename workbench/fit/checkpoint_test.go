@@ -1,0 +1,214 @@
+package fit
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/gomlx/gomlx/pkg/ml/context"
+	"github.com/pkg/errors"
+
+	"github.com/protolab/protolab/workbench/run"
+	"github.com/protolab/protolab/workbench/wbtest"
+)
+
+// finishedDir trains the test model for 4 steps with checkpoints at 2 and 4 and returns the folder.
+func finishedDir(t *testing.T) (string, Config) {
+	t.Helper()
+	cfg := testConfig()
+	cfg.Steps, cfg.WarmupSteps, cfg.CheckpointEvery, cfg.EvalEvery = 4, 1, 2, 2
+	dir := t.TempDir()
+	if r := trainTest(t, cfg, nil, CheckpointDir(dir)); r.err != nil {
+		t.Fatalf("%+v", r.err)
+	}
+	return dir, cfg
+}
+
+// copyDir copies the files of src into a new temporary folder.
+func copyDir(t *testing.T, src string) string {
+	t.Helper()
+	dst := t.TempDir()
+	entries, err := os.ReadDir(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		data, err := os.ReadFile(filepath.Join(src, e.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dst, e.Name()), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dst
+}
+
+func requireErrorMentions(t *testing.T, what string, err error, subs ...string) {
+	t.Helper()
+	if err == nil {
+		t.Errorf("%s: no error", what)
+		return
+	}
+	for _, s := range subs {
+		if !strings.Contains(err.Error(), s) {
+			t.Errorf("%s: error %q does not mention %q", what, err, s)
+		}
+	}
+}
+
+func TestLoadLatest_Errors(t *testing.T) {
+	good, cfg := finishedDir(t)
+	if ck, err := LoadLatest(good, run.NewContext(1)); err != nil || ck.Step != 4 {
+		t.Fatalf("undamaged folder: %+v, %+v", ck, err)
+	}
+
+	missing := filepath.Join(t.TempDir(), "nope")
+	_, err := LoadLatest(missing, run.NewContext(1))
+	requireErrorMentions(t, "missing folder", err, missing, "does not exist")
+
+	empty := t.TempDir()
+	_, err = LoadLatest(empty, run.NewContext(1))
+	requireErrorMentions(t, "empty folder", err, empty, "no checkpoint", "holds no ckpt-")
+	if !errors.Is(err, ErrNoCheckpoint) {
+		t.Errorf("empty folder: error %v is not ErrNoCheckpoint", err)
+	}
+
+	damage := []struct {
+		name   string
+		damage func(dir string)
+		want   []string
+	}{
+		{"invalid JSON", func(dir string) { write(t, dir, "ckpt-00000004.json", "{\"step\": 4,\n oops") },
+			[]string{"ckpt-00000004.json", "corrupt checkpoint sidecar"}},
+		{"empty JSON", func(dir string) { write(t, dir, "ckpt-00000004.json", "") },
+			[]string{"ckpt-00000004.json", "empty"}},
+		{"wrong format", func(dir string) { write(t, dir, "ckpt-00000004.json", `{"format": "other", "step": 4}`) },
+			[]string{"ckpt-00000004.json", "format"}},
+		{"missing tensors", func(dir string) { remove(t, dir, "ckpt-00000004.safetensors") },
+			[]string{"ckpt-00000004.json", "ckpt-00000004.safetensors", "missing"}},
+		{"flipped byte", func(dir string) { flipByte(t, filepath.Join(dir, "ckpt-00000004.safetensors"), 200) },
+			[]string{"ckpt-00000004.safetensors", "corrupt"}},
+		{"truncated tensors", func(dir string) { truncate(t, filepath.Join(dir, "ckpt-00000004.safetensors"), 100) },
+			[]string{"ckpt-00000004.safetensors", "corrupt"}},
+	}
+	for _, d := range damage {
+		dir := copyDir(t, good)
+		d.damage(dir)
+		_, err := LoadLatest(dir, run.NewContext(1))
+		requireErrorMentions(t, d.name, err, d.want...)
+		// Train must refuse to resume from it rather than start over.
+		r := trainTest(t, cfg, nil, CheckpointDir(dir))
+		requireErrorMentions(t, d.name+" (Train)", r.err, "resuming")
+	}
+
+	// A context whose variable has another shape.
+	ctx := run.NewContext(1)
+	ctx.In("hidden").In("dense").VariableWithValue("weights", [][]float64{{1, 2}, {3, 4}})
+	_, err = LoadLatest(good, ctx)
+	requireErrorMentions(t, "shape mismatch", err, "hidden.dense.weights", "(Float64)[4 5]", "(Float64)[2 2]")
+
+	// Resuming with another configuration.
+	other := cfg
+	other.LR *= 2
+	r := trainTest(t, other, nil, CheckpointDir(good))
+	requireErrorMentions(t, "config mismatch", r.err, "different config", "lr: ")
+}
+
+// TestCheckpoint_CrashLeftovers: files a crash can leave (a tensors file whose sidecar was never renamed into place,
+// a temporary file) are ignored by LatestCheckpoint and removed by the next save.
+func TestCheckpoint_CrashLeftovers(t *testing.T) {
+	dir, _ := finishedDir(t)
+	write(t, dir, "ckpt-00000006.safetensors", "half a file")
+	write(t, dir, "ckpt-00000003.safetensors", "orphan")
+	write(t, dir, ".ckpt-00000006.json.tmp-123", "{")
+	ck, err := LatestCheckpoint(dir)
+	if err != nil || ck.Step != 4 {
+		t.Fatalf("LatestCheckpoint = %+v, %+v; want step 4", ck, err)
+	}
+	ctx := run.NewContext(1)
+	if _, err := LoadLatest(dir, ctx); err != nil {
+		t.Fatalf("%+v", err)
+	}
+	ck.Step = 5
+	if err := saveCheckpoint(dir, ctx, ck, 2); err != nil {
+		t.Fatalf("%+v", err)
+	}
+	var names []string
+	entries, _ := os.ReadDir(dir)
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	want := "ckpt-00000004.json ckpt-00000004.safetensors ckpt-00000005.json ckpt-00000005.safetensors " +
+		"ckpt-00000006.safetensors"
+	if got := strings.Join(names, " "); got != want {
+		t.Errorf("folder after a save: %s\nwant: %s", got, want)
+	}
+}
+
+// TestLoadLatest_FreshContextForEval loads weights into a context that has never seen the model, then builds the
+// model graph on ctx.Reuse() and gets the trained weights (not fresh initialisations).
+func TestLoadLatest_FreshContextForEval(t *testing.T) {
+	dir, _ := finishedDir(t)
+	want, err := LatestCheckpoint(dir)
+	if err != nil {
+		t.Fatalf("%+v", err)
+	}
+	ctx := context.New()
+	if _, err := LoadLatest(dir, ctx); err != nil {
+		t.Fatalf("%+v", err)
+	}
+	v := ctx.GetVariableByScopeAndName("/hidden/dense", "weights")
+	if v == nil || !v.Trainable {
+		t.Fatalf("weights not loaded as a trainable variable: %v", v)
+	}
+	if m := ctx.GetVariableByScopeAndName(OptimizerScope+"/m/hidden/dense", "weights"); m == nil || m.Trainable {
+		t.Errorf("first moment not loaded as a non-trainable variable: %v", m)
+	}
+	if s := ctx.GetVariableByScopeAndName(OptimizerScope, StepVariable); s == nil || s.Trainable ||
+		s.MustValue().Value().(int64) != int64(want.Step) {
+		t.Errorf("step counter not restored: %v", s)
+	}
+	batch := mlpBatches(2, 1)[0]
+	e, err := context.NewExec(wbtest.Backend(t), ctx.Reuse(), mlpLoss)
+	if err != nil {
+		t.Fatalf("%+v", err)
+	}
+	if _, err := e.Exec(batch[0], batch[1]); err != nil {
+		t.Fatalf("model on loaded weights: %+v", err)
+	}
+}
+
+func write(t *testing.T, dir, name, content string) {
+	t.Helper()
+	if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func remove(t *testing.T, dir, name string) {
+	t.Helper()
+	if err := os.Remove(filepath.Join(dir, name)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func flipByte(t *testing.T, path string, at int) {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data[at] ^= 0x40
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func truncate(t *testing.T, path string, size int64) {
+	t.Helper()
+	if err := os.Truncate(path, size); err != nil {
+		t.Fatal(err)
+	}
+}

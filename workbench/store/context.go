@@ -1,0 +1,164 @@
+package store
+
+import (
+	"encoding/json"
+	"sort"
+	"strings"
+
+	"github.com/gomlx/gomlx/pkg/core/tensors"
+	"github.com/gomlx/gomlx/pkg/ml/context"
+	"github.com/pkg/errors"
+)
+
+// MetaNonTrainable is the metadata key under which ExportContext lists (as a JSON array of tensor names) the exported
+// variables that are not trainable; ImportContext marks them non-trainable again.
+const MetaNonTrainable = "gomlx.non_trainable"
+
+// Filter selects the variables ExportContext writes; a nil Filter selects all.
+type Filter func(v *context.Variable) bool
+
+// Trainable is a Filter selecting trainable variables: the model weights, without optimizer slots, step counters or
+// the RNG state.
+func Trainable(v *context.Variable) bool { return v.Trainable }
+
+// Name returns the safetensors name of the variable `name` in gomlx scope `scope`: the scope elements and the name
+// joined with '.', e.g. ("/block_00/ffn/up", "weights") → "block_00.ffn.up.weights" and ("/", "x") → "x". It returns
+// an error when a scope element or the name is empty or contains '.', since the name could then not be split back.
+func Name(scope, name string) (string, error) {
+	if name == "" || strings.Contains(name, ".") || strings.Contains(name, context.ScopeSeparator) {
+		return "", errors.Errorf("variable name %q (scope %q) must be non-empty and contain no '.' or '/'", name, scope)
+	}
+	if !strings.HasPrefix(scope, context.ScopeSeparator) {
+		return "", errors.Errorf("variable %q: scope %q must be absolute (start with %q)", name, scope,
+			context.ScopeSeparator)
+	}
+	elems := strings.Split(strings.TrimPrefix(scope, context.ScopeSeparator), context.ScopeSeparator)
+	if scope == context.RootScope {
+		elems = nil
+	}
+	for _, e := range elems {
+		if e == "" || strings.Contains(e, ".") {
+			return "", errors.Errorf("variable %q: scope %q has an element %q that is empty or contains '.'",
+				name, scope, e)
+		}
+	}
+	return strings.Join(append(elems, name), "."), nil
+}
+
+// SplitName inverts Name: "block_00.ffn.up.weights" → ("/block_00/ffn/up", "weights"), "x" → ("/", "x"). It returns
+// an error for an empty name or an empty element.
+func SplitName(tensorName string) (scope, name string, err error) {
+	elems := strings.Split(tensorName, ".")
+	for _, e := range elems {
+		if e == "" || strings.Contains(e, context.ScopeSeparator) {
+			return "", "", errors.Errorf("tensor name %q: empty element or '/' (want e.g. \"block_00.ffn.weights\")",
+				tensorName)
+		}
+	}
+	name = elems[len(elems)-1]
+	scope = context.ScopeSeparator + strings.Join(elems[:len(elems)-1], context.ScopeSeparator)
+	return scope, name, nil
+}
+
+// ExportContext writes the variables of ctx selected by filter (nil: all) to path as safetensors, named as Name
+// documents, with metadata (may be nil) plus MetaNonTrainable. Every selected variable must have a value: a variable
+// created by a graph that has not run yet is an error naming it.
+func ExportContext(ctx *context.Context, path string, filter Filter, metadata map[string]string) error {
+	values := map[string]*tensors.Tensor{}
+	var nonTrainable []string
+	for v := range ctx.IterVariables() {
+		if filter != nil && !filter(v) {
+			continue
+		}
+		key, err := Name(v.Scope(), v.Name())
+		if err != nil {
+			return errors.WithMessagef(err, "store.ExportContext %s", path)
+		}
+		if !v.HasValue() {
+			return errors.Errorf("store.ExportContext %s: variable %s has no value yet (run a graph that uses it "+
+				"first, or call ctx.InitializeVariables)", path, v.ScopeAndName())
+		}
+		value, err := v.Value()
+		if err != nil {
+			return errors.Wrapf(err, "store.ExportContext %s: variable %s", path, v.ScopeAndName())
+		}
+		values[key] = value
+		if !v.Trainable {
+			nonTrainable = append(nonTrainable, key)
+		}
+	}
+	meta := make(map[string]string, len(metadata)+1)
+	for k, val := range metadata {
+		meta[k] = val
+	}
+	sort.Strings(nonTrainable)
+	list, _ := json.Marshal(append([]string{}, nonTrainable...)) // [] rather than null when empty
+	meta[MetaNonTrainable] = string(list)
+	return Save(path, values, meta)
+}
+
+// ImportContext sets the variables of ctx from the safetensors file at path and returns the file's metadata.
+// A variable that already exists in ctx must have the stored dtype and dimensions and gets the stored value; a
+// missing one is created in its scope (unchecked, so no Reuse is needed here). Variables listed under
+// MetaNonTrainable, and every non-float variable, are marked non-trainable; others keep their flag (new ones are
+// trainable). Nothing is changed unless every tensor fits: a mismatch is an error naming the file, the tensor and
+// both shapes.
+//
+// Graphs built afterwards on ctx find the variables already present, so they must use ctx.Reuse() (gomlx panics on a
+// second creation in a checked, non-reuse context); a variable the model asks for that the file lacks then panics
+// with gomlx's "variable does not exist" error.
+func ImportContext(ctx *context.Context, path string) (map[string]string, error) {
+	values, metadata, err := Load(path)
+	if err != nil {
+		return nil, errors.WithMessage(err, "store.ImportContext")
+	}
+	nonTrainable := map[string]bool{}
+	if list, ok := metadata[MetaNonTrainable]; ok {
+		var names []string
+		if err := json.Unmarshal([]byte(list), &names); err != nil {
+			return nil, errors.Wrapf(err, "store.ImportContext %s: metadata %q is not a JSON list of names",
+				path, MetaNonTrainable)
+		}
+		for _, n := range names {
+			nonTrainable[n] = true
+		}
+	}
+
+	type target struct {
+		key, scope, name string
+		existing         *context.Variable
+	}
+	keys := make([]string, 0, len(values))
+	for k := range values {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	targets := make([]target, 0, len(keys))
+	for _, key := range keys {
+		scope, name, err := SplitName(key)
+		if err != nil {
+			return nil, errors.WithMessagef(err, "store.ImportContext %s", path)
+		}
+		existing := ctx.InspectVariableIfLoaded(scope, name)
+		if existing != nil && !existing.Shape().Equal(values[key].Shape()) {
+			return nil, errors.Errorf("store.ImportContext %s: tensor %q has shape %s, but variable %s in the "+
+				"context has shape %s", path, key, values[key].Shape(), existing.ScopeAndName(), existing.Shape())
+		}
+		targets = append(targets, target{key: key, scope: scope, name: name, existing: existing})
+	}
+	for _, tg := range targets {
+		value := values[tg.key]
+		v := tg.existing
+		if v != nil {
+			if err := v.SetValue(value); err != nil {
+				return nil, errors.Wrapf(err, "store.ImportContext %s: setting variable %s", path, v.ScopeAndName())
+			}
+		} else {
+			v = ctx.InAbsPath(tg.scope).Checked(false).VariableWithValue(tg.name, value)
+		}
+		if nonTrainable[tg.key] || !value.DType().IsFloat() {
+			v.SetTrainable(false)
+		}
+	}
+	return metadata, nil
+}

@@ -1,0 +1,106 @@
+package store
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/pkg/errors"
+)
+
+// WriteFileAtomic creates or replaces path with what write produces. The bytes go to a temporary file in the same
+// folder (named ".<base>.tmp-*", so listings can skip it), which is synced, closed and renamed over path; on any error
+// the temporary file is removed and path is untouched. The folder must exist.
+func WriteFileAtomic(path string, write func(w io.Writer) error) (err error) {
+	dir, base := filepath.Split(path)
+	if dir == "" {
+		dir = "."
+	}
+	tmp, err := os.CreateTemp(dir, "."+base+".tmp-*")
+	if err != nil {
+		return errors.Wrapf(err, "writing %s", path)
+	}
+	defer func() {
+		if err != nil {
+			_ = tmp.Close()
+			_ = os.Remove(tmp.Name())
+		}
+	}()
+	if err = write(tmp); err != nil {
+		return errors.Wrapf(err, "writing %s", path)
+	}
+	if err = tmp.Sync(); err != nil {
+		return errors.Wrapf(err, "writing %s: sync", path)
+	}
+	if err = tmp.Close(); err != nil {
+		return errors.Wrapf(err, "writing %s: close", path)
+	}
+	// CreateTemp makes the file 0600; results and weights are ordinary files.
+	if err = os.Chmod(tmp.Name(), 0o644); err != nil {
+		return errors.Wrapf(err, "writing %s: chmod", path)
+	}
+	if err = os.Rename(tmp.Name(), path); err != nil {
+		return errors.Wrapf(err, "writing %s: rename", path)
+	}
+	syncDir(dir)
+	return nil
+}
+
+// syncDir makes a rename durable where the OS supports syncing a folder; failures are ignored (some file systems
+// refuse it, and the rename itself has succeeded).
+func syncDir(dir string) {
+	if d, err := os.Open(dir); err == nil {
+		_ = d.Sync()
+		_ = d.Close()
+	}
+}
+
+// SaveJSON writes v as indented JSON (two spaces, trailing newline) to path, atomically.
+func SaveJSON(path string, v any) error {
+	data, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return errors.Wrapf(err, "store.SaveJSON %s: encoding %T", path, v)
+	}
+	data = append(data, '\n')
+	if err := WriteFileAtomic(path, func(w io.Writer) error {
+		_, err := w.Write(data)
+		return err
+	}); err != nil {
+		return errors.WithMessage(err, "store.SaveJSON")
+	}
+	return nil
+}
+
+// LoadJSON reads the JSON file at path into v (a pointer). Fields of the file that v lacks are ignored, so results
+// written by older code still load. Errors name the file; a syntax error also gives the line and column.
+func LoadJSON(path string, v any) error {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return errors.Wrap(err, "store.LoadJSON")
+	}
+	if len(bytes.TrimSpace(data)) == 0 {
+		return errors.Errorf("store.LoadJSON %s: file is empty", path)
+	}
+	if err := json.Unmarshal(data, v); err != nil {
+		var syn *json.SyntaxError
+		if errors.As(err, &syn) {
+			line, col := lineCol(data, syn.Offset)
+			return errors.Errorf("store.LoadJSON %s:%d:%d: %v", path, line, col, err)
+		}
+		return errors.Wrapf(err, "store.LoadJSON %s", path)
+	}
+	return nil
+}
+
+// lineCol converts a byte offset into a 1-based line and column.
+func lineCol(data []byte, offset int64) (line, col int) {
+	if offset > int64(len(data)) {
+		offset = int64(len(data))
+	}
+	before := data[:offset]
+	line = bytes.Count(before, []byte{'\n'}) + 1
+	col = int(offset) - bytes.LastIndexByte(before, '\n')
+	return line, col
+}
