@@ -1,0 +1,241 @@
+// Package lmdata turns a corpus description into what a language-model experiment trains on: it loads the corpus
+// (the synthetic concept corpus, WordNet, or .txt/.jsonl/.parquet files), splits it into train and validation
+// documents, trains (or loads) a byte-level BPE tokenizer on the training documents only, encodes and packs both
+// splits into fixed-length sequences, and serves them as fit.Batches.
+//
+// Every experiment that trains a language model (experiments/lm, protot, prism, interp) shares this path, so that
+// their numbers are comparable.
+package lmdata
+
+import (
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+
+	"github.com/gomlx/gomlx/pkg/core/tensors"
+	"github.com/pkg/errors"
+
+	"github.com/protolab/protolab/workbench/data"
+	"github.com/protolab/protolab/workbench/data/wordnet"
+	"github.com/protolab/protolab/workbench/fit"
+	"github.com/protolab/protolab/workbench/tokenizer"
+)
+
+// Sources understood by Config.Source besides file paths.
+const (
+	SourceSynthetic = "synthetic" // data.Synthetic(Config.Synthetic), the default
+	SourceWordNet   = "wordnet"   // glosses and examples of the WordNet 3.0 database (make wordnet)
+)
+
+// Config describes the data of a language-model run.
+type Config struct {
+	// Source is "synthetic", "wordnet", or a .txt/.jsonl/.parquet file, folder or glob.
+	Source string `json:"source"`
+	// Synthetic configures the synthetic concept corpus (Source "synthetic").
+	Synthetic data.SyntheticConfig `json:"synthetic"`
+	// Read limits and selects the text of file sources (field/column, max docs, max bytes).
+	Read data.ReadConfig `json:"read"`
+	// ValFraction is the fraction of documents held out for validation; in (0, 1).
+	ValFraction float64 `json:"val_fraction"`
+	// SeqLen is T, the number of input tokens per sequence; > 0.
+	SeqLen int `json:"seq_len"`
+	// BatchSize is B, the number of sequences per training batch; > 0.
+	BatchSize int `json:"batch_size"`
+	// EvalBatchSize is the number of sequences per validation batch; 0 means BatchSize.
+	EvalBatchSize int `json:"eval_batch_size"`
+	// Seed seeds the split and the shuffling of training batches.
+	Seed uint64 `json:"seed"`
+	// Tokenizer configures the BPE tokenizer trained on the training documents.
+	Tokenizer tokenizer.Config `json:"tokenizer"`
+}
+
+// DefaultConfig returns the synthetic corpus, 10% validation, T = 128, B = 16 and a 2,048-token vocabulary.
+func DefaultConfig() Config {
+	tc := tokenizer.DefaultConfig()
+	tc.VocabSize = 2048
+	return Config{
+		Source:      SourceSynthetic,
+		Synthetic:   data.DefaultSyntheticConfig(),
+		ValFraction: 0.1,
+		SeqLen:      128,
+		BatchSize:   16,
+		Seed:        1,
+		Tokenizer:   tc,
+	}
+}
+
+// Validate reports the first problem of the configuration, naming its key.
+func (c Config) Validate() error {
+	switch {
+	case c.Source == "":
+		return errors.New("data: source is empty; want \"synthetic\", \"wordnet\" or a file, folder or glob")
+	case !(c.ValFraction > 0 && c.ValFraction < 1):
+		return errors.Errorf("data: val_fraction=%g, want in (0, 1)", c.ValFraction)
+	case c.SeqLen <= 0:
+		return errors.Errorf("data: seq_len=%d, want > 0", c.SeqLen)
+	case c.BatchSize <= 0:
+		return errors.Errorf("data: batch_size=%d, want > 0", c.BatchSize)
+	case c.EvalBatchSize < 0:
+		return errors.Errorf("data: eval_batch_size=%d, want ≥ 0 (0 means batch_size)", c.EvalBatchSize)
+	}
+	if c.Source == SourceSynthetic {
+		if err := c.Synthetic.Validate(); err != nil {
+			return errors.WithMessage(err, "data.synthetic")
+		}
+	}
+	return errors.WithMessage(c.Tokenizer.Validate(), "data.tokenizer")
+}
+
+// LoadCorpus loads the corpus named by cfg.Source.
+func LoadCorpus(cfg Config) (*data.Corpus, error) {
+	switch strings.ToLower(cfg.Source) {
+	case SourceSynthetic:
+		return data.Synthetic(cfg.Synthetic)
+	case SourceWordNet:
+		dir, err := wordnet.Dir()
+		if err != nil {
+			return nil, errors.WithMessage(err, "data source \"wordnet\" (run `make wordnet` or set PROTOLAB_WORDNET)")
+		}
+		db, err := wordnet.Load(dir)
+		if err != nil {
+			return nil, err
+		}
+		return db.Corpus(), nil
+	}
+	return data.ReadFiles(cfg.Source, cfg.Read)
+}
+
+// Prepared is a tokenized, split and packed corpus.
+type Prepared struct {
+	Config    Config
+	Corpus    *data.Corpus // the whole corpus
+	Train     *data.Corpus // training documents
+	Val       *data.Corpus // validation documents
+	Tokenizer *tokenizer.Tokenizer
+	TrainSeqs *data.Packed // training token stream cut into sequences of SeqLen+1
+	ValSeqs   *data.Packed
+	EOS       int32 // the end-of-document token separating packed documents
+}
+
+// Prepare loads, splits, tokenizes and packs the corpus. When tokenizerPath names an existing file it is loaded
+// instead of training a tokenizer (and must have the configured vocabulary size); when it names a missing file the
+// trained tokenizer is saved there. An empty path trains without saving.
+func Prepare(cfg Config, tokenizerPath string) (*Prepared, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	corpus, err := LoadCorpus(cfg)
+	if err != nil {
+		return nil, err
+	}
+	if len(corpus.Texts) < 2 {
+		return nil, errors.Errorf("data: corpus %q has %d documents; need at least 2 to split train/validation",
+			corpus.Source, len(corpus.Texts))
+	}
+	p := &Prepared{Config: cfg, Corpus: corpus}
+	if p.Train, p.Val, err = corpus.Split(cfg.ValFraction, cfg.Seed); err != nil {
+		return nil, errors.WithMessagef(err, "data: splitting %q", corpus.Source)
+	}
+	if p.Tokenizer, err = loadOrTrainTokenizer(p.Train.Texts, cfg.Tokenizer, tokenizerPath); err != nil {
+		return nil, err
+	}
+	eos, ok := p.Tokenizer.SpecialID("<|eos|>")
+	if !ok {
+		return nil, errors.Errorf("data.tokenizer: special_tokens %q lack \"<|eos|>\", which separates packed documents",
+			p.Tokenizer.SpecialTokens())
+	}
+	p.EOS = eos
+	if p.TrainSeqs, err = data.Pack(p.Encode(p.Train.Texts), cfg.SeqLen, eos); err != nil {
+		return nil, errors.WithMessage(err, "data: packing the training split")
+	}
+	if p.ValSeqs, err = data.Pack(p.Encode(p.Val.Texts), cfg.SeqLen, eos); err != nil {
+		return nil, errors.WithMessagef(err, "data: packing the validation split (%d documents; raise val_fraction or "+
+			"lower seq_len)", len(p.Val.Texts))
+	}
+	return p, nil
+}
+
+func loadOrTrainTokenizer(texts []string, cfg tokenizer.Config, path string) (*tokenizer.Tokenizer, error) {
+	if path != "" {
+		if _, err := os.Stat(path); err == nil {
+			tok, err := tokenizer.Load(path)
+			if err != nil {
+				return nil, err
+			}
+			if tok.VocabSize() != cfg.VocabSize || !reflect.DeepEqual(tok.SpecialTokens(), cfg.SpecialTokens) {
+				return nil, errors.Errorf("tokenizer %s has vocab_size %d and special tokens %q, but the config asks "+
+					"for %d and %q; delete the file to retrain", path, tok.VocabSize(), tok.SpecialTokens(),
+					cfg.VocabSize, cfg.SpecialTokens)
+			}
+			return tok, nil
+		}
+	}
+	tok, err := tokenizer.Train(texts, cfg)
+	if err != nil {
+		return nil, err
+	}
+	if path != "" {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			return nil, errors.Wrapf(err, "creating the folder of %s", path)
+		}
+		if err := tok.Save(path); err != nil {
+			return nil, err
+		}
+	}
+	return tok, nil
+}
+
+// Encode tokenizes each text (no special tokens added).
+func (p *Prepared) Encode(texts []string) [][]int32 {
+	out := make([][]int32, len(texts))
+	for i, t := range texts {
+		out[i] = p.Tokenizer.Encode(t)
+	}
+	return out
+}
+
+// TrainBatches returns shuffled training batches [B, T+1] that cycle over epochs and resume exactly.
+func (p *Prepared) TrainBatches() (fit.Batches, error) {
+	b, err := data.NewBatcher(p.TrainSeqs, data.BatcherConfig{BatchSize: p.Config.BatchSize, Seed: p.Config.Seed,
+		Shuffle: true})
+	if err != nil {
+		return nil, errors.WithMessage(err, "data: training batches")
+	}
+	return fit.NewTokenBatches(b)
+}
+
+// ValBatches returns validation batches in stream order (the same batches every time).
+func (p *Prepared) ValBatches() (fit.Batches, error) {
+	b, err := data.NewBatcher(p.ValSeqs, data.BatcherConfig{BatchSize: p.evalBatchSize(), Shuffle: false})
+	if err != nil {
+		return nil, errors.WithMessage(err, "data: validation batches")
+	}
+	return fit.NewTokenBatches(b)
+}
+
+func (p *Prepared) evalBatchSize() int {
+	bs := p.Config.EvalBatchSize
+	if bs == 0 {
+		bs = p.Config.BatchSize
+	}
+	return min(bs, p.ValSeqs.NumSequences())
+}
+
+// ValTensors returns up to maxBatches validation batches as [B, T+1] int32 tensors (all of them when maxBatches ≤ 0),
+// in stream order, for perplexity evaluation.
+func (p *Prepared) ValTensors(maxBatches int) ([]*tensors.Tensor, error) {
+	b, err := data.NewBatcher(p.ValSeqs, data.BatcherConfig{BatchSize: p.evalBatchSize(), Shuffle: false})
+	if err != nil {
+		return nil, errors.WithMessage(err, "data: validation batches")
+	}
+	n := b.BatchesPerEpoch()
+	if maxBatches > 0 {
+		n = min(n, maxBatches)
+	}
+	out := make([]*tensors.Tensor, n)
+	for i := range out {
+		out[i] = tensors.FromValue(b.Next().Tokens)
+	}
+	return out, nil
+}
