@@ -1,0 +1,235 @@
+package plot
+
+import (
+	"encoding/json"
+	"math"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// optionOf returns the chart's echarts option as go-echarts renders it, decoded from JSON.
+func optionOf(t *testing.T, c Chart) map[string]any {
+	t.Helper()
+	var o map[string]any
+	require.NoError(t, json.Unmarshal([]byte(c.RenderSnippet().Option), &o), "option must be plain JSON")
+	return o
+}
+
+// list returns option[key] as a list of objects (go-echarts writes axes and series as lists).
+func list(t *testing.T, o map[string]any, key string) []map[string]any {
+	t.Helper()
+	raw, ok := o[key].([]any)
+	require.True(t, ok, "option[%q] = %#v, want a list", key, o[key])
+	out := make([]map[string]any, len(raw))
+	for i, r := range raw {
+		out[i] = r.(map[string]any)
+	}
+	return out
+}
+
+// points returns series["data"][k]["value"] for each k.
+func points(t *testing.T, series map[string]any) [][]any {
+	t.Helper()
+	var out [][]any
+	for _, d := range series["data"].([]any) {
+		v, ok := d.(map[string]any)["value"].([]any)
+		require.True(t, ok, "data item %#v has no list value", d)
+		out = append(out, v)
+	}
+	return out
+}
+
+func TestLines_SeriesAxesAndBands(t *testing.T) {
+	x := []float64{1, 2, 3, 5, 8}
+	theory := []float64{1, 0.5, 0.33, 0.2, 0.125}
+	sim := []float64{1.1, 0.45, math.NaN(), 0.22, 0.1}
+	lo := []float64{0.9, 0.4, 0.3, 0.15, 0.08}
+	hi := []float64{1.3, 0.5, 0.4, 0.3, 0.12}
+	c := Lines("MSE vs depth", x, []Series{
+		{Name: "theory", Y: theory},
+		{Name: "simulation", Y: sim, Lo: lo, Hi: hi},
+	}, AxisNames("depth", "MSE"), Subtitle("tree prior"))
+	o := optionOf(t, c)
+
+	title := o["title"].(map[string]any)
+	require.Equal(t, "MSE vs depth", title["text"])
+	require.Equal(t, "tree prior", title["subtext"])
+	xa, ya := list(t, o, "xAxis")[0], list(t, o, "yAxis")[0]
+	require.Equal(t, "value", xa["type"])
+	require.Equal(t, "value", ya["type"])
+	require.Equal(t, "depth", xa["name"])
+	require.Equal(t, "MSE", ya["name"])
+
+	series := list(t, o, "series")
+	require.Len(t, series, 4, "two lines plus the two helper series of one band")
+	for i, want := range []string{"theory", "simulation", "simulation", "simulation"} {
+		require.Equal(t, want, series[i]["name"], "series %d", i)
+		require.Equal(t, "line", series[i]["type"])
+		require.Len(t, series[i]["data"], len(x), "series %d", i)
+	}
+	// The visible curves are [x, y]; NaN becomes echarts' missing marker.
+	for j, p := range points(t, series[1]) {
+		require.Equal(t, x[j], p[0])
+		if math.IsNaN(sim[j]) {
+			require.Equal(t, missing, p[1])
+		} else {
+			require.Equal(t, sim[j], p[1])
+		}
+	}
+	// Band helpers: [lo, x] then [hi-lo, x], stacked, with y taken from dimension 0.
+	lower, width := series[2], series[3]
+	require.Equal(t, lower["stack"], width["stack"])
+	require.NotEmpty(t, lower["stack"])
+	for _, s := range []map[string]any{lower, width} {
+		require.Equal(t, map[string]any{"x": 1.0, "y": 0.0}, s["encode"])
+		require.Equal(t, true, s["silent"])
+		require.Equal(t, map[string]any{"show": false}, s["tooltip"])
+	}
+	require.Nil(t, series[1]["silent"], "the visible line must keep its tooltip")
+	require.NotNil(t, width["areaStyle"])
+	require.Nil(t, lower["areaStyle"])
+	lp, wp := points(t, lower), points(t, width)
+	for j := range x {
+		require.Equal(t, x[j], lp[j][1])
+		require.Equal(t, lo[j], lp[j][0])
+		require.InDelta(t, hi[j]-lo[j], wp[j][0].(float64), 1e-12*(1+math.Abs(hi[j])))
+	}
+	// The band has the colour of its line.
+	lineColor := series[1]["itemStyle"].(map[string]any)["color"]
+	require.Equal(t, lineColor, width["areaStyle"].(map[string]any)["color"])
+	require.NotEqual(t, series[0]["itemStyle"].(map[string]any)["color"], lineColor)
+}
+
+func TestLines_LogAxesDropAndGapNonPositive(t *testing.T) {
+	x := []float64{0, 1, 10, 100}
+	y := []float64{5, -1, 2, 3}
+	c := Lines("log", x, []Series{{Name: "a", Y: y, Lo: []float64{1, 1, 0, 1}, Hi: []float64{9, 9, 3, 4}}}, LogX(), LogY())
+	o := optionOf(t, c)
+	require.Equal(t, "log", list(t, o, "xAxis")[0]["type"])
+	require.Equal(t, "log", list(t, o, "yAxis")[0]["type"])
+	series := list(t, o, "series")
+	// x = 0 cannot sit on a log axis: the point is dropped from the line and from both band series.
+	for _, s := range series {
+		require.Len(t, s["data"], 3)
+	}
+	p := points(t, series[0])
+	require.Equal(t, []any{1.0, missing}, p[0], "y ≤ 0 is a gap on a log axis")
+	require.Equal(t, []any{10.0, 2.0}, p[1])
+	// lo = 0 at x = 10: no band there.
+	require.Equal(t, missing, points(t, series[1])[1][0])
+	require.Equal(t, missing, points(t, series[2])[1][0])
+}
+
+func TestLines_PerSeriesXAndPanics(t *testing.T) {
+	c := Lines("own x", nil, []Series{{Name: "a", X: []float64{1, 2}, Y: []float64{3, 4}}, {Name: "b", X: []float64{5}, Y: []float64{6}}})
+	series := list(t, optionOf(t, c), "series")
+	require.Equal(t, []any{5.0, 6.0}, points(t, series[1])[0])
+
+	require.Panics(t, func() { Lines("bad", []float64{1, 2}, []Series{{Name: "a", Y: []float64{1}}}) })
+	require.Panics(t, func() { Lines("bad", []float64{1}, []Series{{Name: "a", Y: []float64{1}, Lo: []float64{0}}}) })
+	require.Panics(t, func() {
+		Lines("bad", []float64{1}, []Series{{Name: "a", Y: []float64{1}, Lo: []float64{0}, Hi: []float64{1, 2}}})
+	})
+}
+
+func TestBars_GroupsAndCategories(t *testing.T) {
+	cats := []string{"ProtoT", "LLaMA", "DeltaNet"}
+	groups := []BarGroup{{Name: "train", Values: []float64{3.1, 2.9, 3.3}}, {Name: "valid", Values: []float64{3.4, 3.2, math.Inf(1)}}}
+	o := optionOf(t, Bars("perplexity", cats, groups, LogY(), AxisNames("model", "ppl")))
+	require.Equal(t, "perplexity", o["title"].(map[string]any)["text"])
+	xa := list(t, o, "xAxis")[0]
+	require.Equal(t, "category", xa["type"])
+	require.Equal(t, []any{"ProtoT", "LLaMA", "DeltaNet"}, xa["data"])
+	require.Equal(t, 0.0, xa["axisLabel"].(map[string]any)["interval"], "every category label is shown (a number, not a string)")
+	require.Equal(t, "log", list(t, o, "yAxis")[0]["type"])
+	series := list(t, o, "series")
+	require.Len(t, series, len(groups))
+	for i, g := range groups {
+		require.Equal(t, g.Name, series[i]["name"])
+		require.Equal(t, "bar", series[i]["type"])
+		data := series[i]["data"].([]any)
+		require.Len(t, data, len(cats))
+		for j, v := range g.Values {
+			got := data[j].(map[string]any)["value"]
+			if math.IsInf(v, 0) {
+				require.Equal(t, missing, got)
+			} else {
+				require.Equal(t, v, got)
+			}
+		}
+	}
+	require.Panics(t, func() { Bars("bad", cats, []BarGroup{{Name: "a", Values: []float64{1}}}) })
+}
+
+func TestHeatmap_CategoryAxesCellsAndScale(t *testing.T) {
+	xl := []string{"gender", "place", "topic", "number"}
+	yl := []string{"p0", "p1", "p2"}
+	values := [][]float64{{1, 0.5, -0.2, 0}, {0.1, math.NaN(), 0.3, 0.9}, {-1.5, 0.2, 0.4, 0.6}}
+	o := optionOf(t, Heatmap("prototype × concept", xl, yl, values, AxisNames("concept", "prototype")))
+	xa, ya := list(t, o, "xAxis")[0], list(t, o, "yAxis")[0]
+	require.Equal(t, "category", xa["type"])
+	require.Equal(t, "category", ya["type"])
+	require.Equal(t, []any{"gender", "place", "topic", "number"}, xa["data"], "x categories (HeatMap.SetXAxis is ignored upstream)")
+	require.Equal(t, []any{"p0", "p1", "p2"}, ya["data"])
+	require.Equal(t, true, ya["inverse"], "row 0 at the top")
+
+	series := list(t, o, "series")
+	require.Len(t, series, 1)
+	require.Equal(t, "heatmap", series[0]["type"])
+	cells := points(t, series[0])
+	require.Len(t, cells, len(xl)*len(yl)-1, "the NaN cell is left out")
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for _, c := range cells {
+		j, i := int(c[0].(float64)), int(c[1].(float64))
+		require.Equal(t, values[i][j], c[2], "cell (%s, %s)", xl[j], yl[i])
+		lo, hi = math.Min(lo, values[i][j]), math.Max(hi, values[i][j])
+	}
+	vm := list(t, o, "visualMap")[0]
+	require.InDelta(t, lo, vm["min"], 1e-6)
+	require.InDelta(t, hi, vm["max"], 1e-6)
+
+	vm = list(t, optionOf(t, Heatmap("d", xl, yl, values, Diverging())), "visualMap")[0]
+	require.InDelta(t, -1.5, vm["min"], 1e-6, "diverging range is ±max|v|")
+	require.InDelta(t, 1.5, vm["max"], 1e-6)
+
+	vm = list(t, optionOf(t, Heatmap("c", []string{"a"}, []string{"b"}, [][]float64{{2}})), "visualMap")[0]
+	require.Greater(t, vm["max"].(float64), vm["min"].(float64), "a constant matrix still gets a non-empty range")
+	vm = list(t, optionOf(t, Heatmap("z", []string{"a", "b"}, []string{"c"}, [][]float64{{-1, 0}})), "visualMap")[0]
+	require.NotNil(t, vm["max"], "a zero max would be dropped (omitempty) and echarts would default to 200")
+	require.InDelta(t, 0, vm["max"], 1e-30)
+
+	require.Panics(t, func() { Heatmap("bad", xl, yl, values[:2]) })
+	require.Panics(t, func() { Heatmap("bad", xl[:3], yl, values) })
+}
+
+func TestScatter_GroupsLabelsAndLogAxes(t *testing.T) {
+	g := []Points{
+		{Name: "nouns", X: []float64{1, 10, -3}, Y: []float64{2, 20, 5}, Labels: []string{"cat", "dog", "neg"}},
+		{Name: "verbs", X: []float64{100}, Y: []float64{math.NaN()}},
+	}
+	o := optionOf(t, Scatter("embedding", g, LogX(), LogY()))
+	require.Equal(t, "log", list(t, o, "xAxis")[0]["type"])
+	require.Equal(t, "log", list(t, o, "yAxis")[0]["type"])
+	series := list(t, o, "series")
+	require.Len(t, series, 2)
+	require.Equal(t, "scatter", series[0]["type"])
+	data := series[0]["data"].([]any)
+	require.Len(t, data, 2, "x = -3 cannot sit on a log axis")
+	require.Equal(t, "dog", data[1].(map[string]any)["name"])
+	require.Equal(t, []any{10.0, 20.0}, data[1].(map[string]any)["value"])
+	require.Empty(t, series[1]["data"], "a NaN point is dropped")
+	require.Panics(t, func() { Scatter("bad", []Points{{Name: "a", X: []float64{1}, Y: nil}}) })
+}
+
+func TestOptions_SizeAndRenderer(t *testing.T) {
+	c := Lines("s", []float64{1}, []Series{{Name: "a", Y: []float64{1}}}, Size(640, 320), Canvas())
+	f := renderFragment(c)
+	w, h := f.size()
+	require.Equal(t, [2]int{640, 320}, [2]int{w, h})
+	require.Contains(t, f.script, `renderer: "canvas"`)
+	f = renderFragment(Lines("s", []float64{1}, []Series{{Name: "a", Y: []float64{1}}}))
+	require.Contains(t, f.script, `renderer: "svg"`, "SVG is the default renderer")
+	w, h = f.size()
+	require.Equal(t, [2]int{DefaultWidth, DefaultHeight}, [2]int{w, h})
+}

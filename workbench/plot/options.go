@@ -1,0 +1,146 @@
+package plot
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/go-echarts/go-echarts/v2/charts"
+	"github.com/go-echarts/go-echarts/v2/opts"
+)
+
+// Default chart size in CSS pixels; change per chart with [Size].
+const (
+	DefaultWidth  = 800
+	DefaultHeight = 450
+)
+
+// Palette is the series colour cycle (echarts' default palette), assigned explicitly so that a series and
+// its error band share a colour.
+var Palette = []string{
+	"#5470c6", "#91cc75", "#fac858", "#ee6666", "#73c0de",
+	"#3ba272", "#fc8452", "#9a60b4", "#ea7ccc",
+}
+
+// Sequential (viridis) and diverging (blue-white-red) colour ramps for heatmaps.
+var (
+	sequentialRamp = []string{"#440154", "#3b528b", "#21918c", "#5ec962", "#fde725"}
+	divergingRamp  = []string{"#2166ac", "#67a9cf", "#f7f7f7", "#ef8a62", "#b2182b"}
+)
+
+// Option changes how a builder draws a chart. Options that do not apply to a chart type are ignored.
+type Option func(*settings)
+
+type settings struct {
+	subtitle     string
+	xName, yName string
+	logX, logY   bool
+	width        int
+	height       int
+	renderer     string
+	colorRange   *[2]float64
+	diverging    bool
+	noAnimation  bool
+}
+
+func newSettings(options []Option) settings {
+	s := settings{width: DefaultWidth, height: DefaultHeight, renderer: "svg"}
+	for _, o := range options {
+		if o != nil {
+			o(&s)
+		}
+	}
+	return s
+}
+
+// Subtitle sets the text under the title.
+func Subtitle(text string) Option { return func(s *settings) { s.subtitle = text } }
+
+// AxisNames sets the x and y axis names ("" leaves an axis unnamed).
+func AxisNames(x, y string) Option {
+	return func(s *settings) { s.xName, s.yName = x, y }
+}
+
+// LogX makes the x axis logarithmic (Lines, Scatter). Points with x ≤ 0 are dropped.
+func LogX() Option { return func(s *settings) { s.logX = true } }
+
+// LogY makes the y axis logarithmic (Lines, Scatter, Bars). Values ≤ 0 become gaps.
+func LogY() Option { return func(s *settings) { s.logY = true } }
+
+// Size sets the chart size in CSS pixels; non-positive values keep the default.
+func Size(width, height int) Option {
+	return func(s *settings) {
+		if width > 0 {
+			s.width = width
+		}
+		if height > 0 {
+			s.height = height
+		}
+	}
+}
+
+// Canvas renders with echarts' canvas renderer instead of the default SVG renderer (faster for charts with
+// many thousands of elements; SVG stays crisp in saved notebooks).
+func Canvas() Option { return func(s *settings) { s.renderer = "canvas" } }
+
+// ColorRange fixes the value range of a heatmap's colour scale (default: the data's finite min and max).
+func ColorRange(lo, hi float64) Option {
+	return func(s *settings) { s.colorRange = &[2]float64{lo, hi} }
+}
+
+// Diverging colours a heatmap with a blue-white-red ramp centred on zero (range ±max|v| unless ColorRange
+// is given); use it for signed quantities such as effects or correlations.
+func Diverging() Option { return func(s *settings) { s.diverging = true } }
+
+// noAnimation turns echarts' animation off (live charts re-render often).
+func noAnimation() Option { return func(s *settings) { s.noAnimation = true } }
+
+// globalOptions returns the options every builder applies: size, renderer, title, tooltip trigger, legend
+// and the plot grid (a zero grid means the default margins).
+func (s settings) globalOptions(title, trigger string, legend bool, grid opts.Grid) []charts.GlobalOpts {
+	if grid == (opts.Grid{}) {
+		// Room for the title at the top and the legend and x axis name at the bottom.
+		grid = opts.Grid{Top: "70", Bottom: "70", Left: "50", Right: "40", ContainLabel: opts.Bool(true)}
+	}
+	g := []charts.GlobalOpts{
+		charts.WithInitializationOpts(opts.Initialization{
+			Width:    fmt.Sprintf("%dpx", s.width),
+			Height:   fmt.Sprintf("%dpx", s.height),
+			Renderer: s.renderer,
+		}),
+		charts.WithTitleOpts(opts.Title{Title: title, Subtitle: s.subtitle}),
+		charts.WithTooltipOpts(opts.Tooltip{Show: opts.Bool(true), Trigger: trigger}),
+		charts.WithLegendOpts(opts.Legend{Show: opts.Bool(legend), Top: "bottom", Type: "scroll"}),
+		charts.WithGridOpts(grid),
+	}
+	if s.noAnimation {
+		g = append(g, charts.WithAnimation(false))
+	}
+	return g
+}
+
+// valueAxisType returns "log" or "value".
+func valueAxisType(log bool) string {
+	if log {
+		return "log"
+	}
+	return "value"
+}
+
+// missing is echarts' marker for an absent value.
+const missing = "-"
+
+// cell returns v, or the missing marker when v is not finite or not positive on a log axis.
+func cell(v float64, log bool) any {
+	if math.IsNaN(v) || math.IsInf(v, 0) || (log && v <= 0) {
+		return missing
+	}
+	return v
+}
+
+// usable reports whether v can be placed on an axis (finite, and positive on a log axis).
+func usable(v float64, log bool) bool {
+	return !math.IsNaN(v) && !math.IsInf(v, 0) && (!log || v > 0)
+}
+
+// color returns the palette colour of series i.
+func color(i int) string { return Palette[i%len(Palette)] }
