@@ -1,0 +1,45 @@
+package attention_test
+
+import (
+	"fmt"
+
+	"github.com/gomlx/gomlx/backends"
+	_ "github.com/gomlx/gomlx/backends/simplego"
+	"github.com/gomlx/gomlx/pkg/core/dtypes"
+	. "github.com/gomlx/gomlx/pkg/core/graph"
+	"github.com/gomlx/gomlx/pkg/core/shapes"
+	"github.com/gomlx/gomlx/pkg/core/tensors"
+	"github.com/gomlx/gomlx/pkg/ml/context"
+
+	"github.com/protolab/protolab/layers/attention"
+)
+
+// ExampleMixer runs causal attention with grouped-query heads over a [B=2, T=5, D=16] input and lists the
+// variables it created.
+func ExampleMixer() {
+	backend, err := backends.NewWithConfig("go:ops_sequential") // pure Go; prints nothing
+	if err != nil {
+		panic(err)
+	}
+	cfg := attention.DefaultConfig() // 4 heads of width 4
+	cfg.NumKVHeads = 2
+	ctx := context.New()
+	x := tensors.FromShape(shapes.Make(dtypes.Float32, 2, 5, 16))
+	y := context.MustExecOnce(backend, ctx, func(ctx *context.Context, x *Node) *Node {
+		return attention.Mixer(ctx, cfg, x)
+	}, x)
+	fmt.Println("y:", y.Shape())
+	for v := range ctx.IterVariables() {
+		if v.Trainable {
+			fmt.Println(v.ScopeAndName(), v.Shape())
+		}
+	}
+	fmt.Println("cache:", attention.CacheShapes(cfg, 16, 2, 64, dtypes.Float32))
+	// Output:
+	// y: (Float32)[2 5 16]
+	// /attention/q (Float32)[16 16]
+	// /attention/k (Float32)[16 8]
+	// /attention/v (Float32)[16 8]
+	// /attention/o (Float32)[16 16]
+	// cache: [(Float32)[2 2 64 4] (Float32)[2 2 64 4]]
+}

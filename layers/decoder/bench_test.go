@@ -1,0 +1,107 @@
+package decoder
+
+import (
+	"testing"
+
+	"github.com/gomlx/gomlx/pkg/core/dtypes"
+	. "github.com/gomlx/gomlx/pkg/core/graph"
+	"github.com/gomlx/gomlx/pkg/core/shapes"
+	"github.com/gomlx/gomlx/pkg/core/tensors"
+	"github.com/gomlx/gomlx/pkg/ml/context"
+
+	"github.com/protolab/protolab/layers/attention"
+	"github.com/protolab/protolab/workbench/wbtest"
+)
+
+// Benchmark setting of the core issue: d=128, 4 layers, 4 heads, vocabulary 2048, T=256, B=8, float32.
+const benchB, benchT = 8, 256
+
+func benchConfig() Config {
+	cfg := DefaultConfig()
+	cfg.VocabSize, cfg.Width, cfg.NumLayers = 2048, 128, 4
+	cfg.Attention = attention.Config{NumHeads: 4, RoPEBase: 500_000}
+	cfg.DType = "float32"
+	return cfg
+}
+
+// benchBatch returns a [B, T+1] batch of random tokens.
+func benchBatch(cfg Config) *tensors.Tensor {
+	return tensors.FromValue(randomTokens(7, benchB, benchT+1, cfg.VocabSize))
+}
+
+// timeLoop runs fn b.N times after resetting the timer and returns the process CPU seconds per iteration.
+// On a shared machine wall-clock rates fall with the load; CPU-second rates (work per core-second) do much less,
+// so the benchmarks report both.
+func timeLoop(b *testing.B, fn func()) (cpuPerOp float64) {
+	b.ResetTimer()
+	start := processCPUSeconds()
+	for i := 0; i < b.N; i++ {
+		fn()
+	}
+	b.StopTimer()
+	return (processCPUSeconds() - start) / float64(b.N)
+}
+
+// reportRates reports GFLOP/s (wall clock) and GFLOP/cpu-s for a computation of flops FLOPs per iteration.
+func reportRates(b *testing.B, flops, cpuPerOp float64) {
+	b.ReportMetric(flops/(b.Elapsed().Seconds()/float64(b.N))/1e9, "GFLOP/s")
+	if cpuPerOp > 0 {
+		b.ReportMetric(flops/cpuPerOp/1e9, "GFLOP/cpu-s")
+	}
+}
+
+// reportThroughput reports tokens/s and the FLOP rates, with flopsPerToken the FLOPs one token costs in the
+// timed computation.
+func reportThroughput(b *testing.B, flopsPerToken, cpuPerOp float64) {
+	tokens := float64(benchB * benchT)
+	b.ReportMetric(tokens/(b.Elapsed().Seconds()/float64(b.N)), "tokens/s")
+	reportRates(b, flopsPerToken*tokens, cpuPerOp)
+}
+
+// BenchmarkForwardBackward times one loss-and-gradients evaluation (no optimizer update) of the benchmark
+// model; GFLOP/s counts 3× FLOPsPerToken per token.
+func BenchmarkForwardBackward(b *testing.B) {
+	cfg := benchConfig()
+	ctx := context.New()
+	ctx.SetParam(context.ParamInitialSeed, int64(1))
+	exec := context.MustNewExec(wbtest.Backend(b), ctx, func(ctx *context.Context, batch *Node) []*Node {
+		loss := NextTokenLoss(ctx, cfg, batch)
+		return append([]*Node{loss}, ctx.BuildTrainableVariablesGradientsGraph(loss)...)
+	})
+	batch := benchBatch(cfg)
+	for _, t := range exec.MustExec(batch) { // compile and initialise outside the timing
+		t.FinalizeAll()
+	}
+	cpu := timeLoop(b, func() {
+		for _, t := range exec.MustExec(batch) {
+			t.FinalizeAll()
+		}
+	})
+	reportThroughput(b, 3*FLOPsPerToken(cfg, benchT), cpu)
+}
+
+// BenchmarkForward times the loss alone (inference-style forward pass) of the benchmark model.
+func BenchmarkForward(b *testing.B) {
+	cfg := benchConfig()
+	ctx := context.New()
+	exec := context.MustNewExec(wbtest.Backend(b), ctx, func(ctx *context.Context, batch *Node) *Node {
+		return NextTokenLoss(ctx, cfg, batch)
+	})
+	batch := benchBatch(cfg)
+	exec.MustExec(batch)[0].FinalizeAll()
+	cpu := timeLoop(b, func() { exec.MustExec(batch)[0].FinalizeAll() })
+	reportThroughput(b, FLOPsPerToken(cfg, benchT), cpu)
+}
+
+// BenchmarkMatMul times a 1024×1024 by 1024×1024 float32 product on the test backend: the backend's matmul
+// FLOP/s against which the train step is compared.
+func BenchmarkMatMul(b *testing.B) {
+	const n = 1024
+	backend := wbtest.Backend(b)
+	exec := MustNewExec(backend, func(x, y *Node) *Node { return MatMul(x, y) })
+	x := tensors.FromShape(shapes.Make(dtypes.Float32, n, n))
+	y := tensors.FromShape(shapes.Make(dtypes.Float32, n, n))
+	exec.MustExec(x, y)[0].FinalizeAll()
+	cpu := timeLoop(b, func() { exec.MustExec(x, y)[0].FinalizeAll() })
+	reportRates(b, 2*n*n*n, cpu)
+}

@@ -1,0 +1,157 @@
+package decoder
+
+import (
+	"math"
+
+	"github.com/gomlx/gomlx/pkg/core/dtypes"
+	"github.com/pkg/errors"
+
+	"github.com/protolab/protolab/layers/attention"
+)
+
+// Config configures a LLaMA-style decoder language model. Start from DefaultConfig; Validate checks it.
+type Config struct {
+	// VocabSize is V; > 0.
+	VocabSize int `json:"vocab_size"`
+	// Width is D, the residual stream width; > 0.
+	Width int `json:"width"`
+	// NumLayers is L, the number of blocks; > 0.
+	NumLayers int `json:"num_layers"`
+	// FFNHidden is F, the SwiGLU inner width; 0 means the LLaMA rule: 8D/3 rounded up to a multiple of 32
+	// (352 at D=128, 704 at D=256; spec/protot.md's 2.7 ratio gives 688 at D=256: set it explicitly for that).
+	FFNHidden int `json:"ffn_hidden"`
+	// TieEmbeddings makes the LM head reuse the token embedding [V, D] (no "lm_head" scope then).
+	TieEmbeddings bool `json:"tie_embeddings"`
+	// NormEpsilon is the ε of every RMSNorm; > 0.
+	NormEpsilon float64 `json:"norm_epsilon"`
+	// Mixer names the sequence mixer of every block; one of KnownMixers.
+	Mixer string `json:"mixer"`
+	// Attention configures the "attention" mixer. Its init_std and output_init_std, when 0, are derived from
+	// InitStd (see InitStd).
+	Attention attention.Config `json:"attention"`
+	// MaxLen is the decoding capacity: the number of positions StateShapes allocates when given maxLen ≤ 0; > 0.
+	MaxLen int `json:"max_len"`
+	// InitStd is σ, the standard deviation of the normal initialisation of the embedding, the LM head and every
+	// projection; > 0. The projections that write into the residual stream (attention "o", FFN "down") use
+	// σ/√(2L), as GPT-2 does, so the residual stream's variance at init does not grow with depth. Norm gains
+	// start at 1.
+	InitStd float64 `json:"init_std"`
+	// DType is the dtype of the variables and activations: "float32" or "float64".
+	DType string `json:"dtype"`
+}
+
+// KnownMixers lists the values Config.Mixer accepts.
+var KnownMixers = []string{MixerAttention}
+
+// MixerAttention is the Config.Mixer value for causal multi-head attention with RoPE (layers/attention).
+const MixerAttention = "attention"
+
+// DefaultConfig returns the ProtoT paper's LLaMA baseline backbone (spec/protot.md §2.1, §9.1, §10):
+// V = 16,384, D = 256, L = 6, tied embeddings, RMSNorm ε = 2⁻²³, attention with 4 heads and θ = 500,000,
+// F from the LLaMA rule, σ = 0.02, float32, decoding capacity 1,024 positions.
+func DefaultConfig() Config {
+	return Config{
+		VocabSize:     16_384,
+		Width:         256,
+		NumLayers:     6,
+		TieEmbeddings: true,
+		NormEpsilon:   0x1p-23,
+		Mixer:         MixerAttention,
+		Attention:     attention.DefaultConfig(),
+		MaxLen:        1024,
+		InitStd:       0.02,
+		DType:         "float32",
+	}
+}
+
+// FFNWidth returns F with the zero value resolved: FFNHidden, or ⌈8D/3⌉ rounded up to a multiple of 32.
+func (c Config) FFNWidth() int {
+	if c.FFNHidden != 0 {
+		return c.FFNHidden
+	}
+	f := (8*c.Width + 2) / 3 // ⌈8D/3⌉
+	return (f + 31) / 32 * 32
+}
+
+// ResidualInitStd returns σ/√(2L), the initialisation standard deviation of the projections that write into
+// the residual stream.
+func (c Config) ResidualInitStd() float64 {
+	return c.InitStd / math.Sqrt(2*float64(c.NumLayers))
+}
+
+// DTypeOf returns the gomlx dtype named by DType; it panics on an unknown name (Validate reports it).
+func (c Config) DTypeOf() dtypes.DType {
+	switch c.DType {
+	case "float32":
+		return dtypes.Float32
+	case "float64":
+		return dtypes.Float64
+	}
+	panic(errors.Errorf("decoder: dtype=%q, want \"float32\" or \"float64\"", c.DType))
+}
+
+// Validate reports the first problem of the configuration, naming the field (its JSON key) and value.
+func (c Config) Validate() error {
+	finitePositive := func(x float64) bool { return x > 0 && !math.IsInf(x, 0) }
+	switch {
+	case c.VocabSize <= 0:
+		return errors.Errorf("decoder: vocab_size=%d, want > 0", c.VocabSize)
+	case c.Width <= 0:
+		return errors.Errorf("decoder: width=%d, want > 0", c.Width)
+	case c.NumLayers <= 0:
+		return errors.Errorf("decoder: num_layers=%d, want > 0", c.NumLayers)
+	case c.FFNHidden < 0:
+		return errors.Errorf("decoder: ffn_hidden=%d, want ≥ 0 (0 means 8·width/3 rounded up to a multiple of 32)",
+			c.FFNHidden)
+	case !finitePositive(c.NormEpsilon):
+		return errors.Errorf("decoder: norm_epsilon=%g, want a finite value > 0", c.NormEpsilon)
+	case c.MaxLen <= 0:
+		return errors.Errorf("decoder: max_len=%d, want > 0", c.MaxLen)
+	case !finitePositive(c.InitStd):
+		return errors.Errorf("decoder: init_std=%g, want a finite value > 0", c.InitStd)
+	case c.DType != "float32" && c.DType != "float64":
+		return errors.Errorf("decoder: dtype=%q, want \"float32\" or \"float64\"", c.DType)
+	}
+	for l := 0; l < c.NumLayers; l++ {
+		if _, err := NewMixer(c, l); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// NumParams returns the number of trainable parameters, computed from the configuration:
+// V·D (embedding) + L·(mixer + 2D norm gains + 3·D·F) + D (final norm) + V·D unless tied.
+// Panics if the configuration is invalid.
+func (c Config) NumParams() int {
+	if err := c.Validate(); err != nil {
+		panic(errors.WithMessage(err, "decoder.Config.NumParams"))
+	}
+	D, F, V := c.Width, c.FFNWidth(), c.VocabSize
+	n := V*D + D
+	for l := 0; l < c.NumLayers; l++ {
+		m, _ := NewMixer(c, l)
+		n += m.NumParams() + 2*D + 3*D*F
+	}
+	if !c.TieEmbeddings {
+		n += V * D
+	}
+	return n
+}
+
+// FLOPsPerToken returns the forward-pass floating-point operations per token of a sequence of T tokens,
+// counting only matrix products (a multiply-add is 2 FLOPs): per layer the mixer's count plus 3·2·D·F for the
+// FFN, then 2·D·V for the LM head. A training step (forward and backward) costs about 3× this.
+// Panics if the configuration is invalid.
+func FLOPsPerToken(cfg Config, T int) float64 {
+	if err := cfg.Validate(); err != nil {
+		panic(errors.WithMessage(err, "decoder.FLOPsPerToken"))
+	}
+	D, F, V := float64(cfg.Width), float64(cfg.FFNWidth()), float64(cfg.VocabSize)
+	total := 2 * D * V
+	for l := 0; l < cfg.NumLayers; l++ {
+		m, _ := NewMixer(cfg, l)
+		total += m.FLOPsPerToken(T) + 6*D*F
+	}
+	return total
+}

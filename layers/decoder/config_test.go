@@ -1,0 +1,144 @@
+package decoder
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/gomlx/gomlx/pkg/core/tensors"
+	"github.com/gomlx/gomlx/pkg/ml/context"
+
+	"github.com/protolab/protolab/layers/attention"
+)
+
+func TestVariables_ScopesNamesAndCount(t *testing.T) {
+	for _, tied := range []bool{false, true} {
+		t.Run(fmt.Sprintf("tied=%v", tied), func(t *testing.T) {
+			cfg := tinyConfigs()["untied H=3"]
+			cfg.TieEmbeddings = tied
+			ctx, _, _ := newTinyModel(t, cfg, 100)
+			V, D, F := cfg.VocabSize, cfg.Width, cfg.FFNWidth()
+			want := []string{fmt.Sprintf("/embed/embeddings %v", []int{V, D})}
+			for l := 0; l < cfg.NumLayers; l++ {
+				b := fmt.Sprintf("/block_%02d", l)
+				want = append(want,
+					fmt.Sprintf("%s/attn_norm/gain %v", b, []int{D}),
+					fmt.Sprintf("%s/attention/q %v", b, []int{D, D}),
+					fmt.Sprintf("%s/attention/k %v", b, []int{D, D}),
+					fmt.Sprintf("%s/attention/v %v", b, []int{D, D}),
+					fmt.Sprintf("%s/attention/o %v", b, []int{D, D}),
+					fmt.Sprintf("%s/ffn_norm/gain %v", b, []int{D}),
+					fmt.Sprintf("%s/ffn/gate %v", b, []int{D, F}),
+					fmt.Sprintf("%s/ffn/up %v", b, []int{D, F}),
+					fmt.Sprintf("%s/ffn/down %v", b, []int{F, D}))
+			}
+			want = append(want, fmt.Sprintf("/final_norm/gain %v", []int{D}))
+			if !tied {
+				want = append(want, fmt.Sprintf("/lm_head/weights %v", []int{V, D}))
+			}
+			var got []string
+			total := 0
+			for v := range ctx.IterVariables() {
+				if v.Trainable {
+					got = append(got, fmt.Sprintf("%s %v", v.ScopeAndName(), v.Shape().Dimensions))
+					total += v.Shape().Size()
+					if v.Name() == VarGain && !strings.Contains(v.Scope(), "norm") {
+						t.Errorf("gain %s is not under a *norm scope", v.ScopeAndName())
+					}
+				}
+			}
+			if !slices.Equal(got, want) {
+				t.Fatalf("variables:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+			}
+			if n := cfg.NumParams(); n != total {
+				t.Fatalf("NumParams()=%d, created variables hold %d values", n, total)
+			}
+		})
+	}
+}
+
+func TestInit_StandardDeviations(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.VocabSize, cfg.Width, cfg.NumLayers, cfg.TieEmbeddings = 64, 64, 3, false
+	cfg.InitStd = 0.05
+	ctx := context.New()
+	ctx.SetParam(context.ParamInitialSeed, int64(110))
+	logitsExec(t, ctx, cfg).MustExec(tensors.FromValue(randomTokens(111, 1, 3, cfg.VocabSize)))
+	residual := cfg.InitStd / math.Sqrt(6)
+	for v := range ctx.IterVariables() {
+		if !v.Trainable {
+			continue
+		}
+		vals := tensors.MustCopyFlatData[float32](v.MustValue())
+		mean, ss := 0.0, 0.0
+		for _, x := range vals {
+			mean += float64(x) / float64(len(vals))
+			ss += float64(x) * float64(x) / float64(len(vals))
+		}
+		want, tol := cfg.InitStd, 0.1 // ≥ 4096 samples: the sample std is within 10% with overwhelming probability
+		switch {
+		case v.Name() == VarGain:
+			want, tol = 1, 0
+		case v.Name() == VarDown || v.Name() == attention.VarOutput:
+			want = residual
+		}
+		if math.Abs(math.Sqrt(ss)-want) > tol*want || (v.Name() == VarGain && mean != 1) {
+			t.Errorf("%s: rms %g, want %g", v.ScopeAndName(), math.Sqrt(ss), want)
+		}
+	}
+}
+
+func TestConfig_Validate(t *testing.T) {
+	if err := DefaultConfig().Validate(); err != nil {
+		t.Fatalf("DefaultConfig().Validate(): %v", err)
+	}
+	cases := []struct {
+		edit func(c *Config)
+		want string
+	}{
+		{func(c *Config) { c.VocabSize = 0 }, "vocab_size=0"},
+		{func(c *Config) { c.Width = -4 }, "width=-4"},
+		{func(c *Config) { c.NumLayers = 0 }, "num_layers=0"},
+		{func(c *Config) { c.FFNHidden = -1 }, "ffn_hidden=-1"},
+		{func(c *Config) { c.NormEpsilon = 0 }, "norm_epsilon=0"},
+		{func(c *Config) { c.MaxLen = 0 }, "max_len=0"},
+		{func(c *Config) { c.InitStd = math.NaN() }, "init_std=NaN"},
+		{func(c *Config) { c.DType = "float16" }, `dtype="float16"`},
+		{func(c *Config) { c.Mixer = "rnn" }, `mixer="rnn" (layer 0) is unknown; known mixers: attention`},
+		{func(c *Config) { c.Attention.NumHeads = 3 }, "num_heads=3 does not divide width=256"},
+		{func(c *Config) { c.Attention.NumKVHeads = 3 }, "num_kv_heads=3 does not divide num_heads=4"},
+		{func(c *Config) { c.Attention.NumHeads = 0 }, "num_heads=0"},
+	}
+	for _, c := range cases {
+		cfg := DefaultConfig()
+		c.edit(&cfg)
+		if err := cfg.Validate(); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("Validate() = %v, want an error containing %q", err, c.want)
+		}
+	}
+}
+
+func TestFFNWidth_LLaMARule(t *testing.T) {
+	for _, c := range []struct{ D, want int }{{12, 32}, {128, 352}, {256, 704}, {96, 256}, {512, 1376}} {
+		cfg := Config{Width: c.D}
+		if got := cfg.FFNWidth(); got != c.want {
+			t.Errorf("FFNWidth(D=%d)=%d, want %d (8D/3 rounded up to a multiple of 32)", c.D, got, c.want)
+		}
+	}
+	if got := (Config{Width: 256, FFNHidden: 688}).FFNWidth(); got != 688 {
+		t.Errorf("explicit ffn_hidden: FFNWidth()=%d, want 688", got)
+	}
+}
+
+func TestFLOPsPerToken_Formula(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.VocabSize, cfg.Width, cfg.NumLayers = 2048, 128, 4
+	const T = 256
+	D, F, H, Dh, V, L := 128.0, 352.0, 4.0, 32.0, 2048.0, 4.0
+	want := L*(2*D*3*H*Dh+2*H*Dh*D+4*T*H*Dh+3*2*D*F) + 2*D*V
+	if got := FLOPsPerToken(cfg, T); got != want {
+		t.Fatalf("FLOPsPerToken=%g, want %g", got, want)
+	}
+}

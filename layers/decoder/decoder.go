@@ -1,0 +1,267 @@
+package decoder
+
+import (
+	"fmt"
+
+	"github.com/gomlx/gomlx/pkg/core/dtypes"
+	. "github.com/gomlx/gomlx/pkg/core/graph"
+	"github.com/gomlx/gomlx/pkg/core/shapes"
+	"github.com/gomlx/gomlx/pkg/core/tensors"
+	"github.com/gomlx/gomlx/pkg/ml/context"
+	"github.com/gomlx/gomlx/pkg/ml/context/initializers"
+	"github.com/pkg/errors"
+)
+
+// Scope and variable names. They are checkpoint and safetensors names: renaming one breaks saved models.
+const (
+	ScopeEmbed     = "embed"      // token embedding
+	VarEmbeddings  = "embeddings" // [V, D]
+	ScopeAttnNorm  = "attn_norm"  // RMSNorm before the mixer, inside a block
+	ScopeFFNNorm   = "ffn_norm"   // RMSNorm before the FFN, inside a block
+	ScopeFFN       = "ffn"        // SwiGLU FFN, inside a block
+	VarGate        = "gate"       // [D, F]
+	VarUp          = "up"         // [D, F]
+	VarDown        = "down"       // [F, D]
+	ScopeFinalNorm = "final_norm" // RMSNorm after the last block
+	ScopeLMHead    = "lm_head"    // output embedding, absent when tied
+	VarLMHead      = "weights"    // [V, D], laid out like the token embedding
+	VarGain        = "gain"       // [D], in every *_norm scope
+)
+
+// BlockScope returns the scope name of block l: "block_00", "block_01", …
+func BlockScope(l int) string { return fmt.Sprintf("block_%02d", l) }
+
+// RMSNorm is y = x / √(mean_d x² + ε) ⊙ gain over the last axis: x [..., D], gain [D] → [..., D].
+// Panics if gain is not [D] of x's dtype.
+func RMSNorm(x, gain *Node, eps float64) *Node {
+	D := x.Shape().Dim(-1)
+	if gain.Rank() != 1 || gain.Shape().Dim(0) != D || gain.DType() != x.DType() {
+		panic(errors.Errorf("decoder.RMSNorm: x.shape=%s, gain.shape=%s, want gain [D=%d] %s", x.Shape(), gain.Shape(), D, x.DType()))
+	}
+	rms := Sqrt(AddScalar(ReduceAndKeep(Square(x), ReduceMean, -1), eps)) // [..., 1]
+	gainDims := make([]int, x.Rank())
+	for i := range gainDims {
+		gainDims[i] = 1
+	}
+	gainDims[x.Rank()-1] = D
+	return Mul(Div(x, rms), Reshape(gain, gainDims...))
+}
+
+// SwiGLU is the gated FFN y = (SiLU(x·W_gate) ⊙ (x·W_up))·W_down with SiLU(a) = a·σ(a), no biases:
+// x [B, T, D], wGate and wUp [D, F], wDown [F, D] → [B, T, D]. Panics on mismatched shapes.
+func SwiGLU(x, wGate, wUp, wDown *Node) *Node {
+	if x.Rank() != 3 || wGate.Rank() != 2 || !wGate.Shape().Equal(wUp.Shape()) || wGate.Shape().Dim(0) != x.Shape().Dim(2) ||
+		wDown.Rank() != 2 || wDown.Shape().Dim(0) != wGate.Shape().Dim(1) || wDown.Shape().Dim(1) != x.Shape().Dim(2) {
+		panic(errors.Errorf("decoder.SwiGLU: x.shape=%s, wGate.shape=%s, wUp.shape=%s, wDown.shape=%s: want x [B, T, D], "+
+			"wGate and wUp [D, F], wDown [F, D]", x.Shape(), wGate.Shape(), wUp.Shape(), wDown.Shape()))
+	}
+	gate := Einsum("btd,df->btf", x, wGate)
+	up := Einsum("btd,df->btf", x, wUp)
+	return Einsum("btf,fd->btd", Mul(Mul(gate, Logistic(gate)), up), wDown)
+}
+
+// CrossEntropy returns the per-token loss −log softmax(logits)[target]: logits [B, T, V], targets [B, T] of an
+// integer dtype → [B, T]. The target logit is gathered, not picked with a one-hot product. Targets must lie in
+// [0, V); the graph cannot check it. Panics on bad shapes.
+func CrossEntropy(logits, targets *Node) *Node {
+	if logits.Rank() != 3 || targets.Rank() != 2 || !targets.DType().IsInt() ||
+		logits.Shape().Dim(0) != targets.Shape().Dim(0) || logits.Shape().Dim(1) != targets.Shape().Dim(1) {
+		panic(errors.Errorf("decoder.CrossEntropy: logits.shape=%s, targets.shape=%s, want [B, T, V] and [B, T] integers",
+			logits.Shape(), targets.Shape()))
+	}
+	B, T, V := logits.Shape().Dim(0), logits.Shape().Dim(1), logits.Shape().Dim(2)
+	g := logits.Graph()
+	maxLogit := StopGradient(ReduceAndKeep(logits, ReduceMax, -1))                            // [B, T, 1]
+	logSumExp := Add(Log(ReduceSum(Exp(Sub(logits, maxLogit)), -1)), Reshape(maxLogit, B, T)) // [B, T]
+	rows := MulScalar(Iota(g, shapes.Make(dtypes.Int32, B*T), 0), V)                          // row offsets in the flat logits
+	index := Add(rows, ConvertDType(Reshape(targets, B*T), dtypes.Int32))                     // [B·T]
+	targetLogit := Reshape(Gather(Reshape(logits, B*T*V, 1), InsertAxes(index, -1)), B, T)    // [B, T]
+	return Sub(logSumExp, targetLogit)
+}
+
+// rmsNorm applies RMSNorm to x [..., D] with the gain [D] of scope (initialised to 1).
+func (m *model) rmsNorm(ctx *context.Context, scope string, x *Node) *Node {
+	c := ctx.In(scope).WithInitializer(initializers.One)
+	gain := c.VariableWithShape(VarGain, shapes.Make(m.dtype, m.cfg.Width)).ValueGraph(x.Graph())
+	return RMSNorm(x, gain, m.cfg.NormEpsilon)
+}
+
+// normal returns ctx with a N(0, std²) initializer.
+func normal(ctx *context.Context, std float64) *context.Context {
+	return ctx.WithInitializer(initializers.RandomNormalFn(ctx, std))
+}
+
+// model holds what graph building needs once per call: the validated config and each block's mixer.
+type model struct {
+	cfg    Config
+	dtype  dtypes.DType
+	mixers []Mixer
+}
+
+func newModel(cfg Config, caller string) *model {
+	if err := cfg.Validate(); err != nil {
+		panic(errors.WithMessagef(err, "decoder.%s", caller))
+	}
+	m := &model{cfg: cfg, dtype: cfg.DTypeOf()}
+	for l := 0; l < cfg.NumLayers; l++ {
+		mixer, err := NewMixer(cfg, l)
+		if err != nil {
+			panic(errors.WithMessagef(err, "decoder.%s", caller))
+		}
+		m.mixers = append(m.mixers, mixer)
+	}
+	return m
+}
+
+// embeddingTable returns the token embedding [V, D], creating it under "embed".
+func (m *model) embeddingTable(ctx *context.Context, g *Graph) *Node {
+	c := normal(ctx.In(ScopeEmbed), m.cfg.InitStd)
+	return c.VariableWithShape(VarEmbeddings, shapes.Make(m.dtype, m.cfg.VocabSize, m.cfg.Width)).ValueGraph(g)
+}
+
+// embed maps tokens [B, T] to [B, T, D].
+func (m *model) embed(ctx *context.Context, tokens *Node) *Node {
+	if tokens.Rank() != 2 || !tokens.DType().IsInt() {
+		panic(errors.Errorf("decoder: tokens.shape=%s, want [B, T] of an integer dtype", tokens.Shape()))
+	}
+	return Gather(m.embeddingTable(ctx, tokens.Graph()), InsertAxes(tokens, -1))
+}
+
+// ffn is the FFN sub-block's SwiGLU with its variables under "ffn".
+func (m *model) ffn(ctx *context.Context, x *Node) *Node {
+	D, F, g := m.cfg.Width, m.cfg.FFNWidth(), x.Graph()
+	c := ctx.In(ScopeFFN)
+	in, out := normal(c, m.cfg.InitStd), normal(c, m.cfg.ResidualInitStd())
+	wGate := in.VariableWithShape(VarGate, shapes.Make(m.dtype, D, F)).ValueGraph(g)
+	wUp := in.VariableWithShape(VarUp, shapes.Make(m.dtype, D, F)).ValueGraph(g)
+	wDown := out.VariableWithShape(VarDown, shapes.Make(m.dtype, F, D)).ValueGraph(g)
+	return SwiGLU(x, wGate, wUp, wDown)
+}
+
+// block is one pre-norm residual block, h + mix(RMSNorm(h)) then h + FFN(RMSNorm(h)); mix is the mixer's
+// Forward or Step.
+func (m *model) block(ctx *context.Context, h *Node, mix func(x *Node) *Node) *Node {
+	h = Add(h, mix(m.rmsNorm(ctx, ScopeAttnNorm, h)))
+	return Add(h, m.ffn(ctx, m.rmsNorm(ctx, ScopeFFNNorm, h)))
+}
+
+// finalNorm applies the RMSNorm after the last block.
+func (m *model) finalNorm(ctx *context.Context, h *Node) *Node {
+	return m.rmsNorm(ctx, ScopeFinalNorm, h)
+}
+
+// head maps h [B, T, D] to logits [B, T, V] with the output embedding [V, D] (the token embedding when tied).
+func (m *model) head(ctx *context.Context, h *Node) *Node {
+	g := h.Graph()
+	var w *Node
+	if m.cfg.TieEmbeddings {
+		w = m.embeddingTable(ctx.Reuse(), g) // intended sharing: embed created it
+
+	} else {
+		c := normal(ctx.In(ScopeLMHead), m.cfg.InitStd)
+		w = c.VariableWithShape(VarLMHead, shapes.Make(m.dtype, m.cfg.VocabSize, m.cfg.Width)).ValueGraph(g)
+	}
+	return Einsum("btd,vd->btv", h, w)
+}
+
+// Hidden returns the final-normalised residual stream, the input of the LM head: tokens [B, T] (integers in
+// [0, V)) → [B, T, D]. It creates every variable but the LM head's. Panics if cfg is invalid or on bad shapes.
+func Hidden(ctx *context.Context, cfg Config, tokens *Node) *Node {
+	m := newModel(cfg, "Hidden")
+	return m.hidden(ctx, tokens)
+}
+
+func (m *model) hidden(ctx *context.Context, tokens *Node) *Node {
+	h := m.embed(ctx, tokens)
+	for l, mixer := range m.mixers {
+		c := ctx.In(BlockScope(l))
+		h = m.block(c, h, func(x *Node) *Node { return mixer.Forward(c, x) })
+	}
+	h = m.finalNorm(ctx, h)
+	h.AssertDims(tokens.Shape().Dim(0), tokens.Shape().Dim(1), m.cfg.Width)
+	return h
+}
+
+// Logits runs the decoder: tokens [B, T] (integers in [0, V)) → next-token logits [B, T, V]; position t sees
+// tokens 0…t only. Creates the variables on first use. Panics if cfg is invalid or on bad shapes.
+func Logits(ctx *context.Context, cfg Config, tokens *Node) *Node {
+	m := newModel(cfg, "Logits")
+	logits := m.head(ctx, m.hidden(ctx, tokens))
+	logits.AssertDims(tokens.Shape().Dim(0), tokens.Shape().Dim(1), cfg.VocabSize)
+	return logits
+}
+
+// TokenLosses returns the cross-entropy of predicting batch[:, t+1] from batch[:, :t+1]: batch [B, T+1] →
+// [B, T] (natural log). Their sum over a corpus divided by the count gives log-perplexity. Panics if cfg is
+// invalid or batch has fewer than 2 columns.
+func TokenLosses(ctx *context.Context, cfg Config, batch *Node) *Node {
+	if batch.Rank() != 2 || batch.Shape().Dim(1) < 2 {
+		panic(errors.Errorf("decoder.TokenLosses: batch.shape=%s, want [B, T+1] with T ≥ 1", batch.Shape()))
+	}
+	B, T1 := batch.Shape().Dim(0), batch.Shape().Dim(1)
+	inputs := Slice(batch, AxisRange(), AxisRange(0, T1-1))
+	targets := Slice(batch, AxisRange(), AxisRange(1, T1))
+	losses := CrossEntropy(Logits(ctx, cfg, inputs), targets)
+	losses.AssertDims(B, T1-1)
+	return losses
+}
+
+// NextTokenLoss is the mean of TokenLosses: batch [B, T+1] → scalar. Panics like TokenLosses.
+func NextTokenLoss(ctx *context.Context, cfg Config, batch *Node) *Node {
+	return ReduceAllMean(TokenLosses(ctx, cfg, batch))
+}
+
+// StateShapes returns the shapes of the decoding state, the concatenation over layers of each mixer's
+// StateShapes (for attention: key and value caches [B, H_kv, maxLen, D_h] per layer). maxLen ≤ 0 means
+// cfg.MaxLen. Panics if cfg is invalid.
+func StateShapes(cfg Config, batch, maxLen int) []shapes.Shape {
+	m := newModel(cfg, "StateShapes")
+	if maxLen <= 0 {
+		maxLen = cfg.MaxLen
+	}
+	var out []shapes.Shape
+	for _, mixer := range m.mixers {
+		out = append(out, mixer.StateShapes(batch, maxLen, m.dtype)...)
+	}
+	return out
+}
+
+// NewState returns a zero decoding state, one tensor per StateShapes entry. Panics if cfg is invalid.
+func NewState(cfg Config, batch, maxLen int) []*tensors.Tensor {
+	var out []*tensors.Tensor
+	for _, s := range StateShapes(cfg, batch, maxLen) {
+		out = append(out, tensors.FromShape(s)) // zero-filled
+	}
+	return out
+}
+
+// Step decodes one position: token [B, 1] (integers in [0, V)), pos (integer scalar, the token's position) and
+// the state (StateShapes; zeros before position 0) → logits [B, V] for the next token and the new state. After
+// steps 0…t the logits equal Logits' at position t. pos must be below the state's capacity; the graph cannot
+// check it. Uses (or creates) the variables Logits uses. Panics if cfg is invalid or on bad shapes.
+func Step(ctx *context.Context, cfg Config, token, pos *Node, state []*Node) (logits *Node, newState []*Node) {
+	m := newModel(cfg, "Step")
+	if token.Rank() != 2 || token.Shape().Dim(1) != 1 {
+		panic(errors.Errorf("decoder.Step: token.shape=%s, want [B, 1]", token.Shape()))
+	}
+	B := token.Shape().Dim(0)
+	want := StateShapes(cfg, B, 1)
+	if len(state) != len(want) {
+		panic(errors.Errorf("decoder.Step: %d state tensors, want %d (StateShapes)", len(state), len(want)))
+	}
+	h := m.embed(ctx, token)
+	rest := state
+	for l, mixer := range m.mixers {
+		c := ctx.In(BlockScope(l))
+		n := len(mixer.StateShapes(B, 1, m.dtype))
+		layerState := rest[:n]
+		rest = rest[n:]
+		h = m.block(c, h, func(x *Node) *Node {
+			y, s := mixer.Step(c, x, pos, layerState)
+			newState = append(newState, s...)
+			return y
+		})
+	}
+	logits = Reshape(m.head(ctx, m.finalNorm(ctx, h)), B, cfg.VocabSize)
+	return logits, newState
+}

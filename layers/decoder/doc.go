@@ -1,0 +1,41 @@
+// Package decoder implements a LLaMA-style decoder-only language model with a pluggable sequence mixer: token
+// embedding, L pre-norm residual blocks (RMSNorm → mixer, RMSNorm → SwiGLU FFN), a final RMSNorm and an LM head
+// that may be tied to the embedding. It is the backbone of the ProtoT paper's models and baselines
+// (spec/protot.md §2.1, §9; LLaMA, arXiv:2302.13971; SwiGLU, arXiv:2002.05202; RMSNorm, arXiv:1910.07467).
+// The mixers (Config.Mixer) are "attention" (layers/attention); ProtoT, DeltaNet and Mamba plug in through the
+// Mixer interface.
+//
+// Shapes: B batch, T tokens, D width, F FFN inner width, V vocabulary, L layers.
+//
+// Equations (tokens x_0…x_{T−1}; ⊙ elementwise; σ the logistic function):
+//
+//	(1) h⁰_t = E[x_t]                                             E ∈ R^{V×D}
+//	(2) RMSNorm(h; g) = h / √(mean_d h_d² + ε) ⊙ g                g ∈ R^D, initialised to 1
+//	(3) u^ℓ = h^ℓ + Mixer_ℓ(RMSNorm(h^ℓ; g_attn^ℓ))                 causal: u_t depends on h_{≤t}
+//	(4) h^{ℓ+1} = u^ℓ + SwiGLU(RMSNorm(u^ℓ; g_ffn^ℓ))
+//	(5) SwiGLU(x) = (SiLU(x·W_gate) ⊙ (x·W_up))·W_down,  SiLU(a) = a·σ(a)   W_gate, W_up ∈ R^{D×F}, W_down ∈ R^{F×D}
+//	(6) logits_t = RMSNorm(h^L_t; g_final)·W_headᵀ                  W_head ∈ R^{V×D}; W_head = E when tied
+//	(7) loss = mean_{b,t} [ logsumexp(logits_{b,t}) − logits_{b,t}[x_{b,t+1}] ]
+//
+// No biases anywhere, no dropout, no positional embedding besides what the mixer adds (RoPE for attention).
+// Initialisation: E, W_head, W_gate, W_up and the mixer's input projections N(0, σ²); W_down and the mixer's
+// output projection N(0, σ²/(2L)) (GPT-2); norm gains 1.
+//
+// Scopes and variables (checkpoint and safetensors names; gains sit in scopes containing "norm" so the optimizer
+// can exclude them from weight decay by name):
+//
+//	/embed/embeddings                 [V, D]
+//	/block_%02d/attn_norm/gain        [D]
+//	/block_%02d/attention/{q,k,v,o}   (the mixer's own scope and variables)
+//	/block_%02d/ffn_norm/gain         [D]
+//	/block_%02d/ffn/{gate,up}         [D, F]
+//	/block_%02d/ffn/down              [F, D]
+//	/final_norm/gain                  [D]
+//	/lm_head/weights                  [V, D]   (absent when tie_embeddings)
+//
+// Decoding: StateShapes/NewState give each mixer's state (KV caches for attention); Step consumes one token at
+// a time and returns the same logits as Logits at that position.
+//
+// Speed: train-step throughput on the pure-Go backend is measured by BenchmarkForwardBackward against
+// BenchmarkMatMul (raw matmul FLOP/s); FLOPsPerToken gives the analytic count.
+package decoder

@@ -1,0 +1,83 @@
+package decoder
+
+import (
+	"strings"
+
+	"github.com/gomlx/gomlx/pkg/core/dtypes"
+	. "github.com/gomlx/gomlx/pkg/core/graph"
+	"github.com/gomlx/gomlx/pkg/core/shapes"
+	"github.com/gomlx/gomlx/pkg/ml/context"
+	"github.com/pkg/errors"
+
+	"github.com/protolab/protolab/layers/attention"
+)
+
+// Mixer is the sequence mixer of one decoder block: the only part of a block that moves information between
+// positions. Implementations open their own sub-scope (named after the mixer, e.g. "attention") under the
+// block's context, and must be causal.
+type Mixer interface {
+	// Forward maps the normalised residual stream x [B, T, D] to the mixer output [B, T, D] for a whole sequence.
+	Forward(ctx *context.Context, x *Node) *Node
+	// StateShapes returns the shapes of the decoding state of one layer for a batch and a capacity of maxLen
+	// positions (a KV cache for attention, a fixed-size state for recurrent mixers).
+	StateShapes(batch, maxLen int, dtype dtypes.DType) []shapes.Shape
+	// Step processes the token at position pos (an integer scalar): x [B, 1, D] and the state (shapes from
+	// StateShapes) → the output [B, 1, D], equal to Forward's output at pos after steps 0…pos, and the new state.
+	Step(ctx *context.Context, x, pos *Node, state []*Node) (*Node, []*Node)
+	// NumParams returns the number of trainable parameters the mixer creates.
+	NumParams() int
+	// FLOPsPerToken returns the forward matrix-product FLOPs per token for a sequence of T tokens.
+	FLOPsPerToken(T int) float64
+}
+
+// NewMixer returns the mixer of block `layer` (0-based; mixers may differ by layer) selected by cfg.Mixer.
+// It returns an error naming the known mixers when cfg.Mixer is unknown, or the mixer's configuration error.
+func NewMixer(cfg Config, layer int) (Mixer, error) {
+	switch cfg.Mixer {
+	case MixerAttention:
+		ac := cfg.Attention
+		if ac.InitStd == 0 {
+			ac.InitStd = cfg.InitStd
+		}
+		if ac.OutputInitStd == 0 {
+			ac.OutputInitStd = cfg.ResidualInitStd()
+		}
+		if err := ac.Validate(cfg.Width); err != nil {
+			return nil, errors.WithMessage(err, "decoder") // "decoder: attention: <field>=…"
+		}
+		return attentionMixer{cfg: ac, width: cfg.Width}, nil
+	}
+	return nil, errors.Errorf("decoder: mixer=%q (layer %d) is unknown; known mixers: %s",
+		cfg.Mixer, layer, strings.Join(KnownMixers, ", "))
+}
+
+// attentionMixer adapts layers/attention to the Mixer interface. Its state is [kCache, vCache].
+type attentionMixer struct {
+	cfg   attention.Config
+	width int
+}
+
+func (m attentionMixer) Forward(ctx *context.Context, x *Node) *Node {
+	return attention.Mixer(ctx, m.cfg, x)
+}
+
+func (m attentionMixer) StateShapes(batch, maxLen int, dtype dtypes.DType) []shapes.Shape {
+	return attention.CacheShapes(m.cfg, m.width, batch, maxLen, dtype)
+}
+
+func (m attentionMixer) Step(ctx *context.Context, x, pos *Node, state []*Node) (*Node, []*Node) {
+	if len(state) != 2 {
+		panic(errors.Errorf("decoder: attention mixer state has %d tensors, want 2 (key and value caches)", len(state)))
+	}
+	y, k, v := attention.Step(ctx, m.cfg, x, pos, state[0], state[1])
+	return y, []*Node{k, v}
+}
+
+func (m attentionMixer) NumParams() int { return m.cfg.NumParams(m.width) }
+
+// FLOPsPerToken counts the q, k, v and o projections, 2·D·(H+2H_kv)·D_h + 2·H·D_h·D, and the scores and the
+// weighted sum, 2·2·T·H·D_h: the full T×T score matrix is computed, masked entries included.
+func (m attentionMixer) FLOPsPerToken(T int) float64 {
+	D, H, Hkv, Dh := float64(m.width), float64(m.cfg.NumHeads), float64(m.cfg.KVHeads()), float64(m.cfg.HeadSize(m.width))
+	return 2*D*(H+2*Hkv)*Dh + 2*H*Dh*D + 4*float64(T)*H*Dh
+}
