@@ -4,17 +4,17 @@
 package tools
 
 import (
+	_ "github.com/chromedp/chromedp"
+	_ "github.com/go-echarts/go-echarts/v2/charts"
+	_ "github.com/gomlx/go-huggingface/hub"
 	_ "github.com/gomlx/gomlx/backends/simplego"
 	_ "github.com/gomlx/gomlx/pkg/core/graph"
 	_ "github.com/gomlx/gomlx/pkg/ml/context"
-	_ "github.com/gomlx/gomlx/pkg/ml/train"
 	_ "github.com/gomlx/gomlx/pkg/ml/context/checkpoints"
+	_ "github.com/gomlx/gomlx/pkg/ml/train"
 	_ "github.com/janpfeifer/gonb/gonbui"
-	_ "github.com/go-echarts/go-echarts/v2/charts"
+	_ "github.com/parquet-go/parquet-go"
+	_ "github.com/pkg/errors"
 	_ "github.com/stretchr/testify/require"
 	_ "gonum.org/v1/gonum/diff/fd"
-	_ "github.com/parquet-go/parquet-go"
-	_ "github.com/chromedp/chromedp"
-	_ "github.com/pkg/errors"
-	_ "github.com/gomlx/go-huggingface/hub"
 )
