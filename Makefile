@@ -16,8 +16,9 @@ export GOMLX_NO_AUTO_INSTALL := 1
 
 .PHONY: test test-go test-long vet deps bench build golden
 
-## test: vet, dependency rules, every Go test (-short), then the notebooks with the Tiny preset.
-test: vet deps test-go $(NOTEBOOK_TEST)
+## test: setup (so the Chromium and echarts tests run), vet, dependency rules, every Go test (-short), then the
+## notebooks with the Tiny preset.
+test: setup vet deps test-go $(NOTEBOOK_TEST)
 
 test-go:
 	$(GO) test -tags $(GOTAGS) -short -count=1 ./...
