@@ -2,7 +2,8 @@
 # Executes notebooks headlessly with the GoNB kernel, the way `make run` and `make test` do:
 #   scripts/notebooks.sh PRESET OUTDIR [NOTEBOOK...]
 # PRESET is tiny|small|paper (exported as PROTOLAB_PRESET); executed notebooks, their HTML export and the figures the
-# notebooks export (PROTOLAB_OUT) go to OUTDIR. A cell error stops that notebook and makes the script exit non-zero
+# notebooks export (PROTOLAB_OUT) go to OUTDIR. A cell error (a compile error, which stops the notebook, or a cell
+# program that exits non-zero, which GoNB only reports on stderr: scripts/nbcheck.py) makes the script exit non-zero
 # after all notebooks have run. Executed notebooks are signed so that Jupyter runs their chart scripts when opened.
 set -uo pipefail
 preset=${1:?usage: scripts/notebooks.sh PRESET OUTDIR [NOTEBOOK...]}
@@ -28,14 +29,15 @@ for nb in "${notebooks[@]}"; do
   echo "notebooks: executing $name (preset $preset) ..."
   if jupyter nbconvert --to notebook --execute --ExecutePreprocessor.kernel_name=gonb \
       --ExecutePreprocessor.timeout="$cell_timeout" --output-dir "$outdir" --output "$name.ipynb" "$nb" \
-      >"$outdir/$name.log" 2>&1; then
+      >"$outdir/$name.log" 2>&1 && "$py" "$root/scripts/nbcheck.py" "$outdir/$name.ipynb" >>"$outdir/$name.log"; then
     "$py" -m nbformat.sign "$outdir/$name.ipynb" >/dev/null 2>&1 ||
       echo "notebooks: warning: could not sign $outdir/$name.ipynb (charts render after 'jupyter trust')"
     jupyter nbconvert --to html --output-dir "$outdir" "$outdir/$name.ipynb" >>"$outdir/$name.log" 2>&1
     echo "notebooks: $name OK in $(( $(date +%s) - start )) s -> $outdir/$name.ipynb, $outdir/$name.html"
   else
     echo "notebooks: $name FAILED after $(( $(date +%s) - start )) s; the cell error:"
-    grep -v -E '^\s*$|^I[0-9]{4} |^W[0-9]{4} ' "$outdir/$name.log" | grep -A 30 -E 'CellExecutionError|Error|error' | head -60
+    grep -v -E '^\s*$|^I[0-9]{4} |^W[0-9]{4} ' "$outdir/$name.log" |
+      grep -A 40 -E 'CellExecutionError|cell [0-9]+ failed|ERROR' | head -80
     failed+=("$name")
   fi
 done
