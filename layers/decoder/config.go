@@ -7,6 +7,8 @@ import (
 	"github.com/pkg/errors"
 
 	"github.com/protolab/protolab/layers/attention"
+	"github.com/protolab/protolab/layers/deltanet"
+	"github.com/protolab/protolab/layers/mamba"
 )
 
 // Config configures a LLaMA-style decoder language model. Start from DefaultConfig; Validate checks it.
@@ -29,6 +31,13 @@ type Config struct {
 	// Attention configures the "attention" mixer. Its init_std and output_init_std, when 0, are derived from
 	// InitStd (see InitStd).
 	Attention attention.Config `json:"attention"`
+	// DeltaNet configures the "deltanet" mixer (layers/deltanet); zero init stds are derived as for attention.
+	DeltaNet deltanet.Config `json:"deltanet"`
+	// Mamba configures the "mamba" mixer (layers/mamba); zero init stds are derived as for attention.
+	Mamba mamba.Config `json:"mamba"`
+	// DropFFN removes the SwiGLU FFN sub-block (and its norm) from every block, as Mamba-only stacks do
+	// (spec/protot.md §9.3). Default false.
+	DropFFN bool `json:"drop_ffn"`
 	// MaxLen is the decoding capacity: the number of positions StateShapes allocates when given maxLen ≤ 0; > 0.
 	MaxLen int `json:"max_len"`
 	// InitStd is σ, the standard deviation of the normal initialisation of the embedding, the LM head and every
@@ -41,7 +50,7 @@ type Config struct {
 }
 
 // KnownMixers lists the values Config.Mixer accepts.
-var KnownMixers = []string{MixerAttention}
+var KnownMixers = []string{MixerAttention, MixerDeltaNet, MixerMamba}
 
 // MixerAttention is the Config.Mixer value for causal multi-head attention with RoPE (layers/attention).
 const MixerAttention = "attention"
@@ -58,6 +67,8 @@ func DefaultConfig() Config {
 		NormEpsilon:   0x1p-23,
 		Mixer:         MixerAttention,
 		Attention:     attention.DefaultConfig(),
+		DeltaNet:      deltanet.DefaultConfig(),
+		Mamba:         mamba.DefaultConfig(),
 		MaxLen:        1024,
 		InitStd:       0.02,
 		DType:         "float32",
@@ -121,7 +132,8 @@ func (c Config) Validate() error {
 }
 
 // NumParams returns the number of trainable parameters, computed from the configuration:
-// V·D (embedding) + L·(mixer + 2D norm gains + 3·D·F) + D (final norm) + V·D unless tied.
+// V·D (embedding) + L·(mixer + 2D norm gains + 3·D·F) + D (final norm) + V·D unless tied; with DropFFN each
+// block has one norm gain and no FFN.
 // Panics if the configuration is invalid.
 func (c Config) NumParams() int {
 	if err := c.Validate(); err != nil {
@@ -131,7 +143,10 @@ func (c Config) NumParams() int {
 	n := V*D + D
 	for l := 0; l < c.NumLayers; l++ {
 		m, _ := NewMixer(c, l)
-		n += m.NumParams() + 2*D + 3*D*F
+		n += m.NumParams() + D
+		if !c.DropFFN {
+			n += D + 3*D*F
+		}
 	}
 	if !c.TieEmbeddings {
 		n += V * D
@@ -141,7 +156,7 @@ func (c Config) NumParams() int {
 
 // FLOPsPerToken returns the forward-pass floating-point operations per token of a sequence of T tokens,
 // counting only matrix products (a multiply-add is 2 FLOPs): per layer the mixer's count plus 3·2·D·F for the
-// FFN, then 2·D·V for the LM head. A training step (forward and backward) costs about 3× this.
+// FFN (unless DropFFN), then 2·D·V for the LM head. A training step (forward and backward) costs about 3× this.
 // Panics if the configuration is invalid.
 func FLOPsPerToken(cfg Config, T int) float64 {
 	if err := cfg.Validate(); err != nil {
@@ -151,7 +166,10 @@ func FLOPsPerToken(cfg Config, T int) float64 {
 	total := 2 * D * V
 	for l := 0; l < cfg.NumLayers; l++ {
 		m, _ := NewMixer(cfg, l)
-		total += m.FLOPsPerToken(T) + 6*D*F
+		total += m.FLOPsPerToken(T)
+		if !cfg.DropFFN {
+			total += 6 * D * F
+		}
 	}
 	return total
 }

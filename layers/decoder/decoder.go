@@ -138,10 +138,13 @@ func (m *model) ffn(ctx *context.Context, x *Node) *Node {
 	return SwiGLU(x, wGate, wUp, wDown)
 }
 
-// block is one pre-norm residual block, h + mix(RMSNorm(h)) then h + FFN(RMSNorm(h)); mix is the mixer's
-// Forward or Step.
+// block is one pre-norm residual block, h + mix(RMSNorm(h)) then h + FFN(RMSNorm(h)) (the FFN half is absent
+// with DropFFN); mix is the mixer's Forward or Step.
 func (m *model) block(ctx *context.Context, h *Node, mix func(x *Node) *Node) *Node {
 	h = Add(h, mix(m.rmsNorm(ctx, ScopeAttnNorm, h)))
+	if m.cfg.DropFFN {
+		return h
+	}
 	return Add(h, m.ffn(ctx, m.rmsNorm(ctx, ScopeFFNNorm, h)))
 }
 

@@ -46,6 +46,10 @@ func NewMixer(cfg Config, layer int) (Mixer, error) {
 			return nil, errors.WithMessage(err, "decoder") // "decoder: attention: <field>=…"
 		}
 		return attentionMixer{cfg: ac, width: cfg.Width}, nil
+	case MixerDeltaNet:
+		return newDeltaNetMixer(cfg.DeltaNet, cfg.Width, cfg.NumLayers, layer, cfg.InitStd)
+	case MixerMamba:
+		return newMambaMixer(cfg.Mamba, cfg.Width, cfg.NumLayers, layer, cfg.InitStd)
 	}
 	return nil, errors.Errorf("decoder: mixer=%q (layer %d) is unknown; known mixers: %s",
 		cfg.Mixer, layer, strings.Join(KnownMixers, ", "))

@@ -45,7 +45,7 @@ func DefaultConfig() Config {
 		CheckpointEvery: 500,
 		KeepCheckpoints: 2,
 		LogEvery:        1,
-		NoDecay:         []string{"norm", "bias", "prototypes"},
+		NoDecay:         []string{"norm", "bias", "prototypes", "dt_proj", "a_log"},
 		Seed:            1,
 	}
 }

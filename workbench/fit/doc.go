@@ -37,9 +37,9 @@
 // as in Loshchilov & Hutter, "Decoupled Weight Decay Regularization" (arXiv 1711.05101) and PyTorch's AdamW. The
 // decay term λ·w (λ = Config.WeightDecay) applies only to the decay group: variables of rank ≥ 2 none of whose path
 // elements (scope + "/" + name, split at "/") equals a Config.NoDecay entry or ends in "_" + entry (default "norm",
-// "bias", "prototypes"). Norm gains, biases, prototypes, scalar gates and every rank ≤ 1 variable are not decayed
-// (Config.Decays). Moments of 16-bit variables
-// are kept in float32.
+// "bias", "prototypes", and Mamba's "dt_proj" and "a_log" per spec/protot.md §2.5). Norm gains, biases, prototypes,
+// scalar gates and every rank ≤ 1 variable are not decayed (Config.Decays). Moments of 16-bit variables are kept in
+// float32.
 //
 // If the loss or ‖g‖ is NaN or Inf, the step's update is discarded in the graph (weights, moments and the step
 // counter keep their values) and Train stops with an error naming the step; no checkpoint is written for it.
