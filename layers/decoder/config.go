@@ -9,6 +9,7 @@ import (
 	"github.com/protolab/protolab/layers/attention"
 	"github.com/protolab/protolab/layers/deltanet"
 	"github.com/protolab/protolab/layers/mamba"
+	"github.com/protolab/protolab/layers/protot"
 )
 
 // Config configures a LLaMA-style decoder language model. Start from DefaultConfig; Validate checks it.
@@ -31,6 +32,8 @@ type Config struct {
 	// Attention configures the "attention" mixer. Its init_std and output_init_std, when 0, are derived from
 	// InitStd (see InitStd).
 	Attention attention.Config `json:"attention"`
+	// ProtoT configures the "protot" mixer (layers/protot), which uses the spec's own initialisation.
+	ProtoT protot.Config `json:"protot"`
 	// DeltaNet configures the "deltanet" mixer (layers/deltanet); zero init stds are derived as for attention.
 	DeltaNet deltanet.Config `json:"deltanet"`
 	// Mamba configures the "mamba" mixer (layers/mamba); zero init stds are derived as for attention.
@@ -50,7 +53,7 @@ type Config struct {
 }
 
 // KnownMixers lists the values Config.Mixer accepts.
-var KnownMixers = []string{MixerAttention, MixerDeltaNet, MixerMamba}
+var KnownMixers = []string{MixerAttention, MixerProtoT, MixerDeltaNet, MixerMamba}
 
 // MixerAttention is the Config.Mixer value for causal multi-head attention with RoPE (layers/attention).
 const MixerAttention = "attention"
@@ -67,6 +70,7 @@ func DefaultConfig() Config {
 		NormEpsilon:   0x1p-23,
 		Mixer:         MixerAttention,
 		Attention:     attention.DefaultConfig(),
+		ProtoT:        protot.DefaultConfig(),
 		DeltaNet:      deltanet.DefaultConfig(),
 		Mamba:         mamba.DefaultConfig(),
 		MaxLen:        1024,

@@ -106,7 +106,7 @@ func TestConfig_Validate(t *testing.T) {
 		{func(c *Config) { c.MaxLen = 0 }, "max_len=0"},
 		{func(c *Config) { c.InitStd = math.NaN() }, "init_std=NaN"},
 		{func(c *Config) { c.DType = "float16" }, `dtype="float16"`},
-		{func(c *Config) { c.Mixer = "rnn" }, `mixer="rnn" (layer 0) is unknown; known mixers: attention`},
+		{func(c *Config) { c.Mixer = "rnn" }, `mixer="rnn" (layer 0) is unknown; known mixers: attention, protot, deltanet, mamba`},
 		{func(c *Config) { c.Attention.NumHeads = 3 }, "num_heads=3 does not divide width=256"},
 		{func(c *Config) { c.Attention.NumKVHeads = 3 }, "num_kv_heads=3 does not divide num_heads=4"},
 		{func(c *Config) { c.Attention.NumHeads = 0 }, "num_heads=0"},

@@ -46,6 +46,8 @@ func NewMixer(cfg Config, layer int) (Mixer, error) {
 			return nil, errors.WithMessage(err, "decoder") // "decoder: attention: <field>=…"
 		}
 		return attentionMixer{cfg: ac, width: cfg.Width}, nil
+	case MixerProtoT:
+		return newProtoTMixer(cfg.ProtoT, cfg.Width, layer)
 	case MixerDeltaNet:
 		return newDeltaNetMixer(cfg.DeltaNet, cfg.Width, cfg.NumLayers, layer, cfg.InitStd)
 	case MixerMamba:

@@ -1,0 +1,124 @@
+package protot
+
+import (
+	"math"
+
+	"github.com/gomlx/gomlx/pkg/core/dtypes"
+	. "github.com/gomlx/gomlx/pkg/core/graph"
+	"github.com/gomlx/gomlx/pkg/core/shapes"
+	"github.com/gomlx/gomlx/pkg/ml/context"
+	"github.com/gomlx/gomlx/pkg/ml/context/initializers"
+	"github.com/pkg/errors"
+)
+
+// Scope is the name of the sub-scope Mixer and Step create their variables in.
+const Scope = "protot"
+
+// Variable names under Scope; they are checkpoint paths. Shapes and initialisation follow spec/protot.md §2.2.
+// Weight decay (workbench/fit's rule: rank ≥ 2 and no "prototypes" path element) falls on value, output,
+// read_query and conv, as in the official code; prototypes and the rank ≤ 1 parameters are not decayed.
+const (
+	VarPrototypes = "prototypes"  // P [R, D]: N(0, 1)/√D entries, rows normalised to unit length
+	VarValue      = "value"       // W_V [D_v, D]: U(±1/√D)
+	VarOutput     = "output"      // W_U [D, D_v]: U(±1/√D_v)
+	VarReadQuery  = "read_query"  // W_r [D, D]: U(±1/√D); absent in shared-routing layers
+	VarDecayLogit = "decay_logit" // γ [R]: logit(DecayInit)
+	VarWriteTemp  = "write_temp"  // τ_w, scalar: WriteTempInit (SharedWriteTempInit in shared-routing layers)
+	VarReadTemp   = "read_temp"   // τ_r, scalar: ReadTempInit; absent in shared-routing layers
+	VarAlpha      = "alpha"       // α, scalar: AlphaInit
+	VarConv       = "conv"        // [D_v, 1, K]: U(±1/√K); only in convolution layers
+	// VarWriteMask and VarReadMask are the intervention masks [R] (float32, not trainable, initialised to 1);
+	// set them with SetMasks.
+	VarWriteMask = "write_mask"
+	VarReadMask  = "read_mask"
+)
+
+// constant returns an initializer filling a variable with value.
+func constant(value float64) context.VariableInitializer {
+	return func(g *Graph, shape shapes.Shape) *Node {
+		return BroadcastToDims(Scalar(g, shape.DType, value), shape.Dimensions...)
+	}
+}
+
+// uniform returns ctx with the initializer U(±1/√fanIn), PyTorch's default for Linear and Conv1d weights.
+func uniform(ctx *context.Context, fanIn int) *context.Context {
+	b := 1 / math.Sqrt(float64(fanIn))
+	return ctx.WithInitializer(initializers.RandomUniformFn(ctx, -b, b))
+}
+
+// prototypeInit draws N(0, 1)/√D entries and scales each row to unit length (spec/protot.md §2.2).
+func prototypeInit(ctx *context.Context) context.VariableInitializer {
+	return func(g *Graph, shape shapes.Shape) *Node {
+		p := DivScalar(ctx.RandomNormal(g, shape), math.Sqrt(float64(shape.Dim(1))))
+		norm := Sqrt(ReduceAndKeep(Square(p), ReduceSum, 1))
+		return Div(p, MaxScalar(norm, 1e-6))
+	}
+}
+
+// variables returns layer `layer`'s parameters as nodes of g, creating the variables under ctx.In(Scope) when
+// needed, and the mask variables (created unchecked so that SetMasks may have made them first, and kept
+// non-trainable even when loaded from a checkpoint).
+func variables(ctx *context.Context, cfg Config, layer, D int, dtype dtypes.DType, g *Graph) Params {
+	ctx = ctx.In(Scope)
+	R, Dv, K := cfg.NumPrototypes, cfg.Dv(D), cfg.ConvKernel
+	value := func(c *context.Context, name string, dims ...int) *Node {
+		return c.VariableWithShape(name, shapes.Make(dtype, dims...)).ValueGraph(g)
+	}
+	p := Params{
+		Prototypes: value(ctx.WithInitializer(prototypeInit(ctx)), VarPrototypes, R, D),
+		Value:      value(uniform(ctx, D), VarValue, Dv, D),
+		Output:     value(uniform(ctx, Dv), VarOutput, D, Dv),
+		DecayLogit: value(ctx.WithInitializer(constant(math.Log(cfg.DecayInit/(1-cfg.DecayInit)))), VarDecayLogit, R),
+		Alpha:      value(ctx.WithInitializer(constant(cfg.AlphaInit)), VarAlpha),
+	}
+	tauW := cfg.WriteTempInit
+	if cfg.SharedRouting(layer) {
+		tauW = cfg.SharedWriteTempInit
+	} else {
+		p.ReadQuery = value(uniform(ctx, D), VarReadQuery, D, D)
+		p.ReadTemp = value(ctx.WithInitializer(constant(cfg.ReadTempInit)), VarReadTemp)
+	}
+	p.WriteTemp = value(ctx.WithInitializer(constant(tauW)), VarWriteTemp)
+	if cfg.HasConv(layer) {
+		p.Conv = value(uniform(ctx, K), VarConv, Dv, 1, K)
+	}
+	masks := ctx.Checked(false).WithInitializer(initializers.One)
+	for _, m := range []struct {
+		name string
+		dst  **Node
+	}{{VarWriteMask, &p.WriteMask}, {VarReadMask, &p.ReadMask}} {
+		v := masks.VariableWithShape(m.name, shapes.Make(dtypes.Float32, R)).SetTrainable(false)
+		*m.dst = v.ValueGraph(g)
+	}
+	return p
+}
+
+// Mixer is the ProtoT mixer layer of block `layer` (0-based): it creates the variables under ctx.In("protot")
+// (names, shapes and initialisation in the Var constants) and returns Mix(x, nil, …): x [B, T, D] → y [B, T, D]
+// and the trace. The write and read masks (SetMasks) are applied. Panics if cfg.Validate(D) fails or x is not
+// rank 3.
+func Mixer(ctx *context.Context, cfg Config, layer int, x *Node) (*Node, Trace) {
+	if x.Rank() != 3 {
+		panic(errors.Errorf("protot.Mixer: x.shape=%s, want [B, T, D]", x.Shape()))
+	}
+	if err := cfg.Validate(x.Shape().Dim(2)); err != nil {
+		panic(errors.WithMessage(err, "protot.Mixer"))
+	}
+	p := variables(ctx, cfg, layer, x.Shape().Dim(2), x.DType(), x.Graph())
+	return Mix(x, nil, p, layer, cfg)
+}
+
+// Step is Mixer for one token at position pos, in the recurrent form: x [B, 1, D], pos an integer scalar, state
+// as StateShapes (zeros before position 0) → y [B, 1, D], the new state and the trace (T = 1). After steps 0 … t
+// it returns what Mixer returns at t. Uses the variables Mixer uses, creating them if needed. Panics on bad shapes
+// or an invalid cfg.
+func Step(ctx *context.Context, cfg Config, layer int, x, pos *Node, state []*Node) (*Node, []*Node, Trace) {
+	if x.Rank() != 3 {
+		panic(errors.Errorf("protot.Step: x.shape=%s, want [B, 1, D]", x.Shape()))
+	}
+	if err := cfg.Validate(x.Shape().Dim(2)); err != nil {
+		panic(errors.WithMessage(err, "protot.Step"))
+	}
+	p := variables(ctx, cfg, layer, x.Shape().Dim(2), x.DType(), x.Graph())
+	return MixStep(x, pos, p, layer, cfg, state)
+}
