@@ -66,9 +66,9 @@ func Small() Config {
 	m.Attention.RoPEBase = 10_000
 	m.MaxLen = 256
 	t := fit.DefaultConfig()
-	t.Steps = 300
+	t.Steps = 200
 	t.LR = 3e-3
-	t.WarmupSteps = 30
+	t.WarmupSteps = 20
 	t.EvalEvery = 50
 	t.EvalBatches = 8
 	t.CheckpointEvery = 100
