@@ -21,60 +21,6 @@ const (
 	tolGrad   = 1e-6  // analytic vs finite-difference gradients (STYLE.md §11.2)
 )
 
-// execFlat runs fn once on the given tensors and returns every output flattened to float64.
-func execFlat(t *testing.T, fn func([]*Node) []*Node, args ...*tensors.Tensor) [][]float64 {
-	t.Helper()
-	anyArgs := make([]any, len(args))
-	for i, a := range args {
-		anyArgs[i] = a
-	}
-	outs := MustExecOnceN(wbtest.Backend(t), fn, anyArgs...)
-	flat := make([][]float64, len(outs))
-	for i, o := range outs {
-		flat[i] = wbtest.Flat64(o)
-	}
-	return flat
-}
-
-// tensorsOf returns float64 tensors of the given values and dims.
-func tensorsOf(values [][]float64, dims [][]int) []*tensors.Tensor {
-	out := make([]*tensors.Tensor, len(values))
-	for i := range values {
-		out[i] = wbtest.Tensor64(values[i], dims[i]...)
-	}
-	return out
-}
-
-// checkGradients compares the gradient of the scalar loss(inputs) with respect to every input with central
-// finite differences, |analytic − fd| ≤ 1e-6·(1+|fd|).
-func checkGradients(t *testing.T, names []string, values [][]float64, dims [][]int, loss func(in []*Node) *Node) {
-	t.Helper()
-	backend := wbtest.Backend(t)
-	lossExec := MustNewExec(backend, func(in []*Node) *Node { return loss(in) })
-	gradExec := MustNewExec(backend, func(in []*Node) []*Node { return Gradient(loss(in), in...) })
-	args := func(replace int, x []float64) []any {
-		out := make([]any, len(values))
-		for i := range values {
-			v := values[i]
-			if i == replace {
-				v = x
-			}
-			out[i] = wbtest.Tensor64(v, dims[i]...)
-		}
-		return out
-	}
-	grads := gradExec.MustExec(args(-1, nil)...)
-	for i, name := range names {
-		f := func(x []float64) float64 { return wbtest.Flat64(lossExec.MustExec(args(i, x)...)[0])[0] }
-		wbtest.RequireGradient(t, "d loss/d "+name, f, values[i], wbtest.Flat64(grads[i]), tolGrad)
-	}
-}
-
-// cotangentLoss returns ⟨y, c⟩ for a constant c of y's shape.
-func cotangentLoss(y *Node, c []float64) *Node {
-	return ReduceAllSum(Mul(y, Reshape(ConstAsDType(y.Graph(), y.DType(), c), y.Shape().Dimensions...)))
-}
-
 // ruleInputs returns random delta-rule inputs: unit-norm q and k [B, T, H, dk], v [B, T, H, dv] ~ N(0, 1) and
 // β [B, T, H] uniform in (0, 1).
 func ruleInputs(seed uint64, B, T, H, dk, dv int) (values [][]float64, dims [][]int) {
@@ -107,9 +53,9 @@ func TestDeltaRule_MatchesReference(t *testing.T) {
 		for _, chunk := range []int{1, 2, 4, 8, 16} {
 			t.Run(fmt.Sprintf("T=%d chunk=%d", T, chunk), func(t *testing.T) {
 				vals, dims := ruleInputs(uint64(100*T+chunk), B, T, H, dk, dv)
-				got := execFlat(t, func(in []*Node) []*Node {
+				got := wbtest.ExecFlat(t, func(in []*Node) []*Node {
 					return []*Node{DeltaRule(in[0], in[1], in[2], in[3], chunk)}
-				}, tensorsOf(vals, dims)...)[0]
+				}, wbtest.Tensors64(vals, dims)...)[0]
 				want := referenceDeltaRule(vals[0], vals[1], vals[2], vals[3], B, T, H, dk, dv)
 				wbtest.RequireClose(t, "DeltaRule", want, got, tolParity)
 			})
@@ -126,9 +72,9 @@ func TestDeltaRule_RetrievesLastWrite(t *testing.T) {
 	for i := range vals[3] {
 		vals[3][i] = 1
 	}
-	got := execFlat(t, func(in []*Node) []*Node {
+	got := wbtest.ExecFlat(t, func(in []*Node) []*Node {
 		return []*Node{DeltaRule(in[0], in[0], in[1], in[2], 4)}
-	}, tensorsOf([][]float64{vals[1], vals[2], vals[3]}, [][]int{dims[1], dims[2], dims[3]})...)[0]
+	}, wbtest.Tensors64([][]float64{vals[1], vals[2], vals[3]}, [][]int{dims[1], dims[2], dims[3]})...)[0]
 	wbtest.RequireClose(t, "read at the written key", vals[2], got, tolParity)
 }
 
@@ -172,9 +118,9 @@ func TestDeltaRule_ChunkedGradientsEqualRecurrent(t *testing.T) {
 	vals, dims := ruleInputs(9, B, T, H, dk, dv)
 	cot := wbtest.Normal(wbtest.RNG(10), B*T*H*dv, 1)
 	grads := func(chunk int) [][]float64 {
-		return execFlat(t, func(in []*Node) []*Node {
-			return Gradient(cotangentLoss(DeltaRule(in[0], in[1], in[2], in[3], chunk), cot), in...)
-		}, tensorsOf(vals, dims)...)
+		return wbtest.ExecFlat(t, func(in []*Node) []*Node {
+			return Gradient(wbtest.CotangentLoss(DeltaRule(in[0], in[1], in[2], in[3], chunk), cot), in...)
+		}, wbtest.Tensors64(vals, dims)...)
 	}
 	recurrent := grads(1)
 	for _, chunk := range []int{4, 16} {
@@ -240,8 +186,8 @@ func TestMix_MatchesReference(t *testing.T) {
 			cfg := testConfig(c.chunk)
 			cfg.ConvSize = c.conv
 			vals, dims := layerValues(cfg, B, c.T, D, uint64(20+c.T+c.chunk))
-			got := execFlat(t, func(in []*Node) []*Node { return []*Node{Mix(in[0], weightsOf(in), cfg)} },
-				tensorsOf(vals, dims)...)[0]
+			got := wbtest.ExecFlat(t, func(in []*Node) []*Node { return []*Node{Mix(in[0], weightsOf(in), cfg)} },
+				wbtest.Tensors64(vals, dims)...)[0]
 			want := referenceMix(vals[0], refParamsOf(vals), B, c.T, D, cfg.NumHeads, cfg.HeadSize(D), cfg.ConvSize,
 				cfg.NormEpsilon)
 			wbtest.RequireClose(t, "Mix", want, got, tolParity)
@@ -282,8 +228,8 @@ func TestMix_GradientsMatchFiniteDifferences(t *testing.T) {
 			cfg := testConfig(chunk)
 			vals, dims := layerValues(cfg, B, T, D, uint64(40+chunk))
 			cot := wbtest.Normal(wbtest.RNG(uint64(50+chunk)), B*T*D, 1)
-			checkGradients(t, weightNames, vals, dims, func(in []*Node) *Node {
-				return cotangentLoss(Mix(in[0], weightsOf(in), cfg), cot)
+			wbtest.CheckGradients(t, weightNames, vals, dims, func(in []*Node) *Node {
+				return wbtest.CotangentLoss(Mix(in[0], weightsOf(in), cfg), cot)
 			})
 		})
 	}
@@ -296,7 +242,7 @@ func TestMix_IsCausal(t *testing.T) {
 	exec := MustNewExec(wbtest.Backend(t), func(in []*Node) *Node { return Mix(in[0], weightsOf(in), cfg) })
 	run := func(x []float64) []float64 {
 		args := make([]any, len(vals))
-		for i, tt := range tensorsOf(vals, dims) {
+		for i, tt := range wbtest.Tensors64(vals, dims) {
 			args[i] = tt
 		}
 		args[0] = wbtest.Tensor64(x, B, T, D)
@@ -335,7 +281,7 @@ func runSteps(t *testing.T, cfg Config, vals [][]float64, dims [][]int) []float6
 	for _, s := range StateShapes(cfg, D, B, dtypes.Float64) {
 		state = append(state, tensors.FromShape(s))
 	}
-	weights := tensorsOf(vals[1:], dims[1:])
+	weights := wbtest.Tensors64(vals[1:], dims[1:])
 	out := make([]float64, B*T*D)
 	for pos := 0; pos < T; pos++ {
 		xt := make([]float64, 0, B*D)
@@ -364,8 +310,8 @@ func TestMixStep_MatchesMix(t *testing.T) {
 			cfg := testConfig(4)
 			cfg.ConvSize = conv
 			vals, dims := layerValues(cfg, B, T, D, uint64(70+conv))
-			full := execFlat(t, func(in []*Node) []*Node { return []*Node{Mix(in[0], weightsOf(in), cfg)} },
-				tensorsOf(vals, dims)...)[0]
+			full := wbtest.ExecFlat(t, func(in []*Node) []*Node { return []*Node{Mix(in[0], weightsOf(in), cfg)} },
+				wbtest.Tensors64(vals, dims)...)[0]
 			wbtest.RequireClose(t, "MixStep vs Mix", full, runSteps(t, cfg, vals, dims), tolParity)
 		})
 	}
@@ -378,8 +324,8 @@ func TestMix_LongSequence(t *testing.T) {
 	cfg := DefaultConfig()
 	cfg.NumHeads = 1
 	vals, dims := layerValues(cfg, B, T, D, 80)
-	full := execFlat(t, func(in []*Node) []*Node { return []*Node{Mix(in[0], weightsOf(in), cfg)} },
-		tensorsOf(vals, dims)...)[0]
+	full := wbtest.ExecFlat(t, func(in []*Node) []*Node { return []*Node{Mix(in[0], weightsOf(in), cfg)} },
+		wbtest.Tensors64(vals, dims)...)[0]
 	want := referenceMix(vals[0], refParamsOf(vals), B, T, D, cfg.NumHeads, cfg.HeadSize(D), cfg.ConvSize,
 		cfg.NormEpsilon)
 	wbtest.RequireClose(t, "chunked Mix vs reference, T=1000", want, full, tolParity)

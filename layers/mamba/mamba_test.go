@@ -22,30 +22,6 @@ const (
 	tolGrad   = 1e-6  // analytic vs finite-difference gradients (STYLE.md §11.2)
 )
 
-// execFlat runs fn once on the given tensors and returns every output flattened to float64.
-func execFlat(t *testing.T, fn func([]*Node) []*Node, args ...*tensors.Tensor) [][]float64 {
-	t.Helper()
-	anyArgs := make([]any, len(args))
-	for i, a := range args {
-		anyArgs[i] = a
-	}
-	outs := MustExecOnceN(wbtest.Backend(t), fn, anyArgs...)
-	flat := make([][]float64, len(outs))
-	for i, o := range outs {
-		flat[i] = wbtest.Flat64(o)
-	}
-	return flat
-}
-
-// tensorsOf returns float64 tensors of the given values and dims.
-func tensorsOf(values [][]float64, dims [][]int) []*tensors.Tensor {
-	out := make([]*tensors.Tensor, len(values))
-	for i := range values {
-		out[i] = wbtest.Tensor64(values[i], dims[i]...)
-	}
-	return out
-}
-
 // float32Args rounds values to float32 in place (so a float64 reference sees the rounded inputs) and returns
 // float32 tensors of them.
 func float32Args(values [][]float64, dims [][]int) []any {
@@ -73,36 +49,6 @@ func flat32(t *testing.T, x *tensors.Tensor) []float64 {
 	return out
 }
 
-// checkGradients compares the gradient of the scalar loss(inputs) with respect to every input with central
-// finite differences, |analytic − fd| ≤ 1e-6·(1+|fd|).
-func checkGradients(t *testing.T, names []string, values [][]float64, dims [][]int, loss func(in []*Node) *Node) {
-	t.Helper()
-	backend := wbtest.Backend(t)
-	lossExec := MustNewExec(backend, func(in []*Node) *Node { return loss(in) })
-	gradExec := MustNewExec(backend, func(in []*Node) []*Node { return Gradient(loss(in), in...) })
-	args := func(replace int, x []float64) []any {
-		out := make([]any, len(values))
-		for i := range values {
-			v := values[i]
-			if i == replace {
-				v = x
-			}
-			out[i] = wbtest.Tensor64(v, dims[i]...)
-		}
-		return out
-	}
-	grads := gradExec.MustExec(args(-1, nil)...)
-	for i, name := range names {
-		f := func(x []float64) float64 { return wbtest.Flat64(lossExec.MustExec(args(i, x)...)[0])[0] }
-		wbtest.RequireGradient(t, "d loss/d "+name, f, values[i], wbtest.Flat64(grads[i]), tolGrad)
-	}
-}
-
-// cotangentLoss returns ⟨y, c⟩ for a constant c of y's shape.
-func cotangentLoss(y *Node, c []float64) *Node {
-	return ReduceAllSum(Mul(y, Reshape(ConstAsDType(y.Graph(), y.DType(), c), y.Shape().Dimensions...)))
-}
-
 // scanInputs returns random scan inputs u [B, T, d] ~ N(0, 1), Δ [B, T, d] uniform in (0, maxDelta),
 // a [d, N] = −exp(N(0, 1)·spread), b, c [B, T, N] ~ N(0, 1).
 func scanInputs(seed uint64, B, T, d, N int, maxDelta, spread float64) (values [][]float64, dims [][]int) {
@@ -126,9 +72,9 @@ func TestSelectiveScan_MatchesReference(t *testing.T) {
 		for _, chunk := range []int{1, 2, 3, 4, 8, 100} {
 			t.Run(fmt.Sprintf("T=%d chunk=%d", T, chunk), func(t *testing.T) {
 				vals, dims := scanInputs(uint64(100*T+chunk), B, T, d, N, 1.5, 1)
-				got := execFlat(t, func(in []*Node) []*Node {
+				got := wbtest.ExecFlat(t, func(in []*Node) []*Node {
 					return []*Node{SelectiveScan(in[0], in[1], in[2], in[3], in[4], chunk)}
-				}, tensorsOf(vals, dims)...)[0]
+				}, wbtest.Tensors64(vals, dims)...)[0]
 				want := referenceScan(vals[0], vals[1], vals[2], vals[3], vals[4], B, T, d, N)
 				wbtest.RequireClose(t, "SelectiveScan", want, got, tolParity)
 			})
@@ -149,7 +95,7 @@ func TestSelectiveScan_ImpulseResponse(t *testing.T) {
 		b[i] = 1
 	}
 	u[0], u[1] = 1, 1
-	got := execFlat(t, func(in []*Node) []*Node {
+	got := wbtest.ExecFlat(t, func(in []*Node) []*Node {
 		return []*Node{SelectiveScan(in[0], in[1], in[2], in[3], in[3], 32)}
 	}, wbtest.Tensor64(u, B, T, d), wbtest.Tensor64(dl, B, T, d), wbtest.Tensor64(a, d, N), wbtest.Tensor64(b, B, T, N))[0]
 	want := make([]float64, T*d)
@@ -181,9 +127,9 @@ func TestSelectiveScan_ChunkedGradientsEqualSequential(t *testing.T) {
 	vals, dims := scanInputs(9, B, T, d, N, 1.5, 1)
 	cot := wbtest.Normal(wbtest.RNG(10), B*T*d, 1)
 	grads := func(chunk int) [][]float64 {
-		return execFlat(t, func(in []*Node) []*Node {
-			return Gradient(cotangentLoss(SelectiveScan(in[0], in[1], in[2], in[3], in[4], chunk), cot), in...)
-		}, tensorsOf(vals, dims)...)
+		return wbtest.ExecFlat(t, func(in []*Node) []*Node {
+			return Gradient(wbtest.CotangentLoss(SelectiveScan(in[0], in[1], in[2], in[3], in[4], chunk), cot), in...)
+		}, wbtest.Tensors64(vals, dims)...)
 	}
 	sequential := grads(T)
 	for _, chunk := range []int{1, 3, 4} {
@@ -192,8 +138,8 @@ func TestSelectiveScan_ChunkedGradientsEqualSequential(t *testing.T) {
 			wbtest.RequireClose(t, fmt.Sprintf("chunk=%d d/d%s", chunk, name), sequential[i], got[i], tolParity)
 		}
 	}
-	checkGradients(t, []string{"u", "delta", "a", "b", "c"}, vals, dims, func(in []*Node) *Node {
-		return cotangentLoss(SelectiveScan(in[0], in[1], in[2], in[3], in[4], 4), cot)
+	wbtest.CheckGradients(t, []string{"u", "delta", "a", "b", "c"}, vals, dims, func(in []*Node) *Node {
+		return wbtest.CotangentLoss(SelectiveScan(in[0], in[1], in[2], in[3], in[4], 4), cot)
 	})
 }
 
@@ -251,8 +197,8 @@ func TestMix_MatchesReference(t *testing.T) {
 			cfg := testConfig(c.chunk)
 			cfg.ConvSize = c.conv
 			vals, dims := layerValues(cfg, B, c.T, D, uint64(20+c.T+c.chunk))
-			got := execFlat(t, func(in []*Node) []*Node { return []*Node{Mix(in[0], weightsOf(in), cfg)} },
-				tensorsOf(vals, dims)...)[0]
+			got := wbtest.ExecFlat(t, func(in []*Node) []*Node { return []*Node{Mix(in[0], weightsOf(in), cfg)} },
+				wbtest.Tensors64(vals, dims)...)[0]
 			wbtest.RequireClose(t, "Mix", reference(cfg, vals, B, c.T, D), got, tolParity)
 		})
 	}
@@ -274,8 +220,8 @@ func TestMix_GradientsMatchFiniteDifferences(t *testing.T) {
 			cfg := testConfig(chunk)
 			vals, dims := layerValues(cfg, B, T, D, uint64(40+chunk))
 			cot := wbtest.Normal(wbtest.RNG(uint64(50+chunk)), B*T*D, 1)
-			checkGradients(t, weightNames, vals, dims, func(in []*Node) *Node {
-				return cotangentLoss(Mix(in[0], weightsOf(in), cfg), cot)
+			wbtest.CheckGradients(t, weightNames, vals, dims, func(in []*Node) *Node {
+				return wbtest.CotangentLoss(Mix(in[0], weightsOf(in), cfg), cot)
 			})
 		})
 	}
@@ -288,7 +234,7 @@ func TestMix_IsCausal(t *testing.T) {
 	exec := MustNewExec(wbtest.Backend(t), func(in []*Node) *Node { return Mix(in[0], weightsOf(in), cfg) })
 	run := func(x []float64) []float64 {
 		args := make([]any, len(vals))
-		for i, tt := range tensorsOf(vals, dims) {
+		for i, tt := range wbtest.Tensors64(vals, dims) {
 			args[i] = tt
 		}
 		args[0] = wbtest.Tensor64(x, B, T, D)
@@ -327,7 +273,7 @@ func runSteps(t *testing.T, cfg Config, vals [][]float64, dims [][]int) []float6
 	for _, s := range StateShapes(cfg, D, B, dtypes.Float64) {
 		state = append(state, tensors.FromShape(s))
 	}
-	weights := tensorsOf(vals[1:], dims[1:])
+	weights := wbtest.Tensors64(vals[1:], dims[1:])
 	out := make([]float64, B*T*D)
 	for pos := 0; pos < T; pos++ {
 		xt := make([]float64, 0, B*D)
@@ -356,8 +302,8 @@ func TestMixStep_MatchesMix(t *testing.T) {
 			cfg := testConfig(0)
 			cfg.ConvSize = conv
 			vals, dims := layerValues(cfg, B, T, D, uint64(70+conv))
-			full := execFlat(t, func(in []*Node) []*Node { return []*Node{Mix(in[0], weightsOf(in), cfg)} },
-				tensorsOf(vals, dims)...)[0]
+			full := wbtest.ExecFlat(t, func(in []*Node) []*Node { return []*Node{Mix(in[0], weightsOf(in), cfg)} },
+				wbtest.Tensors64(vals, dims)...)[0]
 			wbtest.RequireClose(t, "MixStep vs Mix", full, runSteps(t, cfg, vals, dims), tolParity)
 		})
 	}
@@ -369,8 +315,8 @@ func TestMix_LongSequence(t *testing.T) {
 	const B, T, D = 1, 1000, 2
 	cfg := testConfig(0)
 	vals, dims := layerValues(cfg, B, T, D, 80)
-	full := execFlat(t, func(in []*Node) []*Node { return []*Node{Mix(in[0], weightsOf(in), cfg)} },
-		tensorsOf(vals, dims)...)[0]
+	full := wbtest.ExecFlat(t, func(in []*Node) []*Node { return []*Node{Mix(in[0], weightsOf(in), cfg)} },
+		wbtest.Tensors64(vals, dims)...)[0]
 	wbtest.RequireClose(t, "chunked Mix vs reference, T=1000", reference(cfg, vals, B, T, D), full, tolParity)
 	wbtest.RequireClose(t, "MixStep vs chunked Mix, T=1000", full, runSteps(t, cfg, vals, dims), tolParity)
 }

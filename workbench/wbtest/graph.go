@@ -1,0 +1,68 @@
+package wbtest
+
+import (
+	"testing"
+
+	. "github.com/gomlx/gomlx/pkg/core/graph"
+	"github.com/gomlx/gomlx/pkg/core/tensors"
+)
+
+// ExecFlat builds and runs fn once on the test backend with the given tensors and returns every output flattened to
+// float64.
+func ExecFlat(t testing.TB, fn func(in []*Node) []*Node, args ...*tensors.Tensor) [][]float64 {
+	t.Helper()
+	anyArgs := make([]any, len(args))
+	for i, a := range args {
+		anyArgs[i] = a
+	}
+	outs := MustExecOnceN(Backend(t), fn, anyArgs...)
+	flat := make([][]float64, len(outs))
+	for i, o := range outs {
+		flat[i] = Flat64(o)
+	}
+	return flat
+}
+
+// Tensors64 returns float64 tensors of values[i] with dimensions dims[i].
+func Tensors64(values [][]float64, dims [][]int) []*tensors.Tensor {
+	out := make([]*tensors.Tensor, len(values))
+	for i := range values {
+		out[i] = Tensor64(values[i], dims[i]...)
+	}
+	return out
+}
+
+// CotangentLoss returns ⟨y, c⟩ for a constant c of y's size: the scalar whose gradient is the vector-Jacobian product
+// of y with the cotangent c (STYLE.md §11.2).
+func CotangentLoss(y *Node, c []float64) *Node {
+	return ReduceAllSum(Mul(y, Reshape(ConstAsDType(y.Graph(), y.DType(), c), y.Shape().Dimensions...)))
+}
+
+// GradTol is the tolerance of analytic against finite-difference gradients in float64 (STYLE.md §11.2).
+const GradTol = 1e-6
+
+// CheckGradients compares the gradient of the scalar loss(inputs) with respect to every input with central finite
+// differences, |analytic − fd| ≤ GradTol·(1+|fd|); names label the inputs in failure messages. Inputs are float64
+// tensors of values[i] shaped dims[i].
+func CheckGradients(t testing.TB, names []string, values [][]float64, dims [][]int, loss func(in []*Node) *Node) {
+	t.Helper()
+	backend := Backend(t)
+	lossExec := MustNewExec(backend, func(in []*Node) *Node { return loss(in) })
+	gradExec := MustNewExec(backend, func(in []*Node) []*Node { return Gradient(loss(in), in...) })
+	args := func(replace int, x []float64) []any {
+		out := make([]any, len(values))
+		for i := range values {
+			v := values[i]
+			if i == replace {
+				v = x
+			}
+			out[i] = Tensor64(v, dims[i]...)
+		}
+		return out
+	}
+	grads := gradExec.MustExec(args(-1, nil)...)
+	for i, name := range names {
+		f := func(x []float64) float64 { return Flat64(lossExec.MustExec(args(i, x)...)[0])[0] }
+		RequireGradient(t, "d loss/d "+name, f, values[i], Flat64(grads[i]), GradTol)
+	}
+}
