@@ -18,7 +18,6 @@ import (
 const (
 	tolParity = 1e-10 // float64 parity with the reference (STYLE.md §11.1)
 	tolF32    = 1e-5  // float32 parity
-	tolGrad   = 1e-6  // analytic vs finite-difference gradients (STYLE.md §11.2)
 )
 
 // ruleInputs returns random delta-rule inputs: unit-norm q and k [B, T, H, dk], v [B, T, H, dv] ~ N(0, 1) and

@@ -19,7 +19,6 @@ import (
 const (
 	tolParity = 1e-10 // float64 parity with the reference (STYLE.md §11.1)
 	tolF32    = 1e-5  // float32 parity
-	tolGrad   = 1e-6  // analytic vs finite-difference gradients (STYLE.md §11.2)
 )
 
 // float32Args rounds values to float32 in place (so a float64 reference sees the rounded inputs) and returns
