@@ -10,6 +10,7 @@ import (
 	"github.com/protolab/protolab/workbench/eval"
 	"github.com/protolab/protolab/workbench/fit"
 	"github.com/protolab/protolab/workbench/lmdata"
+	"github.com/protolab/protolab/workbench/run"
 )
 
 // Config configures a run. Start from a preset (Tiny, Small, Paper); change fields or apply run.Override.
@@ -99,17 +100,7 @@ func Paper() Config {
 }
 
 // Preset returns the named preset: "tiny", "small" or "paper".
-func Preset(name string) (Config, error) {
-	switch name {
-	case "tiny":
-		return Tiny(), nil
-	case "small", "":
-		return Small(), nil
-	case "paper":
-		return Paper(), nil
-	}
-	return Config{}, errors.Errorf("unknown preset %q; want tiny, small or paper", name)
-}
+func Preset(name string) (Config, error) { return run.SelectPreset(name, Tiny, Small, Paper) }
 
 // Validate reports the first problem of the configuration, naming its key. The model's vocabulary size may be 0
 // (taken from the tokenizer); everything else of the model is checked.

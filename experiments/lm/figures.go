@@ -2,34 +2,16 @@ package lm
 
 import (
 	"math"
-	"os"
-	"path/filepath"
 
 	"github.com/go-echarts/go-echarts/v2/charts"
 
 	"github.com/protolab/protolab/workbench/fit"
 	"github.com/protolab/protolab/workbench/plot"
+	"github.com/protolab/protolab/workbench/run"
 )
 
 // FromEnv returns the preset named by $PROTOLAB_PRESET (tiny|small|paper; default small), as notebooks use it.
-func FromEnv() (Config, error) { return Preset(os.Getenv("PROTOLAB_PRESET")) }
-
-// OutDir returns the folder a notebook writes a run named name into: $PROTOLAB_OUT/runs/name when PROTOLAB_OUT is set
-// (make run / make test), else ./runs/name.
-func OutDir(name string) string {
-	if out := os.Getenv("PROTOLAB_OUT"); out != "" {
-		return filepath.Join(out, "runs", name)
-	}
-	return filepath.Join("runs", name)
-}
-
-// FigurePath returns where a notebook exports a figure file: $PROTOLAB_OUT/figures/name (./figures/name otherwise).
-func FigurePath(name string) string {
-	if out := os.Getenv("PROTOLAB_OUT"); out != "" {
-		return filepath.Join(out, "figures", name)
-	}
-	return filepath.Join("figures", name)
-}
+func FromEnv() (Config, error) { return Preset(run.PresetName()) }
 
 // LossCurves plots the training loss of every logged step and the validation loss of every evaluation against the
 // step, with a log-scaled y axis (nats per token).

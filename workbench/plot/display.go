@@ -100,3 +100,12 @@ func writeFigure(f fragment) (string, error) {
 	}
 	return path, nil
 }
+
+// FigurePath returns where a notebook exports the figure file called name: $PROTOLAB_OUT/figures/name when
+// PROTOLAB_OUT is set (make run, make test), else figures/name under the working directory.
+func FigurePath(name string) string {
+	if dir := os.Getenv(OutEnv); dir != "" {
+		return filepath.Join(dir, "figures", name)
+	}
+	return filepath.Join("figures", name)
+}

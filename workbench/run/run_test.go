@@ -118,3 +118,23 @@ func TestProvenance_Records(t *testing.T) {
 	require.Contains(t, p.Timings, "train")
 	require.False(t, p.End.Before(p.Start))
 }
+
+func TestSelectPreset_AndEnvironment(t *testing.T) {
+	mk := func(s string) func() string { return func() string { return s } }
+	for name, want := range map[string]string{"tiny": "T", "small": "S", "": "S", "paper": "P"} {
+		got, err := run.SelectPreset(name, mk("T"), mk("S"), mk("P"))
+		require.NoError(t, err)
+		require.Equal(t, want, got, name)
+	}
+	_, err := run.SelectPreset("huge", mk("T"), mk("S"), mk("P"))
+	require.ErrorContains(t, err, `unknown preset "huge"`)
+
+	t.Setenv(run.PresetEnv, "")
+	require.Equal(t, "small", run.PresetName())
+	t.Setenv(run.PresetEnv, "tiny")
+	require.Equal(t, "tiny", run.PresetName())
+	t.Setenv(run.OutEnv, "/tmp/o")
+	require.Equal(t, "/tmp/o/runs/x", run.OutDir("x"))
+	t.Setenv(run.OutEnv, "")
+	require.Equal(t, "runs/x", run.OutDir("x"))
+}

@@ -1,0 +1,46 @@
+package run
+
+import (
+	"os"
+	"path/filepath"
+
+	"github.com/pkg/errors"
+)
+
+// Environment variables notebooks and `make run`/`make test` use.
+const (
+	PresetEnv = "PROTOLAB_PRESET" // tiny|small|paper; the preset notebooks run
+	OutEnv    = "PROTOLAB_OUT"    // folder for runs and figures of notebooks
+)
+
+// PresetName returns $PROTOLAB_PRESET, or "small" when it is unset or empty.
+func PresetName() string {
+	if p := os.Getenv(PresetEnv); p != "" {
+		return p
+	}
+	return "small"
+}
+
+// SelectPreset returns the preset called name ("tiny", "small" — also "" — or "paper") built by the matching
+// function; any other name is an error listing the three.
+func SelectPreset[C any](name string, tiny, small, paper func() C) (C, error) {
+	switch name {
+	case "tiny":
+		return tiny(), nil
+	case "small", "":
+		return small(), nil
+	case "paper":
+		return paper(), nil
+	}
+	var zero C
+	return zero, errors.Errorf("unknown preset %q; want tiny, small or paper", name)
+}
+
+// OutDir returns the folder a notebook writes the run called name into: $PROTOLAB_OUT/runs/name when PROTOLAB_OUT is
+// set (make run, make test), else runs/name under the working directory.
+func OutDir(name string) string {
+	if out := os.Getenv(OutEnv); out != "" {
+		return filepath.Join(out, "runs", name)
+	}
+	return filepath.Join("runs", name)
+}
