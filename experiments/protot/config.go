@@ -1,0 +1,339 @@
+package protot
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/pkg/errors"
+
+	"github.com/protolab/protolab/layers/decoder"
+	"github.com/protolab/protolab/workbench/data"
+	"github.com/protolab/protolab/workbench/eval"
+	"github.com/protolab/protolab/workbench/fit"
+	"github.com/protolab/protolab/workbench/lmdata"
+)
+
+// Config configures the study. Start from a preset (Tiny, Small, Paper); change fields or apply run.Override.
+type Config struct {
+	// Seeds lists the seeds of every point: one training run per seed; with more than one, results are mean ± s.e.
+	Seeds []uint64 `json:"seeds"`
+	// Mixers are the compared mixers (values of decoder.Config.Mixer); the first is the parameter reference.
+	Mixers []string `json:"mixers"`
+	// Data is the corpus, tokenizer, T and B of every run; data.source and data.seed are set per run.
+	Data lmdata.Config `json:"data"`
+	// Model is the reference model; mixer, width, vocab_size and ffn_hidden are set per run.
+	Model decoder.Config `json:"model"`
+	// FFNRatio > 0 sets the reference FFN width at every width D to ⌊FFNRatio·D/16⌋·16 (spec/protot.md §1);
+	// 0 keeps model.ffn_hidden (0 there means the LLaMA rule).
+	FFNRatio float64 `json:"ffn_ratio"`
+	// MatchParams resizes the FFN of every mixer so that its non-embedding parameter count equals the reference
+	// mixer's at the same width (doc.go, "Equal parameter count"); false compares the mixers at equal width only.
+	MatchParams bool `json:"match_params"`
+	// Train is the optimizer and schedule; train.steps is the comparison's budget, and warmup_steps scales with
+	// the steps of each sweep point.
+	Train fit.Config `json:"train"`
+	// EvalBatches is the number of validation batches of each run's final perplexity; 0 means all of them.
+	EvalBatches int `json:"eval_batches"`
+	// Corpora are the data sources of the equal-parameter comparison ("synthetic", "wordnet", files).
+	Corpora []string `json:"corpora"`
+	// Sweep is the width × training-steps grid, trained on data.source.
+	Sweep SweepConfig `json:"sweep"`
+	// Generate configures the samples and their quality measures.
+	Generate GenerateConfig `json:"generate"`
+	// Classify configures the downstream classification fine-tuning.
+	Classify ClassifyConfig `json:"classify"`
+	// Out is the folder that caches runs (runs/<name>-<hash>/) and derived results; "" keeps everything in memory.
+	Out string `json:"out"`
+}
+
+// SweepConfig is the scaling grid: one run per (mixer, width, steps, seed).
+type SweepConfig struct {
+	Widths []int `json:"widths"` // model widths D, ascending; each > 0
+	Steps  []int `json:"steps"`  // training steps, ascending; tokens = steps·B·T
+}
+
+// GenerateConfig configures the generation samples and their quality measures (generate.go).
+type GenerateConfig struct {
+	Sample      eval.SampleConfig `json:"sample"`       // temperature, top-k, new tokens (stop_token -1 means EOS)
+	NumSamples  int               `json:"num_samples"`  // prompts, from validation documents; > 0
+	PromptWords int               `json:"prompt_words"` // leading words of a validation document per prompt; > 0
+	RepetitionN int               `json:"repetition_n"` // n of the repetition rate; > 0
+}
+
+// ClassifyConfig configures the classification fine-tuning (classify.go).
+type ClassifyConfig struct {
+	// Tasks are concept names of the synthetic corpus ("topic", "gender", "number", "country", "agreement").
+	Tasks []string `json:"tasks"`
+	// Synthetic generates the documents the tasks are drawn from; use a seed other than the pretraining corpus's.
+	Synthetic data.SyntheticConfig `json:"synthetic"`
+	// TestFraction is the fraction of documents whose sentences form the test set; in (0, 1).
+	TestFraction float64 `json:"test_fraction"`
+	// MaxTokens is the length examples are padded or cut to, counting the leading EOS; ≥ 2.
+	MaxTokens int `json:"max_tokens"`
+	// BatchSize is the number of examples per fine-tuning step; > 0.
+	BatchSize int `json:"batch_size"`
+	// Pool is PoolMean or PoolLast: how the hidden states [T, D] of an example become one vector.
+	Pool string `json:"pool"`
+	// HeadOnly trains the linear head alone and keeps the language model frozen.
+	HeadOnly bool `json:"head_only"`
+	// Train is the fine-tuning optimizer and schedule.
+	Train fit.Config `json:"train"`
+}
+
+// Tiny is seconds on one CPU core: the unit tests and the notebook smoke run use it.
+func Tiny() Config {
+	c := Small()
+	c.Data.Synthetic.NumDocs = 120
+	c.Data.Tokenizer.VocabSize = 320
+	c.Data.SeqLen = 32
+	c.Data.BatchSize = 8
+	c.Model.Width = 24
+	c.Model.NumLayers = 2
+	c.Model.Attention.NumHeads = 2
+	c.Model.DeltaNet.NumHeads = 2
+	c.Model.ProtoT.NumPrototypes = 8
+	c.Model.MaxLen = 96
+	c.Train.Steps = 30
+	c.Train.WarmupSteps = 3
+	c.Train.EvalEvery = 0
+	c.Train.EvalBatches = 2
+	c.Train.CheckpointEvery = 0
+	c.EvalBatches = 4
+	c.Corpora = []string{lmdata.SourceSynthetic}
+	c.Sweep = SweepConfig{Widths: []int{16, 24}, Steps: []int{15, 30}}
+	c.Generate.NumSamples = 2
+	c.Generate.Sample.MaxNewTokens = 12
+	c.Classify.Tasks = []string{"gender"}
+	c.Classify.Synthetic.NumDocs = 150
+	c.Classify.Train.Steps = 60
+	c.Classify.Train.WarmupSteps = 6
+	return c
+}
+
+// Small is a few minutes on a 2-core CPU with the pure-Go backend for the whole notebook (make run): two-layer
+// models of width 32 on the synthetic concept corpus, 160 steps of 8×32 tokens, a 2×3 sweep (widths 16, 32; 40,
+// 80, 160 steps), three classification tasks of 30 fine-tuning steps.
+func Small() Config {
+	d := lmdata.DefaultConfig()
+	d.Synthetic.NumDocs = 2000
+	d.Tokenizer.VocabSize = 1024
+	d.SeqLen = 32
+	d.BatchSize = 8
+	m := decoder.DefaultConfig()
+	m.Width = 32
+	m.NumLayers = 2
+	m.Attention.NumHeads = 2
+	m.Attention.RoPEBase = 10_000
+	m.DeltaNet.NumHeads = 2
+	m.ProtoT.NumPrototypes = 16
+	m.ProtoT.ChunkSize = 32 // faster than the spec's 64 on this CPU
+	m.MaxLen = 128
+	t := fit.DefaultConfig()
+	t.Steps = 160
+	t.LR = 3e-3
+	t.WarmupSteps = 16
+	t.EvalEvery = 0 // the final perplexity is what the study reports
+	t.EvalBatches = 4
+	t.CheckpointEvery = 0
+	s := eval.DefaultSampleConfig()
+	s.MaxNewTokens = 32
+	cs := data.DefaultSyntheticConfig()
+	cs.Seed = 1001 // unseen documents: the pretraining corpus uses seed 1
+	cs.NumDocs = 300
+	ct := fit.DefaultConfig()
+	ct.Steps = 30
+	ct.LR = 1e-2
+	ct.WarmupSteps = 3
+	ct.EvalEvery = 0
+	ct.EvalBatches = 1
+	ct.CheckpointEvery = 0
+	return Config{
+		Seeds:       []uint64{1},
+		Mixers:      slices.Clone(decoder.KnownMixers),
+		Data:        d,
+		Model:       m,
+		MatchParams: true,
+		Train:       t,
+		EvalBatches: 16,
+		Corpora:     []string{lmdata.SourceSynthetic, lmdata.SourceWordNet},
+		Sweep:       SweepConfig{Widths: []int{16, 32}, Steps: []int{40, 80, 160}},
+		Generate:    GenerateConfig{Sample: s, NumSamples: 8, PromptWords: 4, RepetitionN: 4},
+		Classify: ClassifyConfig{Tasks: []string{"topic", "gender", "number"}, Synthetic: cs, TestFraction: 0.3,
+			MaxTokens: 24, BatchSize: 16, Pool: PoolMean, Train: ct},
+	}
+}
+
+// Paper is the ProtoT paper's default setting (spec/protot.md §1, §3): D = 256, L = 6, R = 32, 4 heads,
+// F = ⌊2.7·D/16⌋·16, T = 256, B = 32, AdamW (0.9, 0.999, ε 1e-8) at 6e-4 with weight decay 0.1, 2% warmup then
+// cosine to 10%, no clipping, seed 4257, a 16k vocabulary; GLUE-style fine-tuning pools the last token and trains
+// every weight (§7.6); sampling A of §7.6 without beams (temperature 0.8, top-k 50). The paper has no dropout here
+// (the decoder has none). Meant for a GPU with XLA; point data.source at FineWeb-Edu shards for the paper's data.
+func Paper() Config {
+	c := Small()
+	c.Seeds = []uint64{4257}
+	c.Data.Synthetic.NumDocs = 200_000
+	c.Data.Tokenizer.VocabSize = 16_384
+	c.Data.SeqLen = 256
+	c.Data.BatchSize = 32
+	c.Model = decoder.DefaultConfig()
+	c.Model.MaxLen = 1024
+	c.FFNRatio = 2.7
+	c.Train = fit.DefaultConfig()
+	c.Train.Steps = 20_000
+	c.Train.LR = 6e-4
+	c.Train.Beta2 = 0.999
+	c.Train.ClipNorm = 0
+	c.Train.WarmupSteps = 400
+	c.Train.EvalEvery = 1000
+	c.Train.CheckpointEvery = 1000
+	c.EvalBatches = 0
+	c.Sweep = SweepConfig{Widths: []int{128, 256, 512}, Steps: []int{5000, 10_000, 20_000}}
+	c.Generate.Sample.TopK = 50
+	c.Generate.Sample.MaxNewTokens = 128
+	c.Generate.NumSamples = 64
+	c.Generate.PromptWords = 32
+	c.Classify.Synthetic.NumDocs = 4000
+	c.Classify.MaxTokens = 64
+	c.Classify.BatchSize = 32
+	c.Classify.Pool = PoolLast
+	c.Classify.Train.Steps = 2000
+	c.Classify.Train.LR = 1e-4
+	c.Classify.Train.WarmupSteps = 100
+	return c
+}
+
+// Preset returns the named preset: "tiny", "small" (also "") or "paper".
+func Preset(name string) (Config, error) {
+	switch name {
+	case "tiny":
+		return Tiny(), nil
+	case "small", "":
+		return Small(), nil
+	case "paper":
+		return Paper(), nil
+	}
+	return Config{}, errors.Errorf("unknown preset %q; want tiny, small or paper", name)
+}
+
+// Validate reports the first problem of the configuration, naming its key. Every (mixer, width) of the study is
+// built and, with match_params, matched, so a width a mixer cannot take is reported here.
+func (c Config) Validate() error {
+	if len(c.Seeds) == 0 {
+		return errors.New("seeds is empty; want at least one seed")
+	}
+	if len(c.Mixers) == 0 {
+		return errors.New("mixers is empty; want at least one of " + fmt.Sprint(decoder.KnownMixers))
+	}
+	for i, m := range c.Mixers {
+		if !slices.Contains(decoder.KnownMixers, m) {
+			return errors.Errorf("mixers[%d]=%q is unknown; known mixers: %v", i, m, decoder.KnownMixers)
+		}
+		if slices.Index(c.Mixers, m) != i {
+			return errors.Errorf("mixers lists %q twice", m)
+		}
+	}
+	if err := c.Data.Validate(); err != nil {
+		return err
+	}
+	if err := c.Train.Validate(); err != nil {
+		return errors.WithMessage(err, "train")
+	}
+	switch {
+	case c.FFNRatio < 0:
+		return errors.Errorf("ffn_ratio=%g, want ≥ 0 (0 means model.ffn_hidden)", c.FFNRatio)
+	case c.EvalBatches < 0:
+		return errors.Errorf("eval_batches=%d, want ≥ 0 (0 means all)", c.EvalBatches)
+	case len(c.Corpora) == 0:
+		return errors.New("corpora is empty; want at least one data source")
+	case len(c.Sweep.Widths) == 0 || len(c.Sweep.Steps) == 0:
+		return errors.Errorf("sweep.widths=%v, sweep.steps=%v; want both non-empty", c.Sweep.Widths, c.Sweep.Steps)
+	}
+	for name, xs := range map[string][]int{"sweep.widths": c.Sweep.Widths, "sweep.steps": c.Sweep.Steps} {
+		for i, x := range xs {
+			if x <= 0 || (i > 0 && x <= xs[i-1]) {
+				return errors.Errorf("%s=%v, want positive and strictly ascending", name, xs)
+			}
+		}
+	}
+	for _, w := range append([]int{c.Model.Width}, c.Sweep.Widths...) {
+		for _, m := range c.Mixers {
+			if _, _, err := c.modelFor(m, w); err != nil {
+				return err
+			}
+		}
+	}
+	if err := c.Generate.validate(); err != nil {
+		return errors.WithMessage(err, "generate")
+	}
+	return errors.WithMessage(c.Classify.validate(), "classify")
+}
+
+func (g GenerateConfig) validate() error {
+	if err := g.Sample.Validate(); err != nil {
+		return errors.WithMessage(err, "sample")
+	}
+	switch {
+	case g.NumSamples <= 0:
+		return errors.Errorf("num_samples=%d, want > 0", g.NumSamples)
+	case g.PromptWords <= 0:
+		return errors.Errorf("prompt_words=%d, want > 0", g.PromptWords)
+	case g.RepetitionN <= 0:
+		return errors.Errorf("repetition_n=%d, want > 0", g.RepetitionN)
+	}
+	return nil
+}
+
+func (c ClassifyConfig) validate() error {
+	switch {
+	case !(c.TestFraction > 0 && c.TestFraction < 1):
+		return errors.Errorf("test_fraction=%g, want in (0, 1)", c.TestFraction)
+	case c.MaxTokens < 2:
+		return errors.Errorf("max_tokens=%d, want ≥ 2", c.MaxTokens)
+	case c.BatchSize <= 0:
+		return errors.Errorf("batch_size=%d, want > 0", c.BatchSize)
+	case c.Pool != PoolMean && c.Pool != PoolLast:
+		return errors.Errorf("pool=%q, want %q or %q", c.Pool, PoolMean, PoolLast)
+	}
+	if err := c.Synthetic.Validate(); err != nil {
+		return errors.WithMessage(err, "synthetic")
+	}
+	concepts := c.Synthetic.Concepts()
+	for i, t := range c.Tasks {
+		if !slices.ContainsFunc(concepts, func(k data.Concept) bool { return k.Name == t }) {
+			return errors.Errorf("tasks[%d]=%q is not a concept of the synthetic corpus", i, t)
+		}
+	}
+	return errors.WithMessage(c.Train.Validate(), "train")
+}
+
+// referenceFFN returns the reference model's FFN width at width w: ⌊FFNRatio·w/16⌋·16 when FFNRatio > 0, else
+// model.ffn_hidden (0: the decoder's LLaMA rule).
+func (c Config) referenceFFN(w int) int {
+	if c.FFNRatio > 0 {
+		return max(16, int(c.FFNRatio*float64(w)/16)*16)
+	}
+	return c.Model.FFNHidden
+}
+
+// modelFor returns the model of mixer at width w, its FFN resized by the equal-parameter rule when MatchParams is
+// set, and the match report.
+func (c Config) modelFor(mixer string, w int) (decoder.Config, ParamMatch, error) {
+	ref := c.Model
+	ref.Mixer = c.Mixers[0]
+	ref.Width = w
+	ref.VocabSize = c.Data.Tokenizer.VocabSize
+	ref.FFNHidden = c.referenceFFN(w)
+	if err := ref.Validate(); err != nil {
+		return ref, ParamMatch{}, errors.WithMessagef(err, "model (mixer %s, width %d)", ref.Mixer, w)
+	}
+	m := ref
+	m.Mixer = mixer
+	if !c.MatchParams {
+		if err := m.Validate(); err != nil {
+			return m, ParamMatch{}, errors.WithMessagef(err, "model (mixer %s, width %d)", mixer, w)
+		}
+		return m, ParamMatch{Reference: ref.Mixer, Target: NonEmbeddingParams(ref), Achieved: NonEmbeddingParams(m),
+			FFNWidth: m.FFNWidth(), ReferenceFFNWidth: ref.FFNWidth()}, nil
+	}
+	return MatchParams(ref, mixer)
+}

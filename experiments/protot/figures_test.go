@@ -1,0 +1,70 @@
+package protot
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// constructed results: the figure builders need no training.
+func fakeSweep() *Sweep {
+	sw := &Sweep{Source: "synthetic", Widths: []int{16, 32}, Steps: []int{100, 200}}
+	for _, m := range []string{"attention", "protot"} {
+		for _, w := range sw.Widths {
+			for _, st := range sw.Steps {
+				loss := 5 - float64(w)/32 - float64(st)/400
+				sw.Scores = append(sw.Scores, Score{Mixer: m, Source: "synthetic", Width: w, Steps: st,
+					Tokens: st * 256, Loss: loss, LossSE: 0.01, Seeds: 2, Match: ParamMatch{Achieved: w * w * 24}})
+			}
+		}
+	}
+	return sw
+}
+
+func TestFigures_OptionJSON(t *testing.T) {
+	cmp := &Comparison{Source: "synthetic", Width: 32, Steps: 300, Scores: []Score{
+		{Mixer: "attention", Perplexity: 12.5, Seeds: 1, Match: ParamMatch{Achieved: 98304}},
+		{Mixer: "protot", Perplexity: 13.25, Seeds: 1, Match: ParamMatch{Achieved: 98280}},
+	}}
+	opt := PerplexityChart(cmp).RenderSnippet().Option
+	require.Contains(t, opt, "attention (98.3k)")
+	require.Contains(t, opt, "protot (98.3k)")
+	require.Contains(t, opt, "13.25")
+	require.Contains(t, opt, "equal parameter count")
+
+	sw := fakeSweep()
+	opt = TokensChart(sw, 0).RenderSnippet().Option
+	require.Contains(t, opt, "width 32")
+	require.Contains(t, opt, `"name":"attention"`)
+	require.Contains(t, opt, `"name":"protot"`)
+	require.Contains(t, opt, `"type":"log"`)
+	require.Contains(t, opt, "training tokens")
+	opt = WidthChart(sw, 100).RenderSnippet().Option
+	require.Contains(t, opt, "100 steps")
+	require.Contains(t, opt, "non-embedding parameters")
+
+	g := &Generation{Judge: "attention-synthetic-d32-s300-seed1", Rows: []GenerationRow{
+		{Name: "attention", Distinct: []float64{0.5, 0.75, 0.875}, Repetition: 0.125, RepetitionN: 4,
+			JudgePerplexity: 9.5, JudgeTokens: 10},
+		{Name: ReferenceName, Distinct: []float64{0.25, 0.5, 1}, RepetitionN: 4},
+	}}
+	opt = GenerationChart(g).RenderSnippet().Option
+	for _, s := range []string{"distinct-1", "distinct-3", "rep-4", `"name":"reference"`, "0.875"} {
+		require.Contains(t, opt, s)
+	}
+	opt = JudgeChart(g).RenderSnippet().Option
+	require.Contains(t, opt, "9.5")
+	require.Contains(t, opt, "judge: attention-synthetic-d32-s300-seed1")
+
+	rep := &ClassifyReport{
+		Tasks: []TaskSummary{{Name: "topic", Classes: make([]string, 6), Majority: 0.2},
+			{Name: "gender", Classes: make([]string, 2), Majority: 0.5}},
+		Results: []ClassifyResult{{Task: "topic", Mixer: "attention", Accuracy: 0.625, Pool: PoolMean},
+			{Task: "gender", Mixer: "attention", Accuracy: 0.875, Pool: PoolMean},
+			{Task: "topic", Mixer: "protot", Accuracy: 0.75, Pool: PoolMean}},
+	}
+	opt = ClassifyChart(rep).RenderSnippet().Option
+	for _, s := range []string{"topic (6 classes)", `"name":"majority class"`, `"name":"protot"`, "0.625", "mean pooling"} {
+		require.Contains(t, opt, s)
+	}
+}

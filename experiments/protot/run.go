@@ -1,0 +1,275 @@
+package protot
+
+import (
+	"fmt"
+	"math"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/pkg/errors"
+
+	"github.com/protolab/protolab/workbench/lmdata"
+	"github.com/protolab/protolab/workbench/run"
+	"github.com/protolab/protolab/workbench/store"
+)
+
+// StudyFile is the file Run writes its Result to, under Config.Out.
+const StudyFile = "study.json"
+
+// Score is one point of the study (a mixer on a corpus at a width and a number of steps), over the seeds.
+type Score struct {
+	Mixer  string `json:"mixer"`
+	Source string `json:"source"`
+	Width  int    `json:"width"`
+	Steps  int    `json:"steps"`
+	Tokens int    `json:"tokens"` // training tokens, steps·B·T
+	// Params is the total trainable parameter count; Match reports the non-embedding count and its target.
+	Params int        `json:"params"`
+	Match  ParamMatch `json:"match"`
+	// Loss and Perplexity are the means over seeds of the final validation loss (nats/token) and perplexity;
+	// the SE fields are their standard errors, sd/√n (0 with one seed).
+	Loss         float64  `json:"loss"`
+	LossSE       float64  `json:"loss_se"`
+	Perplexity   float64  `json:"perplexity"`
+	PerplexitySE float64  `json:"perplexity_se"`
+	Seeds        int      `json:"seeds"`
+	TrainSeconds float64  `json:"train_seconds"` // mean training wall time per seed, as each run recorded it
+	Dirs         []string `json:"dirs,omitempty"`
+	// Runs are the per-seed runs, in Config.Seeds order.
+	Runs []*RunResult `json:"-"`
+}
+
+// MeanSE returns the mean of xs and its standard error sd/√n, with the n−1 sample standard deviation; the error
+// is 0 for fewer than two values. It panics on an empty slice.
+func MeanSE(xs []float64) (mean, se float64) {
+	if len(xs) == 0 {
+		panic("protot.MeanSE: no values")
+	}
+	for _, x := range xs {
+		mean += x
+	}
+	n := float64(len(xs))
+	mean /= n
+	if len(xs) < 2 {
+		return mean, 0
+	}
+	ss := 0.0
+	for _, x := range xs {
+		ss += (x - mean) * (x - mean)
+	}
+	return mean, math.Sqrt(ss / (n - 1) / n)
+}
+
+// score trains (or loads) one point for every seed and aggregates it.
+func (c Config) score(mixer, source string, w, steps int, o options) (Score, error) {
+	s := Score{Mixer: mixer, Source: source, Width: w, Steps: steps, Tokens: steps * c.Data.BatchSize * c.Data.SeqLen,
+		Seeds: len(c.Seeds)}
+	var losses, ppls []float64
+	trained := 0
+	for _, seed := range c.Seeds {
+		rc, match, err := c.RunConfig(mixer, source, w, steps, seed)
+		if err != nil {
+			return s, err
+		}
+		res, err := LoadOrTrain(rc, match, c.Out, withOptions(o))
+		if err != nil {
+			return s, err
+		}
+		s.Runs = append(s.Runs, res)
+		if res.Dir != "" {
+			s.Dirs = append(s.Dirs, res.Dir)
+		}
+		s.Params, s.Match = res.NumParams, res.Match
+		losses = append(losses, res.Val.Loss)
+		ppls = append(ppls, res.Val.Perplexity)
+		if t := res.TrainSeconds(); t > 0 {
+			s.TrainSeconds += t
+			trained++
+		}
+	}
+	if trained > 0 {
+		s.TrainSeconds /= float64(trained)
+	}
+	s.Loss, s.LossSE = MeanSE(losses)
+	s.Perplexity, s.PerplexitySE = MeanSE(ppls)
+	return s, nil
+}
+
+func withOptions(o options) Option { return func(dst *options) { *dst = o } }
+
+// Comparison is the equal-parameter comparison of the mixers on one corpus.
+type Comparison struct {
+	Source string  `json:"source"`
+	Width  int     `json:"width"`
+	Steps  int     `json:"steps"`
+	Scores []Score `json:"scores"` // one per mixer, in Config.Mixers order
+}
+
+// RunCompare trains (or loads) every mixer at model.width for train.steps on source, one run per seed, with the
+// non-embedding parameters matched (match_params), and returns their validation perplexities.
+func RunCompare(cfg Config, source string, opts ...Option) (*Comparison, error) {
+	o := newOptions(opts)
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	cmp := &Comparison{Source: source, Width: cfg.Model.Width, Steps: cfg.Train.Steps}
+	for _, m := range cfg.Mixers {
+		s, err := cfg.score(m, source, cfg.Model.Width, cfg.Train.Steps, o)
+		if err != nil {
+			return nil, err
+		}
+		cmp.Scores = append(cmp.Scores, s)
+	}
+	return cmp, nil
+}
+
+// String formats the comparison as a text table.
+func (c *Comparison) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s, width %d, %d steps\n", c.Source, c.Width, c.Steps)
+	fmt.Fprintf(&b, "%-10s %10s %12s %8s %12s %9s\n", "mixer", "params", "non-embed", "ffn", "perplexity", "train s")
+	for _, s := range c.Scores {
+		ppl := fmt.Sprintf("%.3f", s.Perplexity)
+		if s.Seeds > 1 {
+			ppl += fmt.Sprintf("±%.3f", s.PerplexitySE)
+		}
+		fmt.Fprintf(&b, "%-10s %10d %12d %8d %12s %9.1f\n", s.Mixer, s.Params, s.Match.Achieved, s.Match.FFNWidth, ppl,
+			s.TrainSeconds)
+	}
+	return b.String()
+}
+
+// Sweep is the scaling grid on one corpus.
+type Sweep struct {
+	Source string  `json:"source"`
+	Widths []int   `json:"widths"`
+	Steps  []int   `json:"steps"`
+	Scores []Score `json:"scores"` // mixer-major, then width, then steps
+	Best   int     `json:"best"`   // index in Scores of the lowest mean validation loss
+}
+
+// RunSweep trains (or loads) every mixer at every sweep width and step count on data.source, one run per seed.
+// Points equal to RunCompare's (same width and steps) are the same runs, so they are trained once.
+func RunSweep(cfg Config, opts ...Option) (*Sweep, error) {
+	o := newOptions(opts)
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	sw := &Sweep{Source: cfg.Data.Source, Widths: cfg.Sweep.Widths, Steps: cfg.Sweep.Steps}
+	for _, m := range cfg.Mixers {
+		for _, w := range cfg.Sweep.Widths {
+			for _, st := range cfg.Sweep.Steps {
+				s, err := cfg.score(m, cfg.Data.Source, w, st, o)
+				if err != nil {
+					return nil, err
+				}
+				sw.Scores = append(sw.Scores, s)
+				if s.Loss < sw.Scores[sw.Best].Loss {
+					sw.Best = len(sw.Scores) - 1
+				}
+			}
+		}
+	}
+	return sw, nil
+}
+
+// Find returns the score of (mixer, width, steps) and whether it is in the sweep.
+func (s *Sweep) Find(mixer string, width, steps int) (Score, bool) {
+	i := slices.IndexFunc(s.Scores, func(x Score) bool {
+		return x.Mixer == mixer && x.Width == width && x.Steps == steps
+	})
+	if i < 0 {
+		return Score{}, false
+	}
+	return s.Scores[i], true
+}
+
+// Mixers returns the mixers of the sweep in order.
+func (s *Sweep) Mixers() []string {
+	var out []string
+	for _, x := range s.Scores {
+		if !slices.Contains(out, x.Mixer) {
+			out = append(out, x.Mixer)
+		}
+	}
+	return out
+}
+
+// TopRuns returns, for each mixer, the first seed's run at the largest width and step count: the models whose
+// samples and fine-tuning the study compares.
+func (s *Sweep) TopRuns() []*RunResult {
+	var out []*RunResult
+	for _, m := range s.Mixers() {
+		if x, ok := s.Find(m, s.Widths[len(s.Widths)-1], s.Steps[len(s.Steps)-1]); ok && len(x.Runs) > 0 {
+			out = append(out, x.Runs[0])
+		}
+	}
+	return out
+}
+
+// BestRun returns the first seed's run of the point with the lowest mean validation loss.
+func (s *Sweep) BestRun() *RunResult { return s.Scores[s.Best].Runs[0] }
+
+// Result is what Run returns and writes to Out/study.json.
+type Result struct {
+	Provenance *run.Provenance `json:"provenance"`
+	Compare    []*Comparison   `json:"compare"`
+	Skipped    []string        `json:"skipped,omitempty"` // corpora left out, with the reason
+	Sweep      *Sweep          `json:"sweep"`
+	Generation *Generation     `json:"generation"`
+	Classify   *ClassifyReport `json:"classify"`
+}
+
+// Run runs the whole study: the equal-parameter comparison on every corpus of cfg.Corpora (WordNet is skipped,
+// with the reason recorded, when its database is missing), the sweep, generation and classification. Every run is
+// cached under cfg.Out, so calling Run again loads instead of training.
+func Run(cfg Config, opts ...Option) (*Result, error) {
+	o := newOptions(opts)
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	prov := run.NewProvenance(&cfg, o.overrides, cfg.Seeds[0])
+	res := &Result{Provenance: prov}
+	for _, src := range cfg.Corpora {
+		if src == lmdata.SourceWordNet {
+			if ok, why := WordNetAvailable(); !ok {
+				res.Skipped = append(res.Skipped, src+": "+why)
+				continue
+			}
+		}
+		var c *Comparison
+		if err := prov.Time("compare", func() (err error) {
+			c, err = RunCompare(cfg, src, withOptions(o))
+			return err
+		}); err != nil {
+			return nil, err
+		}
+		res.Compare = append(res.Compare, c)
+	}
+	if err := prov.Time("sweep", func() (err error) {
+		res.Sweep, err = RunSweep(cfg, withOptions(o))
+		return err
+	}); err != nil {
+		return nil, err
+	}
+	if err := prov.Time("generate", func() (err error) {
+		res.Generation, err = RunGeneration(cfg, res.Sweep, withOptions(o))
+		return err
+	}); err != nil {
+		return nil, err
+	}
+	if err := prov.Time("classify", func() (err error) {
+		res.Classify, err = RunClassify(cfg, res.Sweep.TopRuns(), withOptions(o))
+		return err
+	}); err != nil {
+		return nil, err
+	}
+	prov.Finish()
+	if cfg.Out != "" {
+		if err := store.SaveJSON(filepath.Join(cfg.Out, StudyFile), res); err != nil {
+			return nil, errors.WithMessage(err, "protot.Run")
+		}
+	}
+	return res, nil
+}

@@ -1,0 +1,219 @@
+package protot
+
+import (
+	"math"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/protolab/protolab/layers/decoder"
+	"github.com/protolab/protolab/workbench/run"
+)
+
+// TestRunCompare_TinyShapeAndCache trains the four mixers at Tiny scale, checks the comparison's shape and the
+// achieved parameter counts, then checks that the same config loads from the cache and a changed one retrains.
+func TestRunCompare_TinyShapeAndCache(t *testing.T) {
+	cfg := Tiny()
+	cfg.Out = t.TempDir()
+	cmp, err := RunCompare(cfg, "synthetic", Progress(nil))
+	require.NoError(t, err)
+	require.Equal(t, "synthetic", cmp.Source)
+	require.Equal(t, cfg.Model.Width, cmp.Width)
+	require.Equal(t, cfg.Train.Steps, cmp.Steps)
+	require.Len(t, cmp.Scores, len(decoder.KnownMixers))
+	vocab := float64(cfg.Data.Tokenizer.VocabSize)
+	for i, s := range cmp.Scores {
+		require.Equal(t, cfg.Mixers[i], s.Mixer)
+		require.Len(t, s.Runs, 1)
+		r := s.Runs[0]
+		require.False(t, r.Cached)
+		require.Equal(t, s.Params, r.NumParams)
+		require.Equal(t, r.Config.Model.NumParams(), r.NumParams)
+		require.LessOrEqual(t, abs(s.Match.Achieved-s.Match.Target), MatchTolerance(r.Config.Model))
+		require.Equal(t, cmp.Scores[0].Match.Achieved, s.Match.Target, "attention is the reference")
+		require.Equal(t, r.Val.Perplexity, s.Perplexity)
+		require.InDelta(t, math.Exp(s.Loss), s.Perplexity, 1e-9*s.Perplexity)
+		// 30 steps take every mixer well below the uniform guess (perplexity = V).
+		require.Less(t, s.Perplexity, vocab/2, s.Mixer)
+		require.Greater(t, s.Perplexity, 1.0)
+		require.Equal(t, cfg.Train.Steps*cfg.Data.BatchSize*cfg.Data.SeqLen, s.Tokens)
+		for _, f := range []string{ConfigFile, TokenizerFile, WeightsFile, ResultFile} {
+			require.FileExists(t, filepath.Join(r.Dir, f))
+		}
+	}
+	require.Contains(t, cmp.String(), "protot")
+
+	// Same config: loaded, same numbers.
+	again, err := RunCompare(cfg, "synthetic", Progress(nil))
+	require.NoError(t, err)
+	for i, s := range again.Scores {
+		require.True(t, s.Runs[0].Cached)
+		require.Equal(t, cmp.Scores[i].Loss, s.Loss)
+		require.Equal(t, cmp.Scores[i].Match, s.Match)
+	}
+
+	// A reopened model gives the run's validation perplexity on the same batches.
+	m, err := again.Scores[1].Runs[0].Model()
+	require.NoError(t, err)
+	prep, err := prepare(m.Config.Data)
+	require.NoError(t, err)
+	vals, err := prep.ValTensors(m.Config.EvalBatches)
+	require.NoError(t, err)
+	ppl, err := m.Perplexity(vals)
+	require.NoError(t, err)
+	require.InDelta(t, cmp.Scores[1].Loss, ppl.Loss, 1e-6)
+
+	// A different config is a different run in its own folder.
+	cfg.Mixers = []string{"attention"}
+	require.NoError(t, run.Override(&cfg, "train.lr=0.002"))
+	changed, err := RunCompare(cfg, "synthetic", Progress(nil))
+	require.NoError(t, err)
+	require.False(t, changed.Scores[0].Runs[0].Cached)
+	require.NotEqual(t, cmp.Scores[0].Runs[0].Dir, changed.Scores[0].Runs[0].Dir)
+	require.NotEqual(t, cmp.Scores[0].Loss, changed.Scores[0].Loss)
+}
+
+// TestSweepGenerateClassify_Tiny runs the sweep of two mixers (the comparison point is shared, so it loads), the
+// generation measures and a classification fine-tuning on its top runs.
+func TestSweepGenerateClassify_Tiny(t *testing.T) {
+	cfg := Tiny()
+	cfg.Mixers = []string{"attention", "protot"}
+	cfg.Out = t.TempDir()
+	_, err := RunCompare(cfg, "synthetic", Progress(nil))
+	require.NoError(t, err)
+	sw, err := RunSweep(cfg, Progress(nil))
+	require.NoError(t, err)
+	require.Len(t, sw.Scores, 2*len(cfg.Sweep.Widths)*len(cfg.Sweep.Steps))
+	for _, s := range sw.Scores {
+		shared := s.Width == cfg.Model.Width && s.Steps == cfg.Train.Steps
+		require.Equal(t, shared, s.Runs[0].Cached, "%s d%d s%d", s.Mixer, s.Width, s.Steps)
+	}
+	for _, m := range cfg.Mixers {
+		short, _ := sw.Find(m, 24, 15)
+		long, ok := sw.Find(m, 24, 30)
+		require.True(t, ok)
+		require.Less(t, long.Loss, short.Loss, "%s: more tokens, lower loss", m)
+	}
+	best := sw.Scores[sw.Best]
+	for _, s := range sw.Scores {
+		require.GreaterOrEqual(t, s.Loss, best.Loss)
+	}
+	tops := sw.TopRuns()
+	require.Len(t, tops, 2)
+	require.Equal(t, "protot-synthetic-d24-s30-seed1", tops[1].Config.Name())
+
+	g, err := RunGeneration(cfg, sw, Progress(nil))
+	require.NoError(t, err)
+	require.Equal(t, sw.BestRun().Config.Name(), g.Judge)
+	require.Len(t, g.Rows, 3)
+	require.Equal(t, ReferenceName, g.Rows[2].Name)
+	for _, r := range g.Rows {
+		require.Len(t, r.Samples, cfg.Generate.NumSamples)
+		require.Len(t, r.Distinct, len(DistinctNs))
+		var texts []string
+		for _, s := range r.Samples {
+			texts = append(texts, s.Completion)
+		}
+		require.Equal(t, DistinctN(texts, 2), r.Distinct[1])
+		require.Equal(t, RepetitionRate(texts, cfg.Generate.RepetitionN), r.Repetition)
+		if r.JudgeTokens > 0 {
+			require.Greater(t, r.JudgePerplexity, 1.0)
+		}
+	}
+	// The judge's perplexity of the reference continuations, recomputed from its token losses of each
+	// [EOS, prompt, continuation] row.
+	judge, err := sw.BestRun().Model()
+	require.NoError(t, err)
+	eos, _ := judge.Tokenizer.SpecialID("<|eos|>")
+	sum, n := 0.0, 0
+	for _, s := range g.Rows[2].Samples {
+		p, c := judge.Tokenizer.Encode(s.Prompt), encodeText(judge.Tokenizer, s.Completion)
+		losses, err := judge.TokenLosses([][]int32{append(append([]int32{eos}, p...), c...)})
+		require.NoError(t, err)
+		for _, l := range losses[0][len(losses[0])-len(c):] {
+			sum += l
+			n++
+		}
+	}
+	require.Equal(t, n, g.Rows[2].JudgeTokens)
+	require.InDelta(t, math.Exp(sum/float64(n)), g.Rows[2].JudgePerplexity, 1e-4*g.Rows[2].JudgePerplexity)
+	cached, err := RunGeneration(cfg, sw, Progress(nil))
+	require.NoError(t, err)
+	require.Equal(t, g, cached)
+
+	cfg.Classify.Tasks = []string{"gender"}
+	rep, err := RunClassify(cfg, tops[:1], Progress(nil))
+	require.NoError(t, err)
+	require.Len(t, rep.Results, 1)
+	require.Equal(t, "gender", rep.Tasks[0].Name)
+	require.Equal(t, rep.Tasks[0].Majority, rep.Results[0].Majority)
+	entries, err := filepath.Glob(filepath.Join(cfg.Out, "classify-*.json"))
+	require.NoError(t, err)
+	require.Len(t, entries, 1)
+}
+
+// TestRunCompare_SeedsGiveMeanAndSE checks the aggregation over two seeds.
+func TestRunCompare_SeedsGiveMeanAndSE(t *testing.T) {
+	cfg := Tiny()
+	cfg.Mixers = []string{"attention"}
+	cfg.Seeds = []uint64{1, 2}
+	cfg.Train.Steps = 10
+	cmp, err := RunCompare(cfg, "synthetic", Progress(nil))
+	require.NoError(t, err)
+	s := cmp.Scores[0]
+	require.Equal(t, 2, s.Seeds)
+	require.Len(t, s.Runs, 2)
+	a, b := s.Runs[0].Val.Loss, s.Runs[1].Val.Loss
+	require.NotEqual(t, a, b)
+	require.InDelta(t, (a+b)/2, s.Loss, 1e-12)
+	require.InDelta(t, math.Abs(a-b)/2, s.LossSE, 1e-12) // n = 2: sd = |a−b|/√2, s.e. = sd/√2
+	require.Empty(t, s.Dirs, "no folder without Out")
+}
+
+func TestWordNetAvailable_ExplainsWhenMissing(t *testing.T) {
+	t.Setenv("PROTOLAB_WORDNET", filepath.Join(t.TempDir(), "nowhere"))
+	ok, why := WordNetAvailable()
+	require.False(t, ok)
+	require.Contains(t, why, "make wordnet")
+	_, err := RunCompare(Tiny(), "wordnet", Progress(nil))
+	require.ErrorContains(t, err, "wordnet")
+}
+
+func TestOutDirAndFigurePath(t *testing.T) {
+	t.Setenv("PROTOLAB_OUT", "/tmp/x")
+	require.Equal(t, "/tmp/x/runs/protot", OutDir("protot"))
+	require.Equal(t, "/tmp/x/figures/a.png", FigurePath("a.png"))
+	t.Setenv("PROTOLAB_PRESET", "tiny")
+	cfg, err := FromEnv()
+	require.NoError(t, err)
+	require.Equal(t, Tiny().Train.Steps, cfg.Train.Steps)
+	require.NoError(t, os.Unsetenv("PROTOLAB_OUT"))
+	require.Equal(t, filepath.Join("runs", "p"), OutDir("p"))
+}
+
+// TestRun_TinyStudy runs the whole study for one mixer, with WordNet missing: it is skipped with the reason and
+// the study is written to Out.
+func TestRun_TinyStudy(t *testing.T) {
+	t.Setenv("PROTOLAB_WORDNET", filepath.Join(t.TempDir(), "nowhere"))
+	cfg := Tiny()
+	cfg.Mixers = []string{"protot"}
+	cfg.Corpora = []string{"synthetic", "wordnet"}
+	cfg.Sweep = SweepConfig{Widths: []int{cfg.Model.Width}, Steps: []int{15, cfg.Train.Steps}}
+	cfg.Classify.Train.Steps, cfg.Classify.Train.WarmupSteps = 10, 1
+	cfg.Out = t.TempDir()
+	res, err := Run(cfg, Progress(nil))
+	require.NoError(t, err)
+	require.Len(t, res.Compare, 1)
+	require.Len(t, res.Skipped, 1)
+	require.Contains(t, res.Skipped[0], "wordnet: ")
+	require.Len(t, res.Sweep.Scores, 2)
+	require.True(t, res.Sweep.Scores[1].Runs[0].Cached, "the comparison's point")
+	require.Len(t, res.Generation.Rows, 2)
+	require.Len(t, res.Classify.Results, len(cfg.Classify.Tasks))
+	require.FileExists(t, filepath.Join(cfg.Out, StudyFile))
+	for _, phase := range []string{"compare", "sweep", "generate", "classify"} {
+		require.Contains(t, res.Provenance.Timings, phase)
+	}
+}
