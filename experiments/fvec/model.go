@@ -1,0 +1,197 @@
+package fvec
+
+import (
+	"math"
+	"slices"
+
+	"github.com/gomlx/gomlx/backends"
+	"github.com/gomlx/gomlx/pkg/core/dtypes"
+	"github.com/gomlx/gomlx/pkg/core/graph"
+	"github.com/gomlx/gomlx/pkg/core/tensors"
+	"github.com/gomlx/gomlx/pkg/ml/context"
+	"github.com/pkg/errors"
+
+	"github.com/protolab/protolab/layers/linattn"
+	"github.com/protolab/protolab/theory/prior"
+	"github.com/protolab/protolab/workbench/fit"
+	"github.com/protolab/protolab/workbench/run"
+)
+
+// evalChunk is the number of contexts per evaluation call (bounds the activations' memory; two shapes at most).
+const evalChunk = 500
+
+// squaredError returns ‖θ̂ − θ‖² per context: [B, D], [B, D] → [B].
+func squaredError(theta, target *graph.Node) *graph.Node {
+	return graph.ReduceSum(graph.Square(graph.Sub(theta, target)), 1)
+}
+
+// trained is one trained model with its evaluation executable (compiled once, reused for every batch).
+type trained struct {
+	cfg     linattn.Config
+	ctx     *context.Context
+	hist    *fit.History
+	seconds float64       // training wall time
+	eval    *context.Exec // x, y, θ, donor keys, mask → ‖θ̂ − θ‖² [B], workspace [B, M], keys [B, N, M]
+}
+
+// train fits one model on a Stream of fresh contexts from p with the loss of spec §5 (‖θ̂ − θ‖² per context,
+// averaged over the batch). With from non-nil (a smaller model of the same kind) the variables it has are copied
+// first (see grow). The step graph is compiled once by fit.Train.
+func train(backend backends.Backend, m linattn.Config, tc fit.Config, p prior.Prior, d DataConfig, seed uint64,
+	from *trained) (*trained, error) {
+	ctx := run.NewContext(seed)
+	tc.Seed = seed
+	model := func(ctx *context.Context, x, y *graph.Node) linattn.Output { return linattn.Model(ctx, m, x, y, nil) }
+	if from != nil {
+		if err := grow(backend, ctx, model, from, p.Dim(), d.Tokens); err != nil {
+			return nil, err
+		}
+		ctx = ctx.Checked(false) // the variables exist now; fit.Train's graph must reuse them
+	}
+	loss := func(ctx *context.Context, in []*graph.Node) *graph.Node {
+		return graph.ReduceAllMean(squaredError(model(ctx, in[0], in[1]).Theta, in[2]))
+	}
+	stream := &Stream{Prior: p, B: d.Batch, N: d.Tokens, S: d.LabelNoise, Seed: seed}
+	hist, err := fit.Train(backend, ctx, loss, stream, nil, tc, fit.Progress(nil))
+	if err != nil {
+		return nil, errors.WithMessagef(err, "training model %s with M=%d (seed %d)", m.Kind, m.Measurements, seed)
+	}
+	t := &trained{cfg: m, ctx: ctx, hist: hist}
+	if n := len(hist.Steps); n > 0 {
+		t.seconds = hist.Steps[n-1].Elapsed
+	}
+	t.eval, err = context.NewExec(backend, ctx.Reuse(), func(ctx *context.Context, in []*graph.Node) []*graph.Node {
+		out := linattn.Model(ctx, m, in[0], in[1], &linattn.Patch{Keys: in[3], Mask: in[4]})
+		return []*graph.Node{squaredError(out.Theta, in[2]), out.Workspace, out.Keys}
+	})
+	if err != nil {
+		return nil, errors.Wrap(err, "building the evaluation executable")
+	}
+	return t, nil
+}
+
+// grow creates the variables of model in ctx (by running it once on one context) and overwrites them with the
+// trained values of from: a variable of the same shape is copied; one whose leading axis grew (a readout's rows for
+// new channels, a new head of B) gets from's values in its leading rows and keeps its fresh initialisation in the
+// others; anything else stays fresh.
+func grow(backend backends.Backend, ctx *context.Context, model func(*context.Context, *graph.Node, *graph.Node) linattn.Output,
+	from *trained, D, N int) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = errors.Errorf("growing model %s from M=%d: %v", from.cfg.Kind, from.cfg.Measurements, r)
+		}
+	}()
+	x := tensors.FromShape(shapesOf(1, N, D))
+	y := tensors.FromShape(shapesOf(1, N))
+	context.MustExecOnce(backend, ctx, func(ctx *context.Context, x, y *graph.Node) *graph.Node { return model(ctx, x, y).Theta },
+		x, y)
+	for v := range ctx.IterVariables() {
+		if !v.Trainable {
+			continue
+		}
+		old := from.ctx.GetVariableByScopeAndName(v.Scope(), v.Name())
+		if old == nil {
+			continue
+		}
+		nd, od := v.Shape().Dimensions, old.Shape().Dimensions
+		switch {
+		case slices.Equal(nd, od):
+			v.MustSetValue(tensors.FromFlatDataAndDimensions(tensors.MustCopyFlatData[float32](old.MustValue()), nd...))
+		case len(nd) == len(od) && len(nd) > 0 && nd[0] > od[0] && slices.Equal(nd[1:], od[1:]):
+			flat := tensors.MustCopyFlatData[float32](v.MustValue())
+			copy(flat, tensors.MustCopyFlatData[float32](old.MustValue())) // leading rows: row-major layout
+			v.MustSetValue(tensors.FromFlatDataAndDimensions(flat, nd...))
+		}
+	}
+	return nil
+}
+
+// evalOut is what one evaluation pass returns.
+type evalOut struct {
+	se        []float64 // ‖θ̂ − θ‖² [B]
+	workspace []float64 // [B, M]
+	keys      []float32 // [B, N, M]
+}
+
+// run evaluates the model on a batch in chunks of evalChunk contexts. donor keys [B, N, M] and a mask [M] patch
+// the keys (nil: no patch).
+func (t *trained) run(b *Batch, donor, mask []float32) (evalOut, error) {
+	M := t.cfg.Measurements
+	if mask == nil {
+		mask = make([]float32, M)
+	}
+	var out evalOut
+	for lo := 0; lo < b.B; lo += evalChunk {
+		hi := min(lo+evalChunk, b.B)
+		c := b.Slice(lo, hi)
+		var dk []float32
+		if donor != nil {
+			dk = donor[lo*b.N*M : hi*b.N*M]
+		} else {
+			dk = make([]float32, (hi-lo)*b.N*M)
+		}
+		o, err := t.runChunk(c, dk, mask)
+		if err != nil {
+			return out, err
+		}
+		out.se = append(out.se, o.se...)
+		out.workspace = append(out.workspace, o.workspace...)
+		out.keys = append(out.keys, o.keys...)
+	}
+	return out, nil
+}
+
+func (t *trained) runChunk(b *Batch, donor, mask []float32) (out evalOut, err error) {
+	M := t.cfg.Measurements
+	defer func() {
+		if r := recover(); r != nil {
+			err = errors.Errorf("evaluating model %s (M=%d): %v", t.cfg.Kind, M, r)
+		}
+	}()
+	in := b.Tensors()
+	outs, err := t.eval.Exec(in[0], in[1], in[2], tensors.FromFlatDataAndDimensions(donor, b.B, b.N, M),
+		tensors.FromFlatDataAndDimensions(mask, M))
+	if err != nil {
+		return out, errors.Wrapf(err, "evaluating model %s (M=%d)", t.cfg.Kind, M)
+	}
+	out.se = toFloat64(outs[0])
+	out.workspace = toFloat64(outs[1])
+	out.keys = tensors.MustCopyFlatData[float32](outs[2])
+	for _, o := range outs {
+		o.FinalizeAll()
+	}
+	return out, nil
+}
+
+// toFloat64 copies a float32 or float64 tensor.
+func toFloat64(t *tensors.Tensor) []float64 {
+	if t.DType() == dtypes.Float64 {
+		return tensors.MustCopyFlatData[float64](t)
+	}
+	f := tensors.MustCopyFlatData[float32](t)
+	out := make([]float64, len(f))
+	for i, v := range f {
+		out[i] = float64(v)
+	}
+	return out
+}
+
+// meanStdErr returns the sample mean and its standard error (sample standard deviation over √n; NaN for n < 2).
+func meanStdErr(v []float64) (mean, se float64) {
+	n := float64(len(v))
+	if n == 0 {
+		return math.NaN(), math.NaN()
+	}
+	for _, x := range v {
+		mean += x
+	}
+	mean /= n
+	if n < 2 {
+		return mean, math.NaN()
+	}
+	ss := 0.0
+	for _, x := range v {
+		ss += (x - mean) * (x - mean)
+	}
+	return mean, math.Sqrt(ss / (n - 1) / n)
+}

@@ -1,0 +1,318 @@
+package fvec
+
+import (
+	"encoding/json"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/protolab/protolab/layers/linattn"
+	"github.com/protolab/protolab/theory/meanfield"
+	"github.com/protolab/protolab/theory/prior"
+	"github.com/protolab/protolab/workbench/run"
+)
+
+var (
+	tinyOnce sync.Once
+	tinyRes  *Result
+	tinyErr  error
+	tinyDir  string
+)
+
+// tinyResult runs the Tiny preset once per test binary (with Out in a temporary folder) and shares the result.
+func tinyResult(t *testing.T) (*Result, Config) {
+	t.Helper()
+	cfg := Tiny()
+	tinyOnce.Do(func() {
+		tinyDir, tinyErr = os.MkdirTemp("", "fvec-tiny-")
+		if tinyErr != nil {
+			return
+		}
+		cfg.Out = tinyDir
+		tinyRes, tinyErr = Run(cfg, Log(nil))
+	})
+	if tinyErr != nil {
+		t.Fatalf("Run(Tiny): %+v", tinyErr)
+	}
+	cfg.Out = tinyDir
+	return tinyRes, cfg
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if tinyDir != "" {
+		os.RemoveAll(tinyDir)
+	}
+	os.Exit(code)
+}
+
+// TestRun_TinyModelCMatchesLMMSE: a trained model C is the best linear readout of M linear keys, whose MSE on real
+// tokens is LMMSE with the per-node noise τ_n² (tree, spec §4.4) and the linear-key curve (Gaussian, eq. 4.4,
+// flat beyond M = D). Tolerance: 4 standard errors plus 3% of the value for the optimisation left after
+// linear_steps of Adam on batches of 32 noisy contexts (measured gap at Tiny: under 1.5%).
+func TestRun_TinyModelCMatchesLMMSE(t *testing.T) {
+	res, _ := tinyResult(t)
+	c := curve(res.Tree.Models, linattn.KindC)
+	if c == nil {
+		t.Fatal("no model C on the tree prior")
+	}
+	for i, m := range c.M {
+		want := res.Tree.Theory.LMMSETokens[m-1]
+		if tol := 4*c.StdErr[i] + 0.03*want; math.Abs(c.MSE[i]-want) > tol {
+			t.Errorf("tree, C at M=%d: MSE %.4f, LMMSE with per-node noise %.4f (|diff| > %.4f)", m, c.MSE[i], want, tol)
+		}
+	}
+	g := curve(res.Gaussian.Models, linattn.KindC)
+	for i, m := range g.M {
+		want := res.Gaussian.Theory.LinearKey[m-1]
+		if tol := 4*g.StdErr[i] + 0.03*want; math.Abs(g.MSE[i]-want) > tol {
+			t.Errorf("gaussian, C at M=%d: MSE %.4f, linear-key curve %.4f (|diff| > %.4f)", m, g.MSE[i], want, tol)
+		}
+	}
+}
+
+// TestRun_TinyPatching checks the patching protocol of spec §7 on the trained model A: layer 1's keys depend on x
+// only, which donor and target share, so patching layer 1 changes nothing, bit for bit; when the paths share the
+// prefix up to level j ≥ ℓ the donor's layer-ℓ keys differ only through the label noise of earlier statistics, so
+// ΔMSE is small; a donor from the other subtree at level 1 corrupts layer 2.
+func TestRun_TinyPatching(t *testing.T) {
+	res, cfg := tinyResult(t)
+	p := res.Patch(linattn.KindA)
+	if p == nil || p.Layers < 2 || len(p.Levels) != cfg.Data.Tree.Depth {
+		t.Fatalf("patch result %+v, want L ≥ 2 and K = %d levels", p, cfg.Data.Tree.Depth)
+	}
+	for j := range p.Levels {
+		if p.Delta[j][0] != 0 {
+			t.Errorf("ΔMSE(j=%d, ℓ=1) = %g, want exactly 0", j+1, p.Delta[j][0])
+		}
+	}
+	diverged := p.Delta[0][1]
+	if diverged <= 4*p.StdErr[0][1] {
+		t.Errorf("ΔMSE(j=1, ℓ=2) = %.4g ± %.2g: patching a layer after the divergence should hurt", diverged,
+			p.StdErr[0][1])
+	}
+	for j := 1; j < len(p.Levels); j++ { // j+1 ≥ 2 = ℓ
+		if d := p.Delta[j][1]; math.Abs(d) > 0.1*diverged+4*p.StdErr[j][1] {
+			t.Errorf("ΔMSE(j=%d, ℓ=2) = %.4g, want ≈ 0 (≤ 10%% of ΔMSE(1, 2) = %.4g plus 4 s.e.)", j+1, d, diverged)
+		}
+		if th := p.Theory[j][1]; th != 0 {
+			t.Errorf("theory ΔMSE(j=%d, ℓ=2) = %g, want exactly 0 with shared noise", j+1, th)
+		}
+	}
+}
+
+// TestRun_TinyVectorsAndChecks checks the function vectors and the result's plumbing: the first statistic
+// encodes the root bit, the result survives JSON, LoadOrRun reads it back instead of training, and the
+// provenance records the phases.
+func TestRun_TinyVectorsAndChecks(t *testing.T) {
+	res, cfg := tinyResult(t)
+	for _, v := range res.Vectors {
+		if acc := v.ProbeAccuracy[0][0]; acc < 0.9 {
+			t.Errorf("model %s: probe accuracy of b_1 from p_1 = %.3f, want ≥ 0.9", v.Kind, acc)
+		}
+	}
+	for _, name := range []string{"theory", "train_tree", "train_gaussian", "patch", "vectors"} {
+		if _, ok := res.Provenance.Timings[name]; !ok {
+			t.Errorf("provenance has no timing %q: %v", name, res.Provenance.Timings)
+		}
+	}
+	if len(res.Checks) == 0 {
+		t.Error("no checks")
+	}
+	loaded, err := LoadOrRun(cfg, Log(nil))
+	if err != nil {
+		t.Fatalf("LoadOrRun: %+v", err)
+	}
+	if !loaded.Provenance.Start.Equal(res.Provenance.Start) {
+		t.Errorf("LoadOrRun ran again (start %v, stored %v)", loaded.Provenance.Start, res.Provenance.Start)
+	}
+	a, _ := json.Marshal(res.Tree)
+	b, _ := json.Marshal(loaded.Tree)
+	if string(a) != string(b) {
+		t.Error("the tree result changed through result.json")
+	}
+	other := cfg
+	other.Seed++
+	if equalJSON(other, cfg) {
+		t.Error("equalJSON does not see a changed seed")
+	}
+}
+
+// TestChecks_FailWhenTheStudyBreaks feeds checks a result in which every claim is broken.
+func TestChecks_FailWhenTheStudyBreaks(t *testing.T) {
+	tree := prior.Tree{Depth: 4, Alpha: 0.6}
+	curves, err := meanfield.ComputeTreeCurves(meanfield.TreeCurveConfig{Prior: tree, Tokens: 32, LabelNoise: 0.1,
+		MaxMeasurements: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	flat := func(kind string, v float64) Curve {
+		return Curve{Kind: kind, M: []int{1, 2, 3}, MSE: []float64{v, v, v}, StdErr: []float64{1e-3, 1e-3, 1e-3}}
+	}
+	r := &Result{
+		Tree:    &TreeResult{Theory: curves, Models: []Curve{flat("a", 0.3), flat("b", 0.3), flat("c", 0.3)}},
+		Patches: []PatchResult{{Kind: "a", Levels: []int{1, 2}, Layers: 2, Delta: [][]float64{{0.01, 0.2}, {0, 0.2}}}},
+	}
+	for _, c := range checks(r) {
+		if c.Pass {
+			t.Errorf("check %q passed on a broken result (value %g)", c.Name, c.Value)
+		}
+	}
+	// And a healthy one passes the same checks.
+	good := func(kind string, v []float64) Curve {
+		return Curve{Kind: kind, M: []int{1, 2, 3}, MSE: v, StdErr: []float64{1e-3, 1e-3, 1e-3}}
+	}
+	r.Tree.Models = []Curve{good("a", []float64{0.5, 0.2, 0.07}), good("b", []float64{0.5, 0.3, 0.2}),
+		good("c", curves.LMMSETokens)}
+	r.Patches[0].Delta = [][]float64{{0, 0.2}, {0, 0.001}}
+	for _, c := range checks(r) {
+		if !c.Pass {
+			t.Errorf("check %q failed on a healthy result (value %g, want %s)", c.Name, c.Value, c.Want)
+		}
+	}
+}
+
+// TestGenerate_Tokens checks the data generator: y = θᵀx + s·ξ with θ the leaf's θ_σ, reproducible per seed.
+func TestGenerate_Tokens(t *testing.T) {
+	tree := prior.Tree{Depth: 3, Alpha: 0.6}
+	b := Generate(tree, 5, 7, 0, 3, "x")
+	theta := make([]float64, tree.Dim())
+	for i := 0; i < b.B; i++ {
+		tree.Theta(b.Leaves[i], theta)
+		for n := 0; n < b.N; n++ {
+			y := 0.0
+			for d := 0; d < b.D; d++ {
+				y += theta[d] * float64(b.X[(i*b.N+n)*b.D+d])
+				if float32(theta[d]) != b.Theta[i*b.D+d] {
+					t.Fatalf("context %d: θ[%d] = %g, leaf's θ = %g", i, d, b.Theta[i*b.D+d], theta[d])
+				}
+			}
+			if math.Abs(y-float64(b.Y[i*b.N+n])) > 1e-5 {
+				t.Fatalf("context %d, token %d: y = %g, θᵀx = %g (s = 0)", i, n, b.Y[i*b.N+n], y)
+			}
+		}
+	}
+	again := Generate(tree, 5, 7, 0, 3, "x")
+	if again.X[17] != b.X[17] || again.Leaves[4] != b.Leaves[4] {
+		t.Error("Generate is not reproducible for equal seeds")
+	}
+}
+
+// TestPatchPairs_ShareTokensAndPrefix checks spec §7's pairs: same x, same ξ, paths equal before level j, different
+// at j.
+func TestPatchPairs_ShareTokensAndPrefix(t *testing.T) {
+	tree := prior.Tree{Depth: 4, Alpha: 0.6}
+	const s = 0.3
+	for j := 1; j <= tree.Depth; j++ {
+		tg, dn := PatchPairs(tree, 20, 6, s, j, 9)
+		for i := 0; i < 20; i++ {
+			for k := 1; k <= tree.Depth; k++ {
+				same := tree.Bit(tg.Leaves[i], k) == tree.Bit(dn.Leaves[i], k)
+				if (k < j && !same) || (k == j && same) {
+					t.Fatalf("j=%d pair %d: bit %d of %04b and %04b", j, i, k, tg.Leaves[i], dn.Leaves[i])
+				}
+			}
+		}
+		for k := range tg.X {
+			if tg.X[k] != dn.X[k] {
+				t.Fatalf("j=%d: x differs at %d", j, k)
+			}
+		}
+		// y_t − θ_tᵀx = y_d − θ_dᵀx = s·ξ.
+		for i := 0; i < 20; i++ {
+			for n := 0; n < 6; n++ {
+				var rt, rd float64
+				rt, rd = float64(tg.Y[i*6+n]), float64(dn.Y[i*6+n])
+				for d := 0; d < tg.D; d++ {
+					x := float64(tg.X[(i*6+n)*tg.D+d])
+					rt -= float64(tg.Theta[i*tg.D+d]) * x
+					rd -= float64(dn.Theta[i*tg.D+d]) * x
+				}
+				if math.Abs(rt-rd) > 1e-5 {
+					t.Fatalf("j=%d pair %d token %d: noise %g vs %g", j, i, n, rt, rd)
+				}
+			}
+		}
+	}
+}
+
+// TestStream_RestoreReplays checks that Restore returns to a position: the batches after it repeat exactly.
+func TestStream_RestoreReplays(t *testing.T) {
+	s := &Stream{Prior: prior.NewGaussian(3), B: 2, N: 4, S: 0.1, Seed: 5}
+	s.Next()
+	st, _ := s.State()
+	first, _ := s.Next()
+	s.Next()
+	if err := s.Restore(st); err != nil {
+		t.Fatal(err)
+	}
+	again, _ := s.Next()
+	a, b := first[0].Value().([][][]float32), again[0].Value().([][][]float32)
+	if a[1][2][0] != b[1][2][0] || a[0][0][1] != b[0][0][1] {
+		t.Error("the batch after Restore differs")
+	}
+	if err := s.Restore([]byte("x")); err == nil || !strings.Contains(err.Error(), "Restore") {
+		t.Errorf("Restore of a bad state: %v", err)
+	}
+}
+
+func TestFitLogistic_SeparatesAndChances(t *testing.T) {
+	rng := run.RNG(1, "probe")
+	var x [][]float64
+	var y, noise []bool
+	for i := 0; i < 400; i++ {
+		v := []float64{rng.NormFloat64(), rng.NormFloat64()}
+		x = append(x, v)
+		y = append(y, 2*v[0]-v[1] > 0.3)
+		noise = append(noise, rng.IntN(2) == 1)
+	}
+	if acc := accuracy(fitLogistic(x[:200], y[:200]), x[200:], y[200:]); acc < 0.97 {
+		t.Errorf("separable labels: accuracy %.3f, want ≥ 0.97", acc)
+	}
+	if acc := accuracy(fitLogistic(x[:200], noise[:200]), x[200:], noise[200:]); math.Abs(acc-0.5) > 0.12 {
+		t.Errorf("random labels: accuracy %.3f, want ≈ 0.5", acc)
+	}
+}
+
+func TestConfig_PresetsAndValidate(t *testing.T) {
+	for _, name := range []string{"tiny", "small", "paper", ""} {
+		c, err := Preset(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := c.Validate(); err != nil {
+			t.Errorf("preset %q: %v", name, err)
+		}
+	}
+	if _, err := Preset("huge"); err == nil {
+		t.Error("unknown preset accepted")
+	}
+	c := Small()
+	if err := run.Override(&c, "sweep.tree_m=[1,3];model.hidden=8;data.tokens=16"); err != nil {
+		t.Fatal(err)
+	}
+	if c.Sweep.TreeM[1] != 3 || c.Model.Hidden != 8 || c.Data.Tokens != 16 {
+		t.Errorf("override not applied: %+v", c.Sweep.TreeM)
+	}
+	for key, mutate := range map[string]func(*Config){
+		"sweep.tree_m":      func(c *Config) { c.Sweep.TreeM = []int{2, 1} },
+		"sweep.tree_kinds":  func(c *Config) { c.Sweep.TreeKinds = []string{"z"} },
+		"sweep.seeds":       func(c *Config) { c.Sweep.Seeds = 0 },
+		"data.tokens":       func(c *Config) { c.Data.Tokens = 0 },
+		"sweep.patch_kinds": func(c *Config) { c.Sweep.PatchKinds = []string{"b"} },
+		"data.gaussian_dim": func(c *Config) { c.Data.GaussianDim = 1 },
+		"model":             func(c *Config) { c.Model.Hidden = 0 },
+	} {
+		c := Small()
+		mutate(&c)
+		if err := c.Validate(); err == nil || !strings.Contains(err.Error(), key) {
+			t.Errorf("%s: Validate() = %v, want an error naming it", key, err)
+		}
+	}
+	if filepath.Base(ResultFile) != ResultFile {
+		t.Error("ResultFile must be a bare name")
+	}
+}

@@ -1,0 +1,380 @@
+package linattn
+
+import (
+	"fmt"
+	"math"
+
+	. "github.com/gomlx/gomlx/pkg/core/graph"
+	"github.com/gomlx/gomlx/pkg/core/shapes"
+	"github.com/gomlx/gomlx/pkg/ml/context"
+	"github.com/gomlx/gomlx/pkg/ml/context/initializers"
+	"github.com/pkg/errors"
+)
+
+// Scope is the sub-scope Model creates its variables in.
+const Scope = "linattn"
+
+// Scope and variable names below Scope (doc.go lists their shapes).
+const (
+	ScopeReadout = "readout"
+	ScopeHeads   = "heads"
+	ScopeKey     = "key"
+	ScopeQuery   = "query"
+	VarQ         = "q"
+	VarWX        = "w_x"
+	VarWP        = "w_p"
+	VarW1        = "w_1"
+	VarB1        = "b_1"
+	VarW2        = "w_2"
+	VarB2        = "b_2"
+	VarW         = "w"
+)
+
+// LayerScope returns the scope name of layer ℓ (1-based) of models A and A′: "layer_01", "layer_02", ….
+func LayerScope(l int) string { return fmt.Sprintf("layer_%02d", l) }
+
+// Output holds what a model computes for a batch of contexts.
+type Output struct {
+	// Theta is θ̂ [B, D].
+	Theta *Node
+	// Workspace is p = (φ_1 … φ_M) [B, M]. For the deep models A and A′, p_ℓ (the function vector after layer ℓ)
+	// is its first ℓ columns.
+	Workspace *Node
+	// Keys are k [B, N, M]: Keys[b, i, m] is the scalar key of token i in layer m (A, A′) or channel m (B, C),
+	// after patching.
+	Keys *Node
+}
+
+// Patch replaces keys by donor keys before the statistics are taken, eq. (7).
+type Patch struct {
+	// Keys are the donor keys [B, N, M], e.g. Output.Keys of a donor run on the same x.
+	Keys *Node
+	// Mask is [M] or [B, M], of the keys' dtype: 1 replaces layer (channel) m's keys by the donor's, 0 keeps them;
+	// values in between interpolate.
+	Mask *Node
+}
+
+// MLPWeights are the weights of an MLP of eq. (2) mapping R^In to R^Out: W1 [In, H], B1 [H], W2 [H, Out], B2 [Out].
+type MLPWeights struct{ W1, B1, W2, B2 *Node }
+
+// KeyWeights are the weights of MLP_ℓ of model A, eq. (3), with the first linear map split into the blocks acting
+// on x and on p_{ℓ−1}: Wx [D, H], Wp [ℓ−1, H] (nil for ℓ = 1), B1 [H], W2 [H], B2 [] (a scalar).
+type KeyWeights struct{ Wx, Wp, B1, W2, B2 *Node }
+
+// HeadWeights are the weights of the M key MLPs of model B, eq. (5): W1 [M, D, H], B1 [M, H], W2 [M, H], B2 [M].
+type HeadWeights struct{ W1, B1, W2, B2 *Node }
+
+// Activate applies the named activation (GELU or ReLU) elementwise. Panics on an unknown name.
+func Activate(x *Node, name string) *Node {
+	switch name {
+	case GELU:
+		// x·Φ(x), Φ(x) = ½(1 + erf(x/√2)).
+		return Mul(x, MulScalar(AddScalar(Erf(MulScalar(x, 1/math.Sqrt2)), 1), 0.5))
+	case ReLU:
+		return Max(x, ZerosLike(x))
+	}
+	panic(errors.Errorf("linattn.Activate: activation %q, want %q or %q", name, GELU, ReLU))
+}
+
+// MLP applies eq. (2) to u [B, In] → [B, Out]. Panics on mismatched weight shapes.
+func MLP(u *Node, w MLPWeights, act string) *Node {
+	if u.Rank() != 2 || w.W1.Rank() != 2 || w.W2.Rank() != 2 || w.W1.Shape().Dim(0) != u.Shape().Dim(1) ||
+		w.W2.Shape().Dim(0) != w.W1.Shape().Dim(1) {
+		panic(errors.Errorf("linattn.MLP: u.shape=%s, w_1.shape=%s, w_2.shape=%s: want [B, In], [In, H], [H, Out]",
+			u.Shape(), w.W1.Shape(), w.W2.Shape()))
+	}
+	B, H, Out := u.Shape().Dim(0), w.W1.Shape().Dim(1), w.W2.Shape().Dim(1)
+	h := Activate(Add(Dot(u, w.W1), BroadcastToDims(InsertAxes(w.B1, 0), B, H)), act) // [B, H]
+	h.AssertDims(B, H)
+	out := Add(Dot(h, w.W2), BroadcastToDims(InsertAxes(w.B2, 0), B, Out))
+	out.AssertDims(B, Out)
+	return out
+}
+
+// Statistic is eq. (1): keys [B, N, M], y [B, N] → φ [B, M] with φ[b, m] = (1/N) Σ_i keys[b, i, m]·y[b, i].
+// Panics on mismatched shapes.
+func Statistic(keys, y *Node) *Node {
+	if keys.Rank() != 3 || y.Rank() != 2 || keys.Shape().Dim(0) != y.Shape().Dim(0) ||
+		keys.Shape().Dim(1) != y.Shape().Dim(1) {
+		panic(errors.Errorf("linattn.Statistic: keys.shape=%s, y.shape=%s: want [B, N, M] and [B, N]",
+			keys.Shape(), y.Shape()))
+	}
+	B, N, M := keys.Shape().Dim(0), keys.Shape().Dim(1), keys.Shape().Dim(2)
+	// An explicit broadcast and a reduction: cheaper on the pure-Go backend than a batched DotGeneral.
+	yb := BroadcastToDims(Reshape(y, B, N, 1), B, N, M)
+	return MulScalar(ReduceSum(Mul(keys, yb), 1), 1/float64(N))
+}
+
+// checkTokens returns B, N, D of x [B, N, D] and y [B, N], panicking (naming fn) otherwise.
+func checkTokens(fn string, x, y *Node) (B, N, D int) {
+	if x.Rank() != 3 || y.Rank() != 2 || x.Shape().Dim(0) != y.Shape().Dim(0) || x.Shape().Dim(1) != y.Shape().Dim(1) ||
+		x.DType() != y.DType() {
+		panic(errors.Errorf("linattn.%s: x.shape=%s, y.shape=%s: want [B, N, D] and [B, N] of one dtype",
+			fn, x.Shape(), y.Shape()))
+	}
+	return x.Shape().Dim(0), x.Shape().Dim(1), x.Shape().Dim(2)
+}
+
+// patchMask returns the patch mask as [B|1, M], checking the patch against keys of shape [B, N, M]; nil patch → nil.
+func patchMask(fn string, p *Patch, B, N, M int) *Node {
+	if p == nil {
+		return nil
+	}
+	if p.Keys == nil || p.Mask == nil {
+		panic(errors.Errorf("linattn.%s: a Patch needs both Keys and Mask", fn))
+	}
+	if !p.Keys.Shape().Equal(shapes.Make(p.Keys.DType(), B, N, M)) {
+		panic(errors.Errorf("linattn.%s: patch keys shape=%s, want [B=%d, N=%d, M=%d]", fn, p.Keys.Shape(), B, N, M))
+	}
+	mask := p.Mask
+	switch {
+	case mask.Rank() == 1 && mask.Shape().Dim(0) == M:
+		return Reshape(mask, 1, M)
+	case mask.Rank() == 2 && mask.Shape().Dim(0) == B && mask.Shape().Dim(1) == M:
+		return mask
+	}
+	panic(errors.Errorf("linattn.%s: patch mask shape=%s, want [M=%d] or [B=%d, M]", fn, mask.Shape(), M, B))
+}
+
+// patchAll applies eq. (7) to every channel at once: keys [B, N, M], mask [B|1, M].
+func patchAll(keys, donor, mask *Node) *Node {
+	if mask == nil {
+		return keys
+	}
+	m := InsertAxes(mask, 1) // [B|1, 1, M]
+	return Add(keys, Mul(m, Sub(donor, keys)))
+}
+
+// ForwardA is model A, eqs. (3)–(4): x [B, N, D], y [B, N] → Output with L = len(layers) layers. layers[ℓ−1] holds
+// the weights of MLP_ℓ (Wp nil for ℓ = 1, [ℓ−1, H] after); readout maps R^L → R^D. The workspace enters every MLP
+// multiplied by gain (eq. 8). A non-nil patch replaces layer ℓ's keys by the donor's where its mask is 1, before φ_ℓ
+// is taken, so later layers read the corrupted workspace. Panics on bad shapes.
+func ForwardA(x, y *Node, layers []KeyWeights, readout MLPWeights, act string, gain float64, patch *Patch) Output {
+	B, N, D := checkTokens("ForwardA", x, y)
+	L := len(layers)
+	if L == 0 {
+		panic(errors.New("linattn.ForwardA: no layers"))
+	}
+	mask := patchMask("ForwardA", patch, B, N, L)
+	x2 := Reshape(x, B*N, D) // 2-D products are the fast path of the pure-Go backend
+	keys := make([]*Node, L)
+	phis := make([]*Node, L)
+	for l := 1; l <= L; l++ {
+		w := layers[l-1]
+		if w.Wx.Rank() != 2 || w.Wx.Shape().Dim(0) != D || w.B1.Rank() != 1 || w.W2.Rank() != 1 || !w.B2.IsScalar() ||
+			(l == 1) != (w.Wp == nil) {
+			panic(errors.Errorf("linattn.ForwardA: layer %d weights w_x=%s, b_1=%s, w_2=%s, b_2=%s, w_p present=%v: "+
+				"want [D=%d, H], [H], [H], [], and w_p only after layer 1", l, w.Wx.Shape(), w.B1.Shape(),
+				w.W2.Shape(), w.B2.Shape(), w.Wp != nil, D))
+		}
+		H := w.Wx.Shape().Dim(1)
+		bias := Reshape(w.B1, 1, H) // [1, H]
+		if l > 1 {
+			if w.Wp.Rank() != 2 || w.Wp.Shape().Dim(0) != l-1 || w.Wp.Shape().Dim(1) != H {
+				panic(errors.Errorf("linattn.ForwardA: layer %d w_p.shape=%s, want [%d, H=%d]", l, w.Wp.Shape(), l-1, H))
+			}
+			prev := MulScalar(Stack(phis[:l-1], 1), gain) // g·p_{ℓ−1}: [B, ℓ−1]
+			bias = Add(Dot(prev, w.Wp), bias)             // [B, H]: the p-block of the first layer, per context
+		}
+		bias = BroadcastToDims(Reshape(bias, bias.Shape().Dim(0), 1, H), B, N, H) // shared by the context's tokens
+		pre := Add(Reshape(Dot(x2, w.Wx), B, N, H), bias)
+		h := Activate(pre, act) // [B, N, H]
+		h.AssertDims(B, N, H)
+		k := Add(Reshape(Dot(Reshape(h, B*N, H), Reshape(w.W2, H, 1)), B, N), w.B2) // [B, N]
+		keys[l-1] = patchLayer(k, patch, mask, l)
+		phis[l-1] = channel(keys[l-1], y)
+	}
+	p := Stack(phis, 1) // [B, L]
+	theta := MLP(MulScalar(p, gain), readout, act)
+	theta.AssertDims(B, readout.W2.Shape().Dim(1))
+	return Output{Theta: theta, Workspace: p, Keys: Stack(keys, 2)}
+}
+
+// patchLayer applies eq. (7) to the keys k [B, N] of layer l (1-based); mask is [B|1, L] or nil.
+func patchLayer(k *Node, patch *Patch, mask *Node, l int) *Node {
+	if mask == nil {
+		return k
+	}
+	B, N := k.Shape().Dim(0), k.Shape().Dim(1)
+	ml := Slice(mask, AxisRange(), AxisElem(l-1))                                      // [B|1, 1]
+	donor := Reshape(Slice(patch.Keys, AxisRange(), AxisRange(), AxisElem(l-1)), B, N) // [B, N]
+	k = Add(k, Mul(ml, Sub(donor, k)))
+	k.AssertDims(B, N)
+	return k
+}
+
+// channel is eq. (1) for one channel: keys k [B, N], y [B, N] → φ [B].
+func channel(k, y *Node) *Node {
+	return MulScalar(ReduceSum(Mul(k, y), 1), 1/float64(k.Shape().Dim(1)))
+}
+
+// ForwardAPrime is model A′ of spec §5, eq. (9): x [B, N, D], y [B, N] → Output with L = len(queries) + 1 layers.
+// Layer 1's query is q1 [D]; layer ℓ ≥ 2's is queries[ℓ−2] applied to g·p_{ℓ−1} (an MLP R^{ℓ−1} → R^D). The keys
+// reported (and patched) are the scalar channel keys q_ℓᵀx_i, so key patching is query patching. Panics on bad
+// shapes.
+func ForwardAPrime(x, y, q1 *Node, queries []MLPWeights, readout MLPWeights, act string, gain float64,
+	patch *Patch) Output {
+	B, N, D := checkTokens("ForwardAPrime", x, y)
+	if !q1.Shape().Equal(shapes.Make(x.DType(), D)) {
+		panic(errors.Errorf("linattn.ForwardAPrime: q_1.shape=%s, want [D=%d]", q1.Shape(), D))
+	}
+	L := len(queries) + 1
+	mask := patchMask("ForwardAPrime", patch, B, N, L)
+	keys := make([]*Node, L)
+	phis := make([]*Node, L)
+	for l := 1; l <= L; l++ {
+		var q *Node
+		if l == 1 {
+			q = BroadcastToDims(Reshape(q1, 1, D), B, D)
+		} else {
+			q = MLP(MulScalar(Stack(phis[:l-1], 1), gain), queries[l-2], act) // [B, D]
+		}
+		q.AssertDims(B, D)
+		k := Einsum("bnd,bd->bn", x, q) // [B, N]: the channel key q_ℓᵀx_i
+		keys[l-1] = patchLayer(k, patch, mask, l)
+		phis[l-1] = channel(keys[l-1], y)
+	}
+	p := Stack(phis, 1) // [B, L]
+	theta := MLP(MulScalar(p, gain), readout, act)
+	return Output{Theta: theta, Workspace: p, Keys: Stack(keys, 2)}
+}
+
+// ForwardB is model B, eq. (5): x [B, N, D], y [B, N] → Output with M heads; readout maps R^M → R^D and reads the
+// workspace multiplied by gain (eq. 8). Panics on bad shapes.
+func ForwardB(x, y *Node, heads HeadWeights, readout MLPWeights, act string, gain float64, patch *Patch) Output {
+	B, N, D := checkTokens("ForwardB", x, y)
+	if heads.W1.Rank() != 3 || heads.W1.Shape().Dim(1) != D {
+		panic(errors.Errorf("linattn.ForwardB: w_1.shape=%s, want [M, D=%d, H]", heads.W1.Shape(), D))
+	}
+	M, H := heads.W1.Shape().Dim(0), heads.W1.Shape().Dim(2)
+	if !heads.B1.Shape().Equal(shapes.Make(heads.B1.DType(), M, H)) ||
+		!heads.W2.Shape().Equal(shapes.Make(heads.W2.DType(), M, H)) ||
+		!heads.B2.Shape().Equal(shapes.Make(heads.B2.DType(), M)) {
+		panic(errors.Errorf("linattn.ForwardB: b_1=%s, w_2=%s, b_2=%s, want [M=%d, H=%d], [M, H], [M]",
+			heads.B1.Shape(), heads.W2.Shape(), heads.B2.Shape(), M, H))
+	}
+	mask := patchMask("ForwardB", patch, B, N, M)
+	w1 := Reshape(TransposeAllAxes(heads.W1, 1, 0, 2), D, M*H) // [D, M·H]: all heads in one product
+	pre := Add(Dot(Reshape(x, B*N, D), w1), BroadcastToDims(Reshape(heads.B1, 1, M*H), B*N, M*H))
+	h := Reshape(Activate(pre, act), B*N, M, H)
+	w2 := BroadcastToDims(Reshape(heads.W2, 1, M, H), B*N, M, H)
+	keys := Reshape(Add(ReduceSum(Mul(h, w2), 2), BroadcastToDims(Reshape(heads.B2, 1, M), B*N, M)), B, N, M)
+	keys = patchAll(keys, patchKeys(patch), mask)
+	keys.AssertDims(B, N, M)
+	phi := Statistic(keys, y) // [B, M]
+	theta := MLP(MulScalar(phi, gain), readout, act)
+	return Output{Theta: theta, Workspace: phi, Keys: keys}
+}
+
+// ForwardC is model C, eq. (6): x [B, N, D], y [B, N], wk [M, D], wo [D, M] → Output with θ̂ = W_O φ. Panics on bad
+// shapes.
+func ForwardC(x, y, wk, wo *Node, patch *Patch) Output {
+	B, N, D := checkTokens("ForwardC", x, y)
+	if wk.Rank() != 2 || wk.Shape().Dim(1) != D || wo.Rank() != 2 || wo.Shape().Dim(0) != D ||
+		wo.Shape().Dim(1) != wk.Shape().Dim(0) {
+		panic(errors.Errorf("linattn.ForwardC: w_k.shape=%s, w_o.shape=%s: want [M, D=%d] and [D, M]",
+			wk.Shape(), wo.Shape(), D))
+	}
+	M := wk.Shape().Dim(0)
+	mask := patchMask("ForwardC", patch, B, N, M)
+	keys := Reshape(DotGeneral(Reshape(x, B*N, D), []int{1}, nil, wk, []int{1}, nil), B, N, M) // [B, N, M]
+	keys = patchAll(keys, patchKeys(patch), mask)
+	phi := Statistic(keys, y)                                  // [B, M]
+	theta := DotGeneral(phi, []int{1}, nil, wo, []int{1}, nil) // [B, D]
+	theta.AssertDims(B, D)
+	return Output{Theta: theta, Workspace: phi, Keys: keys}
+}
+
+// patchKeys returns the donor keys of p, or nil.
+func patchKeys(p *Patch) *Node {
+	if p == nil {
+		return nil
+	}
+	return p.Keys
+}
+
+// Model creates (or reuses) the variables of the model cfg selects under ctx.In(Scope) and runs it on x [B, N, D],
+// y [B, N]; θ̂ has dimension D. patch may be nil. Panics if cfg is invalid or on bad shapes.
+func Model(ctx *context.Context, cfg Config, x, y *Node, patch *Patch) Output {
+	if err := cfg.Validate(); err != nil {
+		panic(err)
+	}
+	_, _, D := checkTokens("Model", x, y)
+	ctx = ctx.In(Scope)
+	M := cfg.Measurements
+	var out Output
+	switch cfg.Kind {
+	case KindA:
+		keys := make([]KeyWeights, M)
+		for l := 1; l <= M; l++ {
+			kc := ctx.In(LayerScope(l)).In(ScopeKey)
+			fanIn := D + l - 1
+			w := KeyWeights{
+				Wx: weight(kc, cfg, VarWX, fanIn, x, D, cfg.Hidden),
+				B1: bias(kc, VarB1, x, cfg.Hidden),
+				W2: weight(kc, cfg, VarW2, cfg.Hidden, x, cfg.Hidden),
+				B2: bias(kc, VarB2, x),
+			}
+			if l > 1 {
+				w.Wp = weight(kc, cfg, VarWP, fanIn, x, l-1, cfg.Hidden)
+			}
+			keys[l-1] = w
+		}
+		out = ForwardA(x, y, keys, readoutWeights(ctx, cfg, x, D), cfg.Activation, cfg.Gain(), patch)
+	case KindB:
+		hc := ctx.In(ScopeHeads)
+		heads := HeadWeights{
+			W1: weight(hc, cfg, VarW1, D, x, M, D, cfg.Hidden),
+			B1: bias(hc, VarB1, x, M, cfg.Hidden),
+			W2: weight(hc, cfg, VarW2, cfg.Hidden, x, M, cfg.Hidden),
+			B2: bias(hc, VarB2, x, M),
+		}
+		out = ForwardB(x, y, heads, readoutWeights(ctx, cfg, x, D), cfg.Activation, cfg.Gain(), patch)
+	case KindAPrime:
+		q1 := weight(ctx.In(LayerScope(1)).In(ScopeQuery), cfg, VarQ, D, x, D)
+		queries := make([]MLPWeights, M-1)
+		for l := 2; l <= M; l++ {
+			qc := ctx.In(LayerScope(l)).In(ScopeQuery)
+			queries[l-2] = MLPWeights{
+				W1: weight(qc, cfg, VarW1, l-1, x, l-1, cfg.Hidden),
+				B1: bias(qc, VarB1, x, cfg.Hidden),
+				W2: weight(qc, cfg, VarW2, cfg.Hidden, x, cfg.Hidden, D),
+				B2: bias(qc, VarB2, x, D),
+			}
+		}
+		out = ForwardAPrime(x, y, q1, queries, readoutWeights(ctx, cfg, x, D), cfg.Activation, cfg.Gain(), patch)
+	case KindC:
+		wk := weight(ctx.In(ScopeKey), cfg, VarW, D, x, M, D)
+		wo := weight(ctx.In(ScopeReadout), cfg, VarW, M, x, D, M)
+		out = ForwardC(x, y, wk, wo, patch)
+	}
+	out.Theta.AssertDims(x.Shape().Dim(0), D)
+	out.Workspace.AssertDims(x.Shape().Dim(0), M)
+	return out
+}
+
+// readoutWeights creates the readout MLP R^M → R^D of models A and B.
+func readoutWeights(ctx *context.Context, cfg Config, like *Node, D int) MLPWeights {
+	rc := ctx.In(ScopeReadout)
+	M, H := cfg.Measurements, cfg.OutHidden()
+	return MLPWeights{
+		W1: weight(rc, cfg, VarW1, M, like, M, H),
+		B1: bias(rc, VarB1, like, H),
+		W2: weight(rc, cfg, VarW2, H, like, H, D),
+		B2: bias(rc, VarB2, like, D),
+	}
+}
+
+// weight returns the variable name of the given dims in like's dtype, initialised from N(0, InitScale/fanIn).
+func weight(ctx *context.Context, cfg Config, name string, fanIn int, like *Node, dims ...int) *Node {
+	std := math.Sqrt(cfg.InitScale / float64(fanIn))
+	v := ctx.WithInitializer(initializers.RandomNormalFn(ctx, std)).
+		VariableWithShape(name, shapes.Make(like.DType(), dims...))
+	return v.ValueGraph(like.Graph())
+}
+
+// bias returns the zero-initialised variable name of the given dims in like's dtype.
+func bias(ctx *context.Context, name string, like *Node, dims ...int) *Node {
+	v := ctx.WithInitializer(initializers.Zero).VariableWithShape(name, shapes.Make(like.DType(), dims...))
+	return v.ValueGraph(like.Graph())
+}
