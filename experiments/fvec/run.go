@@ -135,6 +135,9 @@ func Run(cfg Config, opts ...Option) (*Result, error) {
 	s.res.Checks = checks(s.res)
 	prov.Finish()
 	if cfg.Out != "" {
+		if err := os.MkdirAll(cfg.Out, 0o755); err != nil {
+			return nil, errors.Wrapf(err, "fvec: creating the output folder %s", cfg.Out)
+		}
 		if err := store.SaveJSON(filepath.Join(cfg.Out, ResultFile), s.res); err != nil {
 			return nil, err
 		}

@@ -27,10 +27,12 @@ func tinyResult(t *testing.T) (*Result, Config) {
 	t.Helper()
 	cfg := Tiny()
 	tinyOnce.Do(func() {
-		tinyDir, tinyErr = os.MkdirTemp("", "fvec-tiny-")
+		var parent string
+		parent, tinyErr = os.MkdirTemp("", "fvec-tiny-")
 		if tinyErr != nil {
 			return
 		}
+		tinyDir = filepath.Join(parent, "out") // not created yet: Run must create it
 		cfg.Out = tinyDir
 		tinyRes, tinyErr = Run(cfg, Log(nil))
 	})
