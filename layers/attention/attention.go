@@ -9,6 +9,8 @@ import (
 	"github.com/gomlx/gomlx/pkg/ml/context"
 	"github.com/gomlx/gomlx/pkg/ml/context/initializers"
 	"github.com/pkg/errors"
+
+	"github.com/protolab/protolab/layers/hook"
 )
 
 // Scope is the name of the sub-scope Mixer and Step create their variables in.
@@ -88,14 +90,14 @@ func Attend(q, k, v, mask *Node) *Node {
 		panic(errors.Errorf("attention.Attend: q.shape=%s, want [B, T, H, D_h]", q.Shape()))
 	}
 	B, T, H, Dh := q.Shape().Dim(0), q.Shape().Dim(1), q.Shape().Dim(2), q.Shape().Dim(3)
-	out := attend(q, k, v, 1, 2, mask) // [B, Hkv, T, G, D_h]
+	out, _ := attend(q, k, v, 1, 2, mask) // [B, Hkv, T, G, D_h]
 	return Reshape(TransposeAllAxes(out, 0, 2, 1, 3, 4), B, T, H, Dh)
 }
 
 // attend computes attention with k and v in either layout: [B, S, H_kv, D_h] (seqAxis=1, headAxis=2, the
 // layout of a projection) or [B, H_kv, S, D_h] (seqAxis=2, headAxis=1, the KV cache). It returns
-// [B, H_kv, T, G, D_h], the natural output order of the second DotGeneral.
-func attend(q, k, v *Node, seqAxis, headAxis int, mask *Node) *Node {
+// [B, H_kv, T, G, D_h], the natural output order of the second DotGeneral, and the weights [B, H_kv, T, G, S].
+func attend(q, k, v *Node, seqAxis, headAxis int, mask *Node) (out, probs *Node) {
 	B, T, H, Dh := q.Shape().Dim(0), q.Shape().Dim(1), q.Shape().Dim(2), q.Shape().Dim(3)
 	if k.Rank() != 4 || !k.Shape().Equal(v.Shape()) || k.Shape().Dim(0) != B || k.Shape().Dim(3) != Dh ||
 		k.DType() != q.DType() {
@@ -114,10 +116,35 @@ func attend(q, k, v *Node, seqAxis, headAxis int, mask *Node) *Node {
 		full := expandMask(mask, B, H, Hkv, T, S)
 		logits = Where(full, logits, Scalar(q.Graph(), q.DType(), maskedLogit(q.DType())))
 	}
-	probs := Softmax(logits, -1)
-	out := DotGeneral(probs, []int{4}, []int{0, 1}, v, []int{seqAxis}, []int{0, headAxis}) // [B, Hkv, T, G, D_h]
+	probs = Softmax(logits, -1)
+	out = DotGeneral(probs, []int{4}, []int{0, 1}, v, []int{seqAxis}, []int{0, headAxis}) // [B, Hkv, T, G, D_h]
 	out.AssertDims(B, Hkv, T, G, Dh)
-	return out
+	return out, probs
+}
+
+// Probe names of the attention layer (layers/hook), relative to its scope ("block_01.attention.z"). In Step
+// T = 1 and S is the cache's capacity (weights beyond the position are 0).
+const (
+	ProbePattern = "pattern" // [B, H, T, S]: attention weights (observe only)
+	ProbeZ       = "z"       // [B, T, H, D_h]: each head's output before the output projection (patchable)
+)
+
+// emitHeads reports the weights and head outputs of attend to layers/hook when a hook is attached to the graph
+// and returns out, replaced by the hook's ProbeZ result when it patches it. ctx is the layer's scope; nil
+// (Mix, Attend) emits nothing.
+func emitHeads(ctx *context.Context, out, probs *Node) *Node {
+	if ctx == nil || !hook.Active(out.Graph()) {
+		return out
+	}
+	B, Hkv, T, G, Dh := out.Shape().Dim(0), out.Shape().Dim(1), out.Shape().Dim(2), out.Shape().Dim(3), out.Shape().Dim(4)
+	S := probs.Shape().Dim(4)
+	hook.Observe(ctx, ProbePattern, Reshape(TransposeAllAxes(probs, 0, 1, 3, 2, 4), B, Hkv*G, T, S))
+	z := Reshape(TransposeAllAxes(out, 0, 2, 1, 3, 4), B, T, Hkv*G, Dh)
+	z2 := hook.Emit(ctx, ProbeZ, z)
+	if z2 == z {
+		return out
+	}
+	return TransposeAllAxes(Reshape(z2, B, T, Hkv, G, Dh), 0, 2, 1, 3, 4)
 }
 
 // maskedLogit is the logit given to masked positions: finite, so that a fully masked row gives uniform weights
@@ -233,13 +260,19 @@ func checkInput(name string, cfg Config, x *Node) {
 // x [B, T, D], wq [D, H·D_h], wk and wv [D, H_kv·D_h], wo [H·D_h, D] → [B, T, D]. Positions are 0…T−1.
 // Panics if cfg.Validate(D) fails or a shape does not match.
 func Mix(x, wq, wk, wv, wo *Node, cfg Config) *Node {
+	return mix(nil, x, wq, wk, wv, wo, cfg)
+}
+
+// mix is Mix, emitting the probes under ctx (the layer's scope) when ctx is not nil.
+func mix(ctx *context.Context, x, wq, wk, wv, wo *Node, cfg Config) *Node {
 	checkInput("Mix", cfg, x)
 	g := x.Graph()
 	B, T, D := x.Shape().Dim(0), x.Shape().Dim(1), x.Shape().Dim(2)
 	q, k, v := project(cfg, x, wq, wk, wv, wo)
 	positions := Iota(g, shapes.Make(dtypes.Int32, T), 0)
 	q, k = RoPE(q, positions, cfg.RoPEBase), RoPE(k, positions, cfg.RoPEBase)
-	y := outputProjection(attend(q, k, v, 1, 2, CausalMask(g, T)), wo)
+	out, probs := attend(q, k, v, 1, 2, CausalMask(g, T))
+	y := outputProjection(emitHeads(ctx, out, probs), wo)
 	y.AssertDims(B, T, D)
 	return y
 }
@@ -251,7 +284,7 @@ func Mixer(ctx *context.Context, cfg Config, x *Node) *Node {
 	checkInput("Mixer", cfg, x)
 	g := x.Graph()
 	wq, wk, wv, wo := weights(ctx, cfg, x.Shape().Dim(2), x.DType())
-	return Mix(x, wq.ValueGraph(g), wk.ValueGraph(g), wv.ValueGraph(g), wo.ValueGraph(g), cfg)
+	return mix(ctx.In(Scope), x, wq.ValueGraph(g), wk.ValueGraph(g), wv.ValueGraph(g), wo.ValueGraph(g), cfg)
 }
 
 // CacheShapes returns the shapes of the key and value caches of one attention layer: [B, H_kv, S, D_h] each,
@@ -298,7 +331,8 @@ func Step(ctx *context.Context, cfg Config, x, pos, kCache, vCache *Node) (y, kC
 	vCache2 = Where(here, BroadcastToDims(Reshape(v, B, Hkv, 1, Dh), B, Hkv, S, Dh), vCache)
 
 	visible := Reshape(LessOrEqual(seq, pos), 1, S) // [T=1, S]
-	y = outputProjection(attend(q, kCache2, vCache2, 2, 1, visible), wo)
+	out, probs := attend(q, kCache2, vCache2, 2, 1, visible)
+	y = outputProjection(emitHeads(ctx.In(Scope), out, probs), wo)
 	y.AssertDims(B, 1, D)
 	return y, kCache2, vCache2
 }

@@ -10,6 +10,8 @@ import (
 	"github.com/gomlx/gomlx/pkg/ml/context"
 	"github.com/gomlx/gomlx/pkg/ml/context/initializers"
 	"github.com/pkg/errors"
+
+	"github.com/protolab/protolab/layers/hook"
 )
 
 // Scope and variable names. They are checkpoint and safetensors names: renaming one breaks saved models.
@@ -140,17 +142,37 @@ func (m *model) ffn(ctx *context.Context, x *Node) *Node {
 
 // block is one pre-norm residual block, h + mix(RMSNorm(h)) then h + FFN(RMSNorm(h)) (the FFN half is absent
 // with DropFFN); mix is the mixer's Forward or Step.
+//
+// Its probe points (layers/hook), under the block's scope, each patchable: ProbeResidPre, ProbeNorm1,
+// ProbeResidMid, ProbeNorm2, ProbeFFNOut and ProbeResidPost (the mixer emits its own, e.g. "protot.mix_out").
 func (m *model) block(ctx *context.Context, h *Node, mix func(x *Node) *Node) *Node {
-	h = Add(h, mix(m.rmsNorm(ctx, ScopeAttnNorm, h)))
-	if m.cfg.DropFFN {
-		return h
+	h = hook.Emit(ctx, ProbeResidPre, h)
+	h = Add(h, mix(hook.Emit(ctx, ProbeNorm1, m.rmsNorm(ctx, ScopeAttnNorm, h))))
+	if !m.cfg.DropFFN {
+		h = hook.Emit(ctx, ProbeResidMid, h)
+		f := m.ffn(ctx, hook.Emit(ctx, ProbeNorm2, m.rmsNorm(ctx, ScopeFFNNorm, h)))
+		h = Add(h, hook.Emit(ctx, ProbeFFNOut, f))
 	}
-	return Add(h, m.ffn(ctx, m.rmsNorm(ctx, ScopeFFNNorm, h)))
+	return hook.Emit(ctx, ProbeResidPost, h)
 }
+
+// Probe names of the decoder (layers/hook), relative to a block's scope ("block_02.resid_post") or, for
+// ProbeFinalNorm and ProbeLogits, the model's. Shapes are [B, T, D] (logits [B, T, V]); in Step T = 1.
+// Without an FFN (DropFFN) ProbeResidMid, ProbeNorm2 and ProbeFFNOut are absent.
+const (
+	ProbeResidPre  = "resid_pre"  // block input
+	ProbeNorm1     = "norm1"      // RMSNorm before the mixer: the mixer's input
+	ProbeResidMid  = "resid_mid"  // after the mixer's residual addition
+	ProbeNorm2     = "norm2"      // RMSNorm before the FFN
+	ProbeFFNOut    = "ffn_out"    // FFN output, before its residual addition
+	ProbeResidPost = "resid_post" // block output
+	ProbeFinalNorm = "final_norm" // the final RMSNorm: the LM head's input
+	ProbeLogits    = "logits"     // next-token logits
+)
 
 // finalNorm applies the RMSNorm after the last block.
 func (m *model) finalNorm(ctx *context.Context, h *Node) *Node {
-	return m.rmsNorm(ctx, ScopeFinalNorm, h)
+	return hook.Emit(ctx, ProbeFinalNorm, m.rmsNorm(ctx, ScopeFinalNorm, h))
 }
 
 // head maps h [B, T, D] to logits [B, T, V] with the output embedding [V, D] (the token embedding when tied).
@@ -164,7 +186,7 @@ func (m *model) head(ctx *context.Context, h *Node) *Node {
 		c := normal(ctx.In(ScopeLMHead), m.cfg.InitStd)
 		w = c.VariableWithShape(VarLMHead, shapes.Make(m.dtype, m.cfg.VocabSize, m.cfg.Width)).ValueGraph(g)
 	}
-	return Einsum("btd,vd->btv", h, w)
+	return hook.Emit(ctx, ProbeLogits, Einsum("btd,vd->btv", h, w))
 }
 
 // Hidden returns the final-normalised residual stream, the input of the LM head: tokens [B, T] (integers in

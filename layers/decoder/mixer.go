@@ -10,6 +10,7 @@ import (
 	"github.com/pkg/errors"
 
 	"github.com/protolab/protolab/layers/attention"
+	"github.com/protolab/protolab/layers/hook"
 )
 
 // Mixer is the sequence mixer of one decoder block: the only part of a block that moves information between
@@ -29,6 +30,10 @@ type Mixer interface {
 	// FLOPsPerToken returns the forward matrix-product FLOPs per token for a sequence of T tokens.
 	FLOPsPerToken(T int) float64
 }
+
+// ProbeMixOut is the probe name (layers/hook) of every mixer's output [B, T, D], under the mixer's scope
+// ("block_01.attention.mix_out", "block_01.protot.mix_out"); patchable.
+const ProbeMixOut = "mix_out"
 
 // NewMixer returns the mixer of block `layer` (0-based; mixers may differ by layer) selected by cfg.Mixer.
 // It returns an error naming the known mixers when cfg.Mixer is unknown, or the mixer's configuration error.
@@ -64,7 +69,7 @@ type attentionMixer struct {
 }
 
 func (m attentionMixer) Forward(ctx *context.Context, x *Node) *Node {
-	return attention.Mixer(ctx, m.cfg, x)
+	return hook.Emit(ctx.In(attention.Scope), ProbeMixOut, attention.Mixer(ctx, m.cfg, x))
 }
 
 func (m attentionMixer) StateShapes(batch, maxLen int, dtype dtypes.DType) []shapes.Shape {
@@ -76,7 +81,7 @@ func (m attentionMixer) Step(ctx *context.Context, x, pos *Node, state []*Node) 
 		panic(errors.Errorf("decoder: attention mixer state has %d tensors, want 2 (key and value caches)", len(state)))
 	}
 	y, k, v := attention.Step(ctx, m.cfg, x, pos, state[0], state[1])
-	return y, []*Node{k, v}
+	return hook.Emit(ctx.In(attention.Scope), ProbeMixOut, y), []*Node{k, v}
 }
 
 func (m attentionMixer) NumParams() int { return m.cfg.NumParams(m.width) }

@@ -10,6 +10,7 @@ import (
 	"github.com/pkg/errors"
 
 	"github.com/protolab/protolab/layers/deltanet"
+	"github.com/protolab/protolab/layers/hook"
 )
 
 // MixerDeltaNet is the Config.Mixer value for DeltaNet, linear attention with the delta rule (layers/deltanet).
@@ -37,7 +38,7 @@ func newDeltaNetMixer(mc deltanet.Config, width, numLayers, layer int, initStd f
 }
 
 func (m deltaNetMixer) Forward(ctx *context.Context, x *Node) *Node {
-	return deltanet.Mixer(ctx, m.cfg, x)
+	return hook.Emit(ctx.In(deltanet.Scope), ProbeMixOut, deltanet.Mixer(ctx, m.cfg, x))
 }
 
 // StateShapes ignores maxLen: the state has a fixed size.
@@ -47,7 +48,8 @@ func (m deltaNetMixer) StateShapes(batch, _ int, dtype dtypes.DType) []shapes.Sh
 
 // Step ignores pos: the recurrence needs no position.
 func (m deltaNetMixer) Step(ctx *context.Context, x, _ *Node, state []*Node) (*Node, []*Node) {
-	return deltanet.Step(ctx, m.cfg, x, state)
+	y, s := deltanet.Step(ctx, m.cfg, x, state)
+	return hook.Emit(ctx.In(deltanet.Scope), ProbeMixOut, y), s
 }
 
 func (m deltaNetMixer) NumParams() int { return m.cfg.NumParams(m.width) }

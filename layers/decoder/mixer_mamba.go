@@ -9,6 +9,7 @@ import (
 	"github.com/gomlx/gomlx/pkg/ml/context"
 	"github.com/pkg/errors"
 
+	"github.com/protolab/protolab/layers/hook"
 	"github.com/protolab/protolab/layers/mamba"
 )
 
@@ -38,7 +39,7 @@ func newMambaMixer(mc mamba.Config, width, numLayers, layer int, initStd float64
 }
 
 func (m mambaMixer) Forward(ctx *context.Context, x *Node) *Node {
-	return mamba.Mixer(ctx, m.cfg, x)
+	return hook.Emit(ctx.In(mamba.Scope), ProbeMixOut, mamba.Mixer(ctx, m.cfg, x))
 }
 
 // StateShapes ignores maxLen: the state has a fixed size.
@@ -48,7 +49,8 @@ func (m mambaMixer) StateShapes(batch, _ int, dtype dtypes.DType) []shapes.Shape
 
 // Step ignores pos: the recurrence needs no position.
 func (m mambaMixer) Step(ctx *context.Context, x, _ *Node, state []*Node) (*Node, []*Node) {
-	return mamba.Step(ctx, m.cfg, x, state)
+	y, s := mamba.Step(ctx, m.cfg, x, state)
+	return hook.Emit(ctx.In(mamba.Scope), ProbeMixOut, y), s
 }
 
 func (m mambaMixer) NumParams() int { return m.cfg.NumParams(m.width) }

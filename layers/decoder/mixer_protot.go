@@ -1,12 +1,17 @@
 package decoder
 
 import (
+	"maps"
+	"slices"
+	"strings"
+
 	"github.com/gomlx/gomlx/pkg/core/dtypes"
 	. "github.com/gomlx/gomlx/pkg/core/graph"
 	"github.com/gomlx/gomlx/pkg/core/shapes"
 	"github.com/gomlx/gomlx/pkg/ml/context"
 	"github.com/pkg/errors"
 
+	"github.com/protolab/protolab/layers/hook"
 	"github.com/protolab/protolab/layers/protot"
 )
 
@@ -32,8 +37,43 @@ func newProtoTMixer(mc protot.Config, width, layer int) (Mixer, error) {
 }
 
 func (m protoTMixer) Forward(ctx *context.Context, x *Node) *Node {
-	y, _ := protot.Mixer(ctx, m.cfg, m.layer, x)
-	return y
+	y, tr := protot.Mixer(ctx, m.cfg, m.layer, x)
+	return emitProtoT(ctx, y, tr)
+}
+
+// emitProtoT reports ProtoT's trace to layers/hook under "protot." (protot.Trace.Named: observe only) and
+// returns the mixer output after its probe "protot.mix_out", which may be patched.
+func emitProtoT(ctx *context.Context, y *Node, tr protot.Trace) *Node {
+	if !hook.Active(y.Graph()) {
+		return y
+	}
+	c := ctx.In(protot.Scope)
+	named := tr.Named()
+	for _, name := range slices.SortedFunc(maps.Keys(named), byProtoTOrder) {
+		if name != protot.ProbeMixOut {
+			hook.Observe(c, name, named[name])
+		}
+	}
+	return hook.Emit(c, protot.ProbeMixOut, y)
+}
+
+// protoTProbeOrder is the order emitProtoT reports the trace in, the order of the computation, so that probe
+// caches list them that way; names Trace.Named may add later follow, sorted.
+var protoTProbeOrder = []string{protot.ProbeWriteLogits, protot.ProbePi, protot.ProbeReadLogits, protot.ProbeRho,
+	protot.ProbeV, protot.ProbeVConv, protot.ProbeNum, protot.ProbeDen, protot.ProbeM, protot.ProbeMixPreAlpha}
+
+// byProtoTOrder compares probe names by protoTProbeOrder, then alphabetically.
+func byProtoTOrder(a, b string) int {
+	rank := func(n string) int {
+		if i := slices.Index(protoTProbeOrder, n); i >= 0 {
+			return i
+		}
+		return len(protoTProbeOrder)
+	}
+	if c := rank(a) - rank(b); c != 0 {
+		return c
+	}
+	return strings.Compare(a, b)
 }
 
 func (m protoTMixer) StateShapes(batch, _ int, dtype dtypes.DType) []shapes.Shape {
@@ -41,8 +81,8 @@ func (m protoTMixer) StateShapes(batch, _ int, dtype dtypes.DType) []shapes.Shap
 }
 
 func (m protoTMixer) Step(ctx *context.Context, x, pos *Node, state []*Node) (*Node, []*Node) {
-	y, s, _ := protot.Step(ctx, m.cfg, m.layer, x, pos, state)
-	return y, s
+	y, s, tr := protot.Step(ctx, m.cfg, m.layer, x, pos, state)
+	return emitProtoT(ctx, y, tr), s
 }
 
 func (m protoTMixer) NumParams() int { return m.cfg.NumParams(m.width, m.layer) }
