@@ -11,6 +11,7 @@ import (
 	"github.com/protolab/protolab/workbench/eval"
 	"github.com/protolab/protolab/workbench/fit"
 	"github.com/protolab/protolab/workbench/lmdata"
+	"github.com/protolab/protolab/workbench/run"
 )
 
 // Config configures the study. Start from a preset (Tiny, Small, Paper); change fields or apply run.Override.
@@ -203,17 +204,7 @@ func Paper() Config {
 }
 
 // Preset returns the named preset: "tiny", "small" (also "") or "paper".
-func Preset(name string) (Config, error) {
-	switch name {
-	case "tiny":
-		return Tiny(), nil
-	case "small", "":
-		return Small(), nil
-	case "paper":
-		return Paper(), nil
-	}
-	return Config{}, errors.Errorf("unknown preset %q; want tiny, small or paper", name)
-}
+func Preset(name string) (Config, error) { return run.SelectPreset(name, Tiny, Small, Paper) }
 
 // Validate reports the first problem of the configuration, naming its key. Every (mixer, width) of the study is
 // built and, with match_params, matched, so a width a mixer cannot take is reported here.

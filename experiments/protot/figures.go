@@ -11,27 +11,11 @@ import (
 
 	"github.com/protolab/protolab/workbench/data/wordnet"
 	"github.com/protolab/protolab/workbench/plot"
+	"github.com/protolab/protolab/workbench/run"
 )
 
 // FromEnv returns the preset named by $PROTOLAB_PRESET (tiny|small|paper; default small), as notebooks use it.
-func FromEnv() (Config, error) { return Preset(os.Getenv("PROTOLAB_PRESET")) }
-
-// OutDir returns the folder a notebook caches the study named name in: $PROTOLAB_OUT/runs/name when PROTOLAB_OUT
-// is set (make run / make test), else ./runs/name.
-func OutDir(name string) string {
-	if out := os.Getenv("PROTOLAB_OUT"); out != "" {
-		return filepath.Join(out, "runs", name)
-	}
-	return filepath.Join("runs", name)
-}
-
-// FigurePath returns where a notebook exports a figure file: $PROTOLAB_OUT/figures/name (./figures/name otherwise).
-func FigurePath(name string) string {
-	if out := os.Getenv("PROTOLAB_OUT"); out != "" {
-		return filepath.Join(out, "figures", name)
-	}
-	return filepath.Join("figures", name)
-}
+func FromEnv() (Config, error) { return Preset(run.PresetName()) }
 
 // WordNetAvailable reports whether the "wordnet" data source can be loaded and, if not, why. When neither
 // $PROTOLAB_WORDNET nor the current folder's module finds the database, it also looks under $PROTOLAB_ROOT (the

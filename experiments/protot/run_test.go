@@ -2,7 +2,6 @@ package protot
 
 import (
 	"math"
-	"os"
 	"path/filepath"
 	"testing"
 
@@ -181,16 +180,14 @@ func TestWordNetAvailable_ExplainsWhenMissing(t *testing.T) {
 	require.ErrorContains(t, err, "wordnet")
 }
 
-func TestOutDirAndFigurePath(t *testing.T) {
-	t.Setenv("PROTOLAB_OUT", "/tmp/x")
-	require.Equal(t, "/tmp/x/runs/protot", OutDir("protot"))
-	require.Equal(t, "/tmp/x/figures/a.png", FigurePath("a.png"))
+func TestFromEnv(t *testing.T) {
 	t.Setenv("PROTOLAB_PRESET", "tiny")
 	cfg, err := FromEnv()
 	require.NoError(t, err)
 	require.Equal(t, Tiny().Train.Steps, cfg.Train.Steps)
-	require.NoError(t, os.Unsetenv("PROTOLAB_OUT"))
-	require.Equal(t, filepath.Join("runs", "p"), OutDir("p"))
+	t.Setenv("PROTOLAB_PRESET", "huge")
+	_, err = FromEnv()
+	require.ErrorContains(t, err, `"huge"`)
 }
 
 // TestRun_TinyStudy runs the whole study for one mixer, with WordNet missing: it is skipped with the reason and

@@ -36,6 +36,7 @@ var commands = []command{
 	{"eval", "validation perplexity of a trained run folder", cmdEval},
 	{"generate", "sample continuations of a prompt from a trained run folder", cmdGenerate},
 	{"keys", "list the configuration keys --set accepts, with the preset's values", cmdKeys},
+	{"bench", "ProtoT study: training throughput or decoding time vs context for each mixer (table + JSON)", cmdBench},
 }
 
 func main() {

@@ -1,0 +1,328 @@
+package protot
+
+import (
+	"bytes"
+	"encoding/json"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/protolab/protolab/layers/decoder"
+	ptlayer "github.com/protolab/protolab/layers/protot"
+	"github.com/protolab/protolab/theory/cost"
+	"github.com/protolab/protolab/workbench/run"
+	"github.com/protolab/protolab/workbench/store"
+)
+
+// costConfigs returns decoder configurations that exercise every zero-value rule and form of the four mixers:
+// the defaults, odd sizes, grouped-query attention, explicit head and value widths, ProtoT's dense, chunked and
+// auto forms with other shared-routing and convolution layer counts, and DropFFN with an explicit F.
+func costConfigs() []decoder.Config {
+	var out []decoder.Config
+	for _, mixer := range decoder.KnownMixers {
+		base := decoder.DefaultConfig()
+		base.Mixer = mixer
+		out = append(out, base)
+
+		odd := base
+		odd.VocabSize, odd.Width, odd.NumLayers, odd.FFNHidden = 97, 96, 3, 200
+		odd.Attention.NumHeads, odd.Attention.NumKVHeads = 6, 2
+		odd.ProtoT.NumPrototypes, odd.ProtoT.ValueWidth, odd.ProtoT.ChunkSize = 5, 40, 8
+		odd.ProtoT.SharedRoutingLayers, odd.ProtoT.ConvLayers, odd.ProtoT.ConvKernel = 0, 3, 3
+		odd.ProtoT.Form = ptlayer.FormChunked
+		odd.DeltaNet.NumHeads, odd.DeltaNet.HeadDim, odd.DeltaNet.ChunkSize = 3, 20, 16
+		odd.Mamba.Expand, odd.Mamba.StateSize, odd.Mamba.DTRank, odd.Mamba.ConvSize = 3, 5, 7, 2
+		out = append(out, odd)
+
+		other := base
+		other.Width, other.NumLayers, other.DropFFN = 64, 2, true
+		other.Attention.HeadDim = 10
+		other.ProtoT.Form, other.ProtoT.SharedRoutingLayers = ptlayer.FormDense, 2
+		other.DeltaNet.ChunkSize = 1
+		other.Mamba.ChunkSize = 5
+		out = append(out, other)
+	}
+	return out
+}
+
+// TestCostModel_MatchesLayerFLOPsAndStates checks that theory/cost, written separately from the layers, gives
+// the layers' matrix-product counts (per mixer layer and for the whole decoder) and decoding-state sizes, at
+// sequence lengths below, at and above the chunk lengths. The counts are equal except for one documented term:
+// theory/cost adds ProtoT's chunk carry (cost.ProtoT.Carry), which layers/protot's FLOPsPerToken leaves out.
+// The elementwise counts have no layer counterpart.
+func TestCostModel_MatchesLayerFLOPsAndStates(t *testing.T) {
+	for _, m := range costConfigs() {
+		require.NoError(t, m.Validate())
+		cm, err := CostModel(m)
+		require.NoError(t, err)
+		for _, T := range []int{1, 5, 8, 16, 63, 64, 65, 100, 256, 1000, 8192} {
+			carry := 0.0
+			if p, ok := cm.Mixer.(cost.ProtoT); ok {
+				carry = p.Carry(T)
+			}
+			if T > 64 && m.Mixer == decoder.MixerProtoT && m.ProtoT.Form != ptlayer.FormDense {
+				require.Positive(t, carry, "T=%d: more than one chunk", T)
+			}
+			want := decoder.FLOPsPerToken(m, T) + float64(m.NumLayers)*carry
+			require.InDelta(t, want, cm.Forward(T).MatMul, 1e-12*want, "%s D=%d T=%d", m.Mixer, m.Width, T)
+			for l := 0; l < m.NumLayers; l++ {
+				mixer, err := decoder.NewMixer(m, l)
+				require.NoError(t, err)
+				want := mixer.FLOPsPerToken(T) + carry
+				require.InDelta(t, want, cm.Mixer.Forward(l, T).MatMul, 1e-12*want, "%s layer %d T=%d", m.Mixer, l, T)
+			}
+		}
+		for _, capacity := range []int{1, 7, 300} {
+			n := 0
+			for _, s := range decoder.StateShapes(m, 3, capacity) {
+				n += s.Size()
+			}
+			require.Equal(t, n, 3*cm.StateFloats(capacity), "%s capacity %d", m.Mixer, capacity)
+		}
+	}
+	_, err := CostModel(decoder.Config{})
+	require.Error(t, err)
+}
+
+// TestNormaliseThroughput_HandComputed checks the ratio fields on made-up rows: relative to the mixer's first
+// context that ran, and against attention at the same T.
+func TestNormaliseThroughput_HandComputed(t *testing.T) {
+	rows := []ThroughputRow{
+		{Mixer: "attention", T: 256, TokensPerSec: 1000, TokensPerCPUSec: 600, PredictedTokensPerSec: 2000, TrainFLOPs: 10},
+		{Mixer: "attention", T: 1024, TokensPerSec: 400, TokensPerCPUSec: 200, PredictedTokensPerSec: 1000, TrainFLOPs: 25},
+		{Mixer: "protot", T: 256, Skipped: "too big"},
+		{Mixer: "protot", T: 1024, TokensPerSec: 900, TokensPerCPUSec: 500, PredictedTokensPerSec: 1800, TrainFLOPs: 8},
+		{Mixer: "protot", T: 4096, TokensPerSec: 800, TokensPerCPUSec: 400, PredictedTokensPerSec: 1800, TrainFLOPs: 8},
+	}
+	NormaliseThroughput(rows)
+	a := rows[1]
+	require.InDelta(t, 0.5, a.PredictedRel, 1e-15)       // 1000 / 2000
+	require.InDelta(t, 0.4, a.PredictedRelMatMul, 1e-15) // 10 / 25
+	require.InDelta(t, 0.4, a.MeasuredRel, 1e-15)        // 400 / 1000
+	require.InDelta(t, 1.0/3, a.MeasuredRelCPU, 1e-15)   // 200 / 600
+	require.InDelta(t, 2.0/3, a.Agreement, 1e-15)        // (1/3) / 0.5
+	require.Equal(t, 1.0, a.MeasuredSpeedup)
+	require.Zero(t, rows[2].PredictedRel, "skipped rows keep zero ratios")
+	p1, p2 := rows[3], rows[4]
+	require.Equal(t, 1.0, p1.MeasuredRel, "the first protot row that ran is the reference")
+	require.InDelta(t, 0.8, p2.MeasuredRelCPU, 1e-15) // 400 / 500
+	require.InDelta(t, 0.8, p2.Agreement, 1e-15)
+	require.InDelta(t, 2.5, p1.MeasuredSpeedup, 1e-15)  // 500 / 200
+	require.InDelta(t, 1.8, p1.PredictedSpeedup, 1e-15) // 1800 / 1000
+	require.Zero(t, p2.MeasuredSpeedup, "no attention row at T=4096")
+}
+
+func TestRunThroughput_TinyShapesPredictionsAndJSON(t *testing.T) {
+	cfg := BenchTiny()
+	cfg.Out = filepath.Join(t.TempDir(), "throughput.json")
+	res, err := RunThroughput(cfg, BenchProgress(nil), BenchOverrides("steps=2"))
+	require.NoError(t, err)
+	require.Equal(t, "throughput", res.Mode)
+	require.Len(t, res.Throughput, len(cfg.Mixers)*len(cfg.Contexts))
+	require.Positive(t, res.Machine.MatMulGFLOPs)
+	require.Positive(t, res.Machine.ElementwiseGops)
+	require.Equal(t, "steps=2", res.Provenance.Overrides)
+	i := 0
+	for _, mixer := range cfg.Mixers {
+		cm, err := CostModel(cfg.ModelConfig(mixer))
+		require.NoError(t, err)
+		first := res.Throughput[i]
+		for _, T := range cfg.Contexts {
+			r := res.Throughput[i]
+			i++
+			require.Equal(t, mixer, r.Mixer)
+			require.Equal(t, T, r.T)
+			require.Empty(t, r.Skipped)
+			require.Equal(t, cfg.TokenBudget/T, r.Batch)
+			require.Len(t, r.StepSeconds, cfg.Steps)
+			require.Positive(t, r.TokensPerSec)
+			require.Positive(t, r.Loss)
+			require.GreaterOrEqual(t, r.PeakMB, r.BaseMB)
+			require.Positive(t, r.EstimatedMB)
+			// The predictions are theory/cost's, at the measured machine rates.
+			pred := cm.Train(T)
+			require.Equal(t, pred.MatMul, r.TrainFLOPs)
+			require.Equal(t, pred.Elementwise, r.TrainElementwise)
+			require.InDelta(t, 1/pred.Seconds(res.Machine.MatMulGFLOPs*1e9, res.Machine.ElementwiseGops*1e9),
+				r.PredictedTokensPerSec, 1e-9*r.PredictedTokensPerSec)
+			require.InDelta(t, r.PredictedTokensPerSec/first.PredictedTokensPerSec, r.PredictedRel, 1e-12)
+			require.InDelta(t, r.TokensPerSec/first.TokensPerSec, r.MeasuredRel, 1e-12)
+			require.InDelta(t, first.TrainFLOPs/r.TrainFLOPs, r.PredictedRelMatMul, 1e-12)
+		}
+	}
+	// Round trip through the file RunThroughput wrote.
+	var back BenchResult
+	require.NoError(t, store.LoadJSON(cfg.Out, &back))
+	require.Equal(t, res.Throughput, back.Throughput)
+	require.Equal(t, res.Machine, back.Machine)
+	require.Equal(t, res.Provenance.GitCommit, back.Provenance.GitCommit)
+	cfgJSON, err := json.Marshal(back.Provenance.Config)
+	require.NoError(t, err)
+	var cfgBack BenchConfig
+	require.NoError(t, json.Unmarshal(cfgJSON, &cfgBack))
+	require.Equal(t, cfg, cfgBack)
+}
+
+func TestRunThroughput_SkipsWhatExceedsMemory(t *testing.T) {
+	cfg := BenchTiny()
+	cfg.Mixers, cfg.MaxMemoryGB = []string{decoder.MixerAttention}, 1e-6
+	res, err := RunThroughput(cfg, BenchProgress(nil))
+	require.NoError(t, err)
+	require.Len(t, res.Throughput, len(cfg.Contexts))
+	for _, r := range res.Throughput {
+		require.Contains(t, r.Skipped, "max_memory_gb")
+		require.Empty(t, r.StepSeconds)
+	}
+	var out bytes.Buffer
+	require.NoError(t, WriteThroughputTable(&out, res))
+	require.Contains(t, out.String(), "skipped: attention T=16: estimated peak memory")
+}
+
+func TestRunDecode_TinyStatesAndRatios(t *testing.T) {
+	cfg := BenchTiny()
+	res, err := RunDecode(cfg, BenchProgress(nil))
+	require.NoError(t, err)
+	require.Equal(t, "decode", res.Mode)
+	require.Len(t, res.Decode, len(cfg.Mixers)*len(cfg.Contexts))
+	byKey := map[string]map[int]DecodeRow{}
+	for _, r := range res.Decode {
+		require.Len(t, r.StepMs, cfg.DecodeTokens)
+		require.Positive(t, r.MsPerToken)
+		require.Equal(t, r.MeasuredStateBytes, r.StateBytes, "%s: theory/cost's state equals StateShapes'", r.Mixer)
+		if byKey[r.Mixer] == nil {
+			byKey[r.Mixer] = map[int]DecodeRow{}
+		}
+		byKey[r.Mixer][r.Context] = r
+	}
+	n0, n1 := cfg.Contexts[0], cfg.Contexts[1]
+	for _, m := range cfg.Mixers {
+		r0, r1 := byKey[m][n0], byKey[m][n1]
+		require.Equal(t, 1.0, r0.PredictedRel)
+		require.InDelta(t, r1.MsPerToken/r0.MsPerToken, r1.MeasuredRel, 1e-12)
+		if m == decoder.MixerAttention {
+			// The KV cache grows with the context: 2·H·D_h floats per token and layer.
+			require.Equal(t, (n1-n0)*2*cfg.Width*cfg.NumLayers*4, r1.StateBytes-r0.StateBytes)
+			require.Greater(t, r1.PredictedRel, 1.0)
+		} else {
+			require.Equal(t, r0.StateBytes, r1.StateBytes, m)
+			require.Equal(t, 1.0, r1.PredictedRel, m)
+		}
+	}
+}
+
+func TestBenchConfig_PresetsAndErrors(t *testing.T) {
+	for _, name := range []string{"tiny", "small", "paper"} {
+		c, err := BenchPreset(name)
+		require.NoError(t, err)
+		require.NoError(t, c.Validate(), name)
+	}
+	_, err := BenchPreset("huge")
+	require.ErrorContains(t, err, `unknown preset "huge"`)
+	require.Equal(t, 16, BenchSmall().ProtoT.ChunkSize, "BenchSmall uses the CPU-friendly chunk")
+	for _, tc := range []struct{ set, mention string }{
+		{"contexts=[64,16]", "ascending"},
+		{"mixers=[\"protot\",\"protot\"]", "twice"},
+		{"mixers=[\"lstm\"]", "unknown"},
+		{"warmup=0", "warmup"},
+		{"token_budget=0", "token_budget"},
+		{"protot.chunk_size=0", "chunk_size"},
+		{"max_memory_gb=0", "max_memory_gb"},
+	} {
+		c := BenchTiny()
+		require.NoError(t, run.Override(&c, tc.set))
+		require.ErrorContains(t, c.Validate(), tc.mention, tc.set)
+		_, err := RunThroughput(c, BenchProgress(nil))
+		require.ErrorContains(t, err, tc.mention, tc.set)
+	}
+}
+
+// benchSample is a made-up result with two mixers, a skipped row and decode rows.
+func benchSample() *BenchResult {
+	res := &BenchResult{Throughput: []ThroughputRow{
+		{Mixer: "attention", T: 256, TokensPerSec: 1000, TokensPerCPUSec: 500, PredictedTokensPerSec: 3000, TrainFLOPs: 1, PeakMB: 300, BaseMB: 100, EstimatedMB: 250},
+		{Mixer: "attention", T: 1024, Skipped: "estimated peak memory 12 GB exceeds max_memory_gb=10", EstimatedMB: 12000},
+		{Mixer: "protot", T: 256, TokensPerSec: 800, TokensPerCPUSec: 400, PredictedTokensPerSec: 2000, TrainFLOPs: 1, PeakMB: 200, BaseMB: 100, EstimatedMB: 150},
+		{Mixer: "protot", T: 1024, TokensPerSec: 700, TokensPerCPUSec: 350, PredictedTokensPerSec: 2000, TrainFLOPs: 1, PeakMB: 210, BaseMB: 100, EstimatedMB: 150},
+	}, Decode: []DecodeRow{
+		{Mixer: "attention", Context: 256, MsPerToken: 2, PredictedMsPerToken: 0.1, StateBytes: 1 << 20},
+		{Mixer: "attention", Context: 1024, MsPerToken: 5, PredictedMsPerToken: 0.3, StateBytes: 4 << 20},
+		{Mixer: "protot", Context: 256, MsPerToken: 1, PredictedMsPerToken: 0.05, StateBytes: 1 << 15},
+		{Mixer: "protot", Context: 1024, MsPerToken: 1, PredictedMsPerToken: 0.05, StateBytes: 1 << 15},
+	}}
+	NormaliseThroughput(res.Throughput)
+	NormaliseDecode(res.Decode)
+	return res
+}
+
+func TestBenchFigures_OptionJSON(t *testing.T) {
+	res := benchSample()
+	opt := ThroughputChart(res).RenderSnippet().Option
+	for _, want := range []string{`"name":"attention"`, `"name":"protot"`, `"name":"protot predicted"`,
+		`"type":"dashed"`, `"type":"log"`, "Training throughput vs context"} {
+		require.Contains(t, opt, want)
+	}
+	var o map[string]any
+	require.NoError(t, json.Unmarshal([]byte(opt), &o))
+	series := o["series"].([]any)
+	require.Len(t, series, 4)
+	// protot predicted at T=1024 = 800 · (2000/2000) = 800; measured 700.
+	pred := series[3].(map[string]any)["data"].([]any)
+	require.Equal(t, []any{1024.0, 800.0}, pred[1].(map[string]any)["value"])
+	// The skipped attention point is a gap.
+	att := series[0].(map[string]any)["data"].([]any)
+	require.Equal(t, "-", att[1].(map[string]any)["value"].([]any)[1])
+
+	dopt := DecodeChart(res).RenderSnippet().Option
+	require.Contains(t, dopt, `"name":"attention predicted"`)
+	require.Contains(t, dopt, "ms/token")
+	mopt := MemoryChart(res).RenderSnippet().Option
+	require.Contains(t, mopt, `"name":"protot estimate"`)
+	require.Contains(t, mopt, "MB above base")
+	require.Contains(t, StateChart(res).RenderSnippet().Option, "KB per sequence")
+
+	var out bytes.Buffer
+	require.NoError(t, WriteThroughputTable(&out, res))
+	require.Contains(t, out.String(), "tokens/cpu-s")
+	require.Contains(t, out.String(), "skipped: attention T=1024: estimated peak memory 12 GB")
+	out.Reset()
+	require.NoError(t, WriteDecodeTable(&out, res))
+	require.Contains(t, out.String(), "ms/token")
+	require.Contains(t, out.String(), "1024.0") // attention's 4 MB state in KB
+}
+
+// TestNotebookBench_PrefersTheStudyThenTheCache: a full study written by the CLI in BenchFile wins; without it the
+// cached quick run is loaded (nothing is measured: the rows are the fake ones written here); bad modes and
+// files are errors.
+func TestNotebookBench_PrefersTheStudyThenTheCache(t *testing.T) {
+	dir := t.TempDir()
+	_, _, err := NotebookBench("prefill", "tiny", dir)
+	require.ErrorContains(t, err, `"prefill"`)
+	_, _, err = NotebookBench("decode", "huge", dir)
+	require.ErrorContains(t, err, `"huge"`)
+
+	fake := func(ms float64) *BenchResult {
+		return &BenchResult{Mode: "decode", Decode: []DecodeRow{{Mixer: "protot", Context: 8, MsPerToken: ms}}}
+	}
+	require.NoError(t, store.SaveJSON(BenchFile(dir, "decode", "small-quick"), fake(1.5)))
+	got, src, err := NotebookBench("decode", "", dir)
+	require.NoError(t, err)
+	require.Contains(t, src, "cached run")
+	require.Equal(t, 1.5, got.Decode[0].MsPerToken)
+
+	require.NoError(t, store.SaveJSON(BenchFile(dir, "decode", "small"), fake(2.5)))
+	got, src, err = NotebookBench("decode", "small", dir)
+	require.NoError(t, err)
+	require.Contains(t, src, "full study")
+	require.Equal(t, 2.5, got.Decode[0].MsPerToken)
+
+	_, err = LoadBench(BenchFile(dir, "decode", "small"), "throughput")
+	require.ErrorContains(t, err, `mode "decode", want "throughput"`)
+	empty := fake(0)
+	empty.Decode = nil
+	require.NoError(t, store.SaveJSON(BenchFile(dir, "decode", "paper"), empty))
+	_, _, err = NotebookBench("decode", "paper", dir)
+	require.ErrorContains(t, err, "holds no measurements")
+	_, err = LoadBench(filepath.Join(dir, "missing.json"), "decode")
+	require.Error(t, err)
+}
