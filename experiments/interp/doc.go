@@ -1,0 +1,90 @@
+// Package interp is the interpretability study of the Prototype Transformer (spec/protot.md §5, §6, §7.3–7.5):
+// it trains a ProtoT decoder and a LLaMA (attention) decoder of equal non-embedding size on the synthetic concept
+// corpus (and on WordNet glosses when the database is installed), then
+//
+//   - builds a dashboard per prototype (layer ℓ, prototype k): the top-activating tokens with their context by the
+//     write routing π and by the read routing ρ, the routing mass by position, β_k and its half-life, the mass
+//     share m_k, dead status and the automatic label;
+//   - names every unit without an outside judge, from the corpus's ground-truth word labels;
+//   - scores disentanglement and coverage identically for four unit kinds on the same held-out tokens: ProtoT
+//     prototypes (by π and by ρ), LLaMA attention heads (the L2 norm of the head output z before W_o), features of
+//     ReLU sparse autoencoders on the LLaMA block outputs (R per layer, selected by top variance and by top firing
+//     frequency) and a null model of random tokens;
+//   - intervenes on prototypes (write mask, read mask, re-initialisation; one prototype or the set named with a
+//     label) and measures ΔProb of each label's tokens and ΔPPL, as a full prototype × label sweep run on one
+//     compiled executable;
+//   - perturbs held-out prompts (typos; WordNet synonyms) and compares the next-token distributions of ProtoT
+//     and LLaMA, with the change of ProtoT's position-averaged routing.
+//
+// # Labels
+//
+// Every evaluation token carries a set of labels "concept=value". With labels "marked" (the synthetic corpus) a
+// token carries the values its word itself expresses ("queens": gender=female, number=plural); with "in_force" the
+// values in force in its context (the topic of its document, the supersense of the gloss it occurs in); with
+// "lexical" (WordNet) the values a lexicon lists for its word: every supersense of the word in WordNet, so an
+// ambiguous word carries several ("bank": noun.group, noun.artifact, …, verb.possession, …). A word split into
+// several tokens gives its labels to each of them. With eval.none_label a token carrying no concept label
+// (function words, punctuation, separators) carries the label "none", which is scored like any label (a unit that
+// selects function words has one theme) but is never a concept: it counts neither in the fraction of labels named
+// nor as an intervention target. Labels carried by fewer than eval.min_label_count evaluation tokens are dropped.
+// The base rate b_ℓ is the fraction of evaluation tokens carrying label ℓ.
+//
+// # Metrics
+//
+// A unit is anything with one activation per token: a prototype's π[t,k] or ρ[t,k], a head's ‖z_t,h‖₂, an SAE
+// feature's code. Its top set is the K = eval.top_k tokens of largest activation, at most one per document
+// (eval.one_per_doc; ties: the earlier token). A null unit's top set is K random tokens from K random documents.
+// For each label ℓ, with c_ℓ the number of top tokens carrying it:
+//
+//	purity      p_ℓ = c_ℓ / K
+//	excess      e_ℓ = (p_ℓ − b_ℓ) / (1 − b_ℓ)            0 at chance, 1 when every top token carries ℓ
+//	label       ℓ* = argmax_ℓ e_ℓ over e_ℓ > 0           (no label when none is over-represented)
+//	coverage    C = p_ℓ*                                 "how much of the examples the main label explains"
+//	disentangl. D = e_ℓ* / Σ_ℓ max(e_ℓ, 0)               1 when one label alone is over-represented; 1/m for m equal
+//	themes      #{ℓ : e_ℓ ≥ θ}                           θ = eval.theme_excess
+//	p-value     P = min(1, L · Pr[Bin(K, b_ℓ*) ≥ c_ℓ*])  L eligible labels (Bonferroni)
+//	named       C ≥ eval.min_purity and P ≤ eval.alpha
+//
+// C, D and the theme count are 0, 0 and 0 for a unit with no over-represented label. Labels with b_ℓ ∈ {0, 1}
+// are not eligible. A unit kind reports the mean ± sd of C, D and the theme count over its units, the fraction
+// of named units, the fraction of labels that name at least one of its units, and the fraction of concepts (gender,
+// country, …) one of whose values does; the null model gives the chance level of each. These replace the LLM
+// judge of spec §7.3 (label, disentanglement 1–10, coverage 1–10, number of themes) by counts against ground
+// truth: higher C and D and fewer themes are better.
+//
+// # Interventions
+//
+// Targets are the labels carried by at least intervene.min_occurrences next tokens of the scored validation
+// positions; an occurrence is a position whose next token carries the label. With p and p′ the probabilities of
+// the next token before and after the intervention,
+//
+//	ΔProb(ℓ) = mean over occurrences of ℓ of (p′ − p)/p,      ΔPPL = ppl′/ppl − 1 over all scored positions.
+//
+// The sweep intervenes on every prototype alone (L·R columns) for each kind: the write mask (spec §5: the
+// prototype leaves the write softmax), the read mask (it leaves the read softmax) and re-initialisation (its row of
+// P resampled as at init with intervene.reinit_seed). Per target it reports the spec §7.4 columns (Max ΔProb:
+// largest magnitude over prototypes; Mean ΔProb; Max and Mean ΔPPL), the best prototype (most negative write
+// ΔProb) under all three kinds, the best among those moving perplexity by less than intervene.max_ppl_change, the
+// effect of write-masking every prototype named with the target at once, and the neutral control (the prototype
+// of smallest mean |ΔProb| over targets). Masks and prototypes are variables, so one compiled executable serves
+// the whole sweep; Intervention.Builds records the number of graph builds (1).
+//
+// # Robustness
+//
+// Prompts are held-out document prefixes that end just before the last word of a sentence, the longest that fit
+// robust.max_tokens − 4 tokens after the EOS the model saw before every training document, so the compared
+// prediction is a sentence's final word. (Spec §7.5 compares "the last position of each sentence"; after the final
+// punctuation the next token is a near-certain sentence start, which no perturbation moves.) Each prompt is
+// perturbed once per kind: an adjacent-letter swap, a letter drop, a random letter insertion (each in a word of ≥ 3
+// letters) and, on WordNet text, a one-word synonym from WordNet; the prompt's last word is never touched. The
+// next-token distributions p (original) and p′ (perturbed) at the last position give the Jensen–Shannon divergence
+// (natural log), the top-k overlap |top_k(p) ∩ top_k(p′)|/k, Spearman's correlation over the union of both top-k
+// sets and top-1 agreement (spec §7.5, k = robust.top_k). For ProtoT the routing change is, per layer, the JS
+// divergence of the position-averaged π (and ρ) of the two prompts.
+//
+// # Files
+//
+// With Config.Out set: runs/<mixer>-<source>-d<D>-s<steps>-seed<seed>-<hash>/ per trained model (config.json,
+// weights.safetensors, summary.json), tokenizers/, and result.json (Result). LoadOrRun reuses result.json when its
+// config matches.
+package interp

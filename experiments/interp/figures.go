@@ -1,0 +1,404 @@
+package interp
+
+import (
+	"fmt"
+	"math"
+	"strings"
+
+	"github.com/go-echarts/go-echarts/v2/charts"
+
+	"github.com/protolab/protolab/layers/decoder"
+	"github.com/protolab/protolab/workbench/plot"
+)
+
+// KindName returns the display name of a unit kind.
+func KindName(kind string) string {
+	switch kind {
+	case KindProtoPi:
+		return "ProtoT prototypes (π)"
+	case KindProtoRho:
+		return "ProtoT prototypes (ρ)"
+	case KindHeads:
+		return "LLaMA heads"
+	case KindSAEVariance:
+		return "LLaMA SAE (top variance)"
+	case KindSAEFrequency:
+		return "LLaMA SAE (top frequency)"
+	case KindNull:
+		return "null model"
+	}
+	return kind
+}
+
+// mixerName returns the display name of a mixer.
+func mixerName(mixer string) string {
+	switch mixer {
+	case decoder.MixerProtoT:
+		return "ProtoT"
+	case decoder.MixerAttention:
+		return "LLaMA"
+	}
+	return mixer
+}
+
+// corpusOrEmpty returns the corpus result of source, or an empty one (so builders draw an empty chart).
+func corpusOrEmpty(res *Result, source string) *CorpusResult {
+	if c := res.Corpus(source); c != nil {
+		return c
+	}
+	return &CorpusResult{Source: source}
+}
+
+func pct(x float64) string { return fmt.Sprintf("%+.1f%%", 100*x) }
+
+// tokens joins the tokens of contexts, quoted.
+func tokens(cs []Context) string {
+	var out []string
+	for _, c := range cs {
+		out = append(out, fmt.Sprintf("%q", c.Token))
+	}
+	return strings.Join(out, " ")
+}
+
+// labelCell formats a score's label for a table: "gender=female 0.85 ✓" (✓ when named).
+func labelCell(s Score) string {
+	if s.Label == "" {
+		return "—"
+	}
+	mark := ""
+	if s.Named {
+		mark = " ✓"
+	}
+	return fmt.Sprintf("%s %.2f%s", s.Label, s.Purity, mark)
+}
+
+// ModelsTable lists the trained models of every corpus: parameters, FFN width, validation perplexity, training time.
+func ModelsTable(res *Result) *Table {
+	t := &Table{Title: "Trained models", Header: []string{"corpus", "model", "parameters", "non-embedding", "FFN width",
+		"val ppl", "train s", "cached"}}
+	for _, c := range res.Corpora {
+		for _, m := range c.Models {
+			t.Rows = append(t.Rows, []string{c.Source, mixerName(m.Mixer), fmt.Sprint(m.NumParams),
+				fmt.Sprint(m.NonEmbeddingParams), fmt.Sprint(m.FFNWidth), fmt.Sprintf("%.3f", m.Val.Perplexity),
+				fmt.Sprintf("%.1f", m.TrainSeconds), fmt.Sprint(m.Cached)})
+		}
+	}
+	return t
+}
+
+// DashboardTable is the dashboard of one ProtoT layer: per prototype its label by π and by ρ (purity, ✓ when
+// named), mass share, β, half-life, dead status and top tokens by π and by ρ.
+func DashboardTable(res *Result, source string, layer int) *Table {
+	c := corpusOrEmpty(res, source)
+	t := &Table{Title: fmt.Sprintf("ProtoT layer %d prototypes (%s)", layer, source),
+		Header: []string{"prototype", "label by π", "label by ρ", "mass share", "β", "half-life", "dead",
+			"top tokens by π", "top tokens by ρ"},
+		Note: "label: majority label of the top tokens with its purity; ✓ named (purity and binomial test, doc.go)"}
+	for _, p := range c.Prototypes {
+		if p.Layer != layer {
+			continue
+		}
+		dead := ""
+		if p.Dead {
+			dead = "dead"
+		}
+		t.Rows = append(t.Rows, []string{p.Name, labelCell(p.Write), labelCell(p.Read), fmt.Sprintf("%.2f%%",
+			100*p.MassShare), fmt.Sprintf("%.3f", p.Beta), fmt.Sprintf("%.1f", p.HalfLife), dead, tokens(p.TopWrite),
+			tokens(p.TopRead)})
+	}
+	return t
+}
+
+// ContextsTable lists the top contexts of one prototype by π (read false) or ρ (read true), the activating token
+// in brackets.
+func ContextsTable(res *Result, source string, layer, k int, read bool) *Table {
+	c := corpusOrEmpty(res, source)
+	by := "π"
+	if read {
+		by = "ρ"
+	}
+	t := &Table{Title: fmt.Sprintf("Top contexts of %s by %s (%s)", protoName(layer, k), by, source),
+		Header: []string{"activation", "context", "labels"}}
+	for _, p := range c.Prototypes {
+		if p.Layer != layer || p.K != k {
+			continue
+		}
+		cs := p.TopWrite
+		if read {
+			cs = p.TopRead
+		}
+		for _, x := range cs {
+			ctx := strings.ReplaceAll(x.Before+"["+x.Token+"]"+x.After, "\n", " ")
+			t.Rows = append(t.Rows, []string{fmt.Sprintf("%.3f", x.Activation), ctx, x.Labels})
+		}
+	}
+	return t
+}
+
+// RoutingMassHeatmap shows the routing mass of one layer's prototypes by position: mean π[t, k] over the
+// evaluation sequences (rows prototypes, columns positions).
+func RoutingMassHeatmap(res *Result, source string, layer int) *charts.HeatMap {
+	c := corpusOrEmpty(res, source)
+	var rows []string
+	var values [][]float64
+	var cols []string
+	for _, p := range c.Prototypes {
+		if p.Layer != layer {
+			continue
+		}
+		rows = append(rows, p.Name)
+		values = append(values, p.MassByPos)
+		if cols == nil {
+			for t := range p.MassByPos {
+				cols = append(cols, fmt.Sprint(t))
+			}
+		}
+	}
+	return plot.Heatmap(fmt.Sprintf("Routing mass π by position, layer %d (%s)", layer, source), cols, rows, values,
+		plot.AxisNames("position t", "prototype"), plot.Subtitle("mean over held-out sequences"))
+}
+
+// PrototypeBars shows each prototype's mass share (%) and half-life (tokens), one group per quantity.
+func PrototypeBars(res *Result, source string) *charts.Bar {
+	c := corpusOrEmpty(res, source)
+	var cats []string
+	mass, half := plot.BarGroup{Name: "mass share (%)"}, plot.BarGroup{Name: "half-life (tokens)"}
+	for _, p := range c.Prototypes {
+		cats = append(cats, p.Name)
+		mass.Values = append(mass.Values, 100*p.MassShare)
+		half.Values = append(half.Values, p.HalfLife)
+	}
+	return plot.Bars(fmt.Sprintf("Prototype mass share and half-life (%s)", source), cats,
+		[]plot.BarGroup{mass, half}, plot.AxisNames("prototype", ""))
+}
+
+// MetricBars compares the unit kinds on the naming metrics (doc.go, "Metrics"): mean disentanglement, mean
+// coverage, fraction of named units and fraction of labels naming a unit; one group per unit kind.
+func MetricBars(res *Result, source string) *charts.Bar {
+	c := corpusOrEmpty(res, source)
+	cats := []string{"disentanglement", "coverage", "named units", "labels named"}
+	var groups []plot.BarGroup
+	for _, k := range c.Kinds {
+		groups = append(groups, plot.BarGroup{Name: KindName(k.Kind), Values: []float64{k.Disentanglement.Mean,
+			k.Coverage.Mean, k.NamedFraction, k.LabelsNamed}})
+	}
+	return plot.Bars(fmt.Sprintf("Disentanglement and coverage by unit kind (%s)", source), cats, groups,
+		plot.Subtitle("means over units; ground-truth labels, no judge"))
+}
+
+// ThemesBars shows the mean number of themes per unit (↓ better) for each unit kind.
+func ThemesBars(res *Result, source string) *charts.Bar {
+	c := corpusOrEmpty(res, source)
+	g := plot.BarGroup{Name: "themes per unit"}
+	var cats []string
+	for _, k := range c.Kinds {
+		cats = append(cats, KindName(k.Kind))
+		g.Values = append(g.Values, k.NumThemes.Mean)
+	}
+	return plot.Bars(fmt.Sprintf("Number of themes per unit (%s)", source), cats, []plot.BarGroup{g},
+		plot.Subtitle("labels with excess purity ≥ θ; lower is better"))
+}
+
+// MetricsTable lists the per-kind summaries with standard deviations.
+func MetricsTable(res *Result, source string) *Table {
+	c := corpusOrEmpty(res, source)
+	t := &Table{Title: fmt.Sprintf("Unit metrics (%s, %d tokens, %d labels)", source, c.EvalTokens, len(c.LabelNames)),
+		Header: []string{"unit kind", "units", "disentanglement", "coverage", "themes", "named units",
+			"labels named", "concepts named"}}
+	ms := func(m MeanSD) string { return fmt.Sprintf("%.3f ± %.3f", m.Mean, m.SD) }
+	for _, k := range c.Kinds {
+		t.Rows = append(t.Rows, []string{KindName(k.Kind), fmt.Sprint(k.Units), ms(k.Disentanglement), ms(k.Coverage),
+			ms(k.NumThemes), fmt.Sprintf("%.2f", k.NamedFraction), fmt.Sprintf("%.2f", k.LabelsNamed),
+			fmt.Sprintf("%.2f", k.ConceptsNamed)})
+	}
+	return t
+}
+
+// CoverageTable lists, per label, the unit of each kind named with it (highest purity), "—" when none.
+func CoverageTable(res *Result, source string) *Table {
+	c := corpusOrEmpty(res, source)
+	t := &Table{Title: fmt.Sprintf("Named units per label (%s)", source), Header: []string{"label", "base rate"}}
+	for _, k := range c.Kinds {
+		t.Header = append(t.Header, KindName(k.Kind))
+	}
+	for _, lc := range c.Coverage {
+		row := []string{lc.Label, fmt.Sprintf("%.3f", lc.Base)}
+		for i, u := range lc.Units {
+			if u == "" {
+				row = append(row, "—")
+			} else {
+				row = append(row, fmt.Sprintf("%s (%.2f)", u, lc.Purity[i]))
+			}
+		}
+		t.Rows = append(t.Rows, row)
+	}
+	return t
+}
+
+// InterventionHeatmap shows one sweep (InterveneWrite, InterveneRead or InterveneReinit) as ΔProb in percent,
+// rows prototypes and columns targets, on a diverging scale centred on 0.
+func InterventionHeatmap(res *Result, source, kind string) *charts.HeatMap {
+	c := corpusOrEmpty(res, source)
+	var rows, cols []string
+	var values [][]float64
+	if iv := c.Intervene; iv != nil {
+		cols, rows = iv.Targets, iv.Prototypes
+		for _, sw := range iv.Sweeps {
+			if sw.Kind != kind {
+				continue
+			}
+			for _, row := range sw.Prob {
+				v := make([]float64, len(row))
+				for j, x := range row {
+					v[j] = 100 * x
+				}
+				values = append(values, v)
+			}
+		}
+	}
+	if len(values) != len(rows) {
+		rows = nil
+	}
+	return plot.Heatmap(fmt.Sprintf("ΔProb (%%) of each target, %s mask of one prototype (%s)", kind, source), cols,
+		rows, values, plot.Diverging(), plot.AxisNames("target", "prototype"), plot.Size(900, 40+18*max(8, len(rows))))
+}
+
+// InterventionTable lists per target the spec §7.4 columns and the best, selective, named-set and control
+// effects.
+func InterventionTable(res *Result, source string) *Table {
+	c := corpusOrEmpty(res, source)
+	t := &Table{Title: fmt.Sprintf("Interventions (%s)", source), Header: []string{"target", "occurrences",
+		"max ΔProb", "mean ΔProb", "max ΔPPL", "mean ΔPPL", "best", "write ΔProb/ΔPPL", "read ΔProb/ΔPPL",
+		"reinit ΔProb/ΔPPL", "selective", "named set ΔProb/ΔPPL", "control ΔProb", "pass"}}
+	iv := c.Intervene
+	if iv == nil {
+		return t
+	}
+	t.Note = fmt.Sprintf("base perplexity %.3f on %d positions; neutral control %s (ΔPPL %s); %d graph build(s)",
+		iv.BasePPL, iv.Tokens, iv.Control, pct(iv.ControlPPL), iv.Builds)
+	for _, e := range iv.Effects {
+		pair := func(i int) string { return pct(e.BestProb[i]) + " / " + pct(e.BestPPL[i]) }
+		sel := "—"
+		if e.Selective != "" {
+			sel = fmt.Sprintf("%s %s / %s", e.Selective, pct(e.SelectiveProb), pct(e.SelectivePPL))
+		}
+		named := "—"
+		if len(e.Named) > 0 {
+			named = fmt.Sprintf("%s: %s / %s", strings.Join(e.Named, ","), pct(e.NamedProb), pct(e.NamedPPL))
+		}
+		t.Rows = append(t.Rows, []string{e.Target, fmt.Sprint(e.Occurrences), pct(e.MaxProb), pct(e.MeanProb),
+			pct(e.MaxPPL), pct(e.MeanPPL), e.Best, pair(0), pair(1), pair(2), sel, named, pct(e.ControlProb),
+			fmt.Sprint(e.Pass)})
+	}
+	return t
+}
+
+// Robustness metrics accepted by RobustnessBars.
+const (
+	MetricJS       = "js"
+	MetricOverlap  = "overlap"
+	MetricSpearman = "spearman"
+	MetricTop1     = "top1"
+)
+
+// RobustnessBars compares ProtoT and LLaMA on one robustness metric (MetricJS, MetricOverlap, MetricSpearman,
+// MetricTop1) per perturbation kind.
+func RobustnessBars(res *Result, source, metric string) *charts.Bar {
+	c := corpusOrEmpty(res, source)
+	var kinds []string
+	var groups []plot.BarGroup
+	if r := c.Robust; r != nil {
+		kinds = r.Kinds
+		for _, m := range r.Models {
+			g := plot.BarGroup{Name: mixerName(m.Mixer)}
+			for _, k := range kinds {
+				v := math.NaN()
+				if s := r.Stats(m.Mixer, k); s != nil {
+					v = map[string]float64{MetricJS: s.JS.Mean, MetricOverlap: s.Overlap.Mean,
+						MetricSpearman: s.Spearman.Mean, MetricTop1: s.Top1.Mean}[metric]
+				}
+				g.Values = append(g.Values, v)
+			}
+			groups = append(groups, g)
+		}
+	}
+	title := map[string]string{MetricJS: "JS divergence of next-token distributions (↓ robust)",
+		MetricOverlap: "Top-k overlap (↑ robust)", MetricSpearman: "Spearman on the top-k union (↑ robust)",
+		MetricTop1: "Top-1 agreement (↑ robust)"}[metric]
+	return plot.Bars(fmt.Sprintf("%s (%s)", title, source), kinds, groups, plot.AxisNames("perturbation", metric))
+}
+
+// RoutingChangeBars shows, per perturbation kind, the JS divergence of ProtoT's position-averaged π (and ρ) of
+// each layer between original and perturbed prompts.
+func RoutingChangeBars(res *Result, source string) *charts.Bar {
+	c := corpusOrEmpty(res, source)
+	var kinds []string
+	var groups []plot.BarGroup
+	if r := c.Robust; r != nil {
+		kinds = r.Kinds
+		for _, m := range r.Models {
+			if m.Mixer != decoder.MixerProtoT || len(m.ByKind) == 0 {
+				continue
+			}
+			for l := range m.ByKind[0].RoutingJS {
+				w, rd := plot.BarGroup{Name: fmt.Sprintf("layer %d π", l)}, plot.BarGroup{Name: fmt.Sprintf("layer %d ρ", l)}
+				for _, s := range m.ByKind {
+					w.Values = append(w.Values, s.RoutingJS[l].Mean)
+					rd.Values = append(rd.Values, s.RoutingJSRead[l].Mean)
+				}
+				groups = append(groups, w, rd)
+			}
+		}
+	}
+	return plot.Bars(fmt.Sprintf("Routing change under perturbation, ProtoT (%s)", source), kinds, groups,
+		plot.AxisNames("perturbation", "JS of position-averaged routing"))
+}
+
+// RobustnessTable lists every robustness statistic with its standard deviation, and one example pair per kind.
+func RobustnessTable(res *Result, source string) *Table {
+	c := corpusOrEmpty(res, source)
+	t := &Table{Title: fmt.Sprintf("Robustness (%s)", source), Header: []string{"model", "perturbation", "pairs", "JS",
+		"top-k overlap", "Spearman", "top-1 agreement"}}
+	r := c.Robust
+	if r == nil {
+		return t
+	}
+	ms := func(m MeanSD) string { return fmt.Sprintf("%.3f ± %.3f", m.Mean, m.SD) }
+	for _, m := range r.Models {
+		for _, s := range m.ByKind {
+			t.Rows = append(t.Rows, []string{mixerName(m.Mixer), s.Kind, fmt.Sprint(s.Pairs), ms(s.JS), ms(s.Overlap),
+				ms(s.Spearman), ms(s.Top1)})
+		}
+	}
+	var ex []string
+	for _, p := range r.Examples {
+		ex = append(ex, fmt.Sprintf("%s: %q → %q", p.Kind, p.Original, p.Perturbed))
+	}
+	t.Note = strings.Join(ex, "; ")
+	return t
+}
+
+// ChecksTable lists the study's checks and timings.
+func ChecksTable(res *Result) *Table {
+	t := &Table{Title: "Checks", Header: []string{"pass", "claim", "value", "want"}}
+	for _, c := range res.Checks {
+		t.Rows = append(t.Rows, []string{fmt.Sprint(c.Pass), c.Name, fmt.Sprintf("%.4g", c.Value), c.Want})
+	}
+	t.Note = fmt.Sprintf("wall %.1f s, CPU %.1f s", res.WallSeconds, res.CPUSeconds)
+	if len(res.Notes) > 0 {
+		t.Note += "; " + strings.Join(res.Notes, "; ")
+	}
+	return t
+}
+
+// TopPrototype returns the prototype (layer, k) whose write label has the highest purity among the named ones
+// (the first prototype when none is named), for showing its contexts.
+func TopPrototype(res *Result, source string) (layer, k int) {
+	best := -1.0
+	for _, p := range corpusOrEmpty(res, source).Prototypes {
+		if p.Write.Named && p.Write.Purity > best {
+			best, layer, k = p.Write.Purity, p.Layer, p.K
+		}
+	}
+	return layer, k
+}

@@ -1,0 +1,239 @@
+package interp
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/gomlx/gomlx/pkg/core/tensors"
+	"github.com/pkg/errors"
+
+	"github.com/protolab/protolab/workbench/lmdata"
+	"github.com/protolab/protolab/workbench/tokenizer"
+)
+
+// evalSet is the held-out token set of one corpus: S validation sequences of T inputs, evenly spaced over the
+// validation stream (corpora stored in a sorted order, such as WordNet's lexicographer files, are then sampled
+// throughout), with their labels and documents. Input token n = s·T + t is position t of sequence s.
+type evalSet struct {
+	T      int
+	seqs   [][]int32 // [S][T+1]: inputs [:T], targets [1:]
+	stream []int32   // the validation stream
+	offset []int     // [N] stream offset of each input
+	tokens *Tokens   // N = S·T input tokens
+	// next[n] holds the label ids of the target of input n (the token after it): [N].
+	next     [][]int32
+	docStart []int // per document of the stream, the offset of its first token
+	tok      *tokenizer.Tokenizer
+}
+
+// NoneLabel is the label of the tokens that carry no concept label, when EvalConfig.NoneLabel is set.
+const NoneLabel = "none"
+
+// buildEvalSet labels `sequences` validation sequences of prep (evenly spaced over the stream) with the labels of
+// cc: for each selected concept c and value v the label "c=v", carried by the tokens whose word has that value
+// (Marked or InForce, data.DocLabels.AlignTokens), and with none set NoneLabel on the tokens without any; labels
+// carried by fewer than minCount input tokens are dropped.
+//
+// With LabelsLexical the labels of a token are instead lexical(word) for its word: the values (of the single
+// selected concept) that the lexicon lists for the word, e.g. every supersense WordNet knows for it.
+func buildEvalSet(prep *lmdata.Prepared, cc CorpusConfig, sequences, minCount int, none bool,
+	lexical func(word string) []string) (*evalSet, error) {
+	p := prep.ValSeqs
+	S := min(sequences, p.NumSequences())
+	if S <= 0 {
+		return nil, errors.Errorf("interp: the validation split of %s has no full sequence", cc.Source)
+	}
+	T := p.SeqLen
+	es := &evalSet{T: T, stream: p.Stream, tok: prep.Tokenizer, docStart: p.DocStarts}
+	stride := p.NumSequences() / S
+	for s := range S {
+		es.seqs = append(es.seqs, p.Sequence(s*stride))
+	}
+	val := prep.Val
+	if val.Labels == nil {
+		return nil, errors.Errorf("interp: corpus %s has no labels", cc.Source)
+	}
+	names := cc.Concepts
+	if len(names) == 0 {
+		for _, k := range val.Concepts {
+			names = append(names, k.Name)
+		}
+	}
+	type cv struct{ c, v int }
+	var concepts []int
+	id := map[cv]int32{}
+	var labelNames []string
+	for _, name := range names {
+		c, err := val.ConceptIndex(name)
+		if err != nil {
+			return nil, errors.WithMessagef(err, "interp: corpus %s", cc.Source)
+		}
+		concepts = append(concepts, c)
+		for v, value := range val.Concepts[c].Values {
+			id[cv{c, v}] = int32(len(labelNames))
+			labelNames = append(labelNames, fmt.Sprintf("%s=%s", name, value))
+		}
+	}
+	if cc.Labels == LabelsLexical && (len(concepts) != 1 || lexical == nil) {
+		return nil, errors.Errorf("interp: corpus %s: labels=%q needs one concept (has %v) and a lexicon", cc.Source,
+			LabelsLexical, names)
+	}
+	noneID := int32(-1)
+	if none {
+		noneID = int32(len(labelNames))
+		labelNames = append(labelNames, NoneLabel)
+	}
+	// docLabels[d][i] are the label ids of token i of document d (i = its length for the trailing EOS).
+	docLabels := map[int][][]int32{}
+	labelsAt := func(o int) (int, []int32, error) {
+		d, i := p.Locate(0, o)
+		if _, ok := docLabels[d]; !ok {
+			start, eos := p.DocStarts[d], len(p.Stream)-1
+			if d+1 < len(p.DocStarts) {
+				eos = p.DocStarts[d+1] - 1
+			}
+			ids := p.Stream[start:eos]
+			lens := make([]int, len(ids))
+			for j, t := range ids {
+				b, ok := prep.Tokenizer.TokenBytes(t)
+				if !ok {
+					return 0, nil, errors.Errorf("interp: token %d of validation document %d is outside the vocabulary", t, d)
+				}
+				lens[j] = len(b)
+			}
+			tl, err := val.Labels[d].AlignTokens(lens, len(val.Texts[d]))
+			if err != nil {
+				return 0, nil, errors.WithMessagef(err, "interp: aligning validation document %d of %s", d, cc.Source)
+			}
+			byKind := tl.Marked
+			if cc.Labels == LabelsInForce {
+				byKind = tl.InForce
+			}
+			out := make([][]int32, len(ids)+1)
+			for j := range out {
+				switch {
+				case j == len(ids): // the trailing EOS
+				case cc.Labels == LabelsLexical:
+					if w := tl.Word[j]; w >= 0 {
+						dl := val.Labels[d]
+						c := concepts[0]
+						for _, value := range lexical(val.Texts[d][dl.Starts[w]:dl.Ends[w]]) {
+							if v := slices.Index(val.Concepts[c].Values, value); v >= 0 {
+								out[j] = append(out[j], id[cv{c, v}])
+							}
+						}
+						slices.Sort(out[j])
+						out[j] = slices.Compact(out[j])
+					}
+				default:
+					for _, c := range concepts {
+						if v := byKind[c][j]; v >= 0 {
+							out[j] = append(out[j], id[cv{c, int(v)}])
+						}
+					}
+				}
+				if len(out[j]) == 0 && noneID >= 0 {
+					out[j] = []int32{noneID}
+				}
+			}
+			docLabels[d] = out
+		}
+		return d, docLabels[d][i], nil
+	}
+	N := S * T
+	of, next := make([][]int32, N), make([][]int32, N)
+	doc := make([]int32, N)
+	counts := make([]int, len(labelNames))
+	for s := range S {
+		for t := range T {
+			n, o := s*T+t, s*stride*T+t
+			es.offset = append(es.offset, o)
+			d, ls, err := labelsAt(o)
+			if err != nil {
+				return nil, err
+			}
+			if _, next[n], err = labelsAt(o + 1); err != nil {
+				return nil, err
+			}
+			doc[n], of[n] = int32(d), ls
+			for _, l := range ls {
+				counts[l]++
+			}
+		}
+	}
+	// Drop rare labels (counted over the inputs) and renumber the rest in order.
+	remap := make([]int32, len(labelNames))
+	var kept []string
+	for l, c := range counts {
+		remap[l] = -1
+		if c >= minCount {
+			remap[l] = int32(len(kept))
+			kept = append(kept, labelNames[l])
+		}
+	}
+	relabel := func(ls []int32) []int32 {
+		var out []int32
+		for _, l := range ls {
+			if r := remap[l]; r >= 0 {
+				out = append(out, r)
+			}
+		}
+		return out
+	}
+	for n := range N {
+		of[n], next[n] = relabel(of[n]), relabel(next[n])
+	}
+	es.tokens = &Tokens{Names: kept, Of: of, Doc: doc}
+	es.next = next
+	return es, es.tokens.Validate()
+}
+
+// concepts returns the kept labels other than NoneLabel.
+func (es *evalSet) concepts() []string {
+	var out []string
+	for _, n := range es.tokens.Names {
+		if n != NoneLabel {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// N returns the number of input tokens.
+func (es *evalSet) N() int { return len(es.tokens.Of) }
+
+// batches returns sequences [0, n) as [B, T+1] int32 tensors of B rows each (the last rows may be dropped so that
+// every tensor has the same shape).
+func (es *evalSet) batches(n, B int) []*tensors.Tensor {
+	n = min(n, len(es.seqs))
+	B = min(B, n)
+	var out []*tensors.Tensor
+	for from := 0; from+B <= n; from += B {
+		out = append(out, tensors.FromValue(es.seqs[from:from+B]))
+	}
+	return out
+}
+
+// context returns the text around input n within its document: up to `before` tokens before it, the token itself
+// and up to `after` tokens after it.
+func (es *evalSet) context(n, before, after int) Context {
+	o, d := es.offset[n], int(es.tokens.Doc[n])
+	eos := len(es.stream) - 1
+	if d+1 < len(es.docStart) {
+		eos = es.docStart[d+1] - 1
+	}
+	lo := max(es.docStart[d], o-before)
+	hi := max(o+1, min(eos, o+1+after))
+	return Context{Doc: d, Before: es.tok.DecodeString(es.stream[lo:o]), Token: es.tok.DecodeString(es.stream[o : o+1]),
+		After: es.tok.DecodeString(es.stream[o+1 : hi])}
+}
+
+// Context is a top-activating token in its document context (spec §7.3).
+type Context struct {
+	Doc        int     `json:"doc"`
+	Before     string  `json:"before"`
+	Token      string  `json:"token"`
+	After      string  `json:"after"`
+	Activation float64 `json:"activation"`
+	Labels     string  `json:"labels,omitempty"` // the token's labels, comma-separated
+}

@@ -1,0 +1,282 @@
+package interp
+
+import (
+	"math"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/protolab/protolab/layers/decoder"
+	"github.com/protolab/protolab/workbench/data"
+	"github.com/protolab/protolab/workbench/lmdata"
+	"github.com/protolab/protolab/workbench/plot"
+	"github.com/protolab/protolab/workbench/run"
+)
+
+// TestRun_Tiny runs the whole study at Tiny scale and checks the result's shape and invariants, the cache of
+// trained models and of the result, and that every figure builder renders it.
+func TestRun_Tiny(t *testing.T) {
+	cfg := Tiny()
+	cfg.Out = t.TempDir()
+	res, err := Run(cfg, Log(nil))
+	require.NoError(t, err)
+	require.FileExists(t, filepath.Join(cfg.Out, ResultFile))
+	require.Len(t, res.Corpora, 1)
+	c := res.Corpora[0]
+	require.Equal(t, lmdata.SourceSynthetic, c.Source)
+
+	// Equal-size models: the baseline's FFN makes up the difference in non-embedding parameters.
+	require.Len(t, c.Models, 2)
+	require.Equal(t, decoder.MixerProtoT, c.Models[0].Mixer)
+	require.Equal(t, decoder.MixerAttention, c.Models[1].Mixer)
+	tol := 3 * cfg.Model.Width * cfg.Model.NumLayers / 2 // half an FFN unit per block
+	require.LessOrEqual(t, abs(c.Models[0].NonEmbeddingParams-c.Models[1].NonEmbeddingParams), tol)
+	for _, m := range c.Models {
+		require.False(t, m.Cached)
+		require.Less(t, m.Val.Perplexity, float64(cfg.Data.Tokenizer.VocabSize), "training lowers perplexity")
+	}
+
+	// Units: every kind, L·R prototypes (by π and ρ), L·H heads, R SAE features per layer and rule.
+	L, R, H := cfg.Model.NumLayers, cfg.Model.ProtoT.NumPrototypes, cfg.Model.Attention.NumHeads
+	want := map[string]int{KindProtoPi: L * R, KindProtoRho: L * R, KindHeads: L * H, KindNull: cfg.Eval.NullUnits}
+	for _, k := range c.Kinds {
+		if n, ok := want[k.Kind]; ok {
+			require.Equal(t, n, k.Units, k.Kind)
+		} else {
+			require.Contains(t, []string{KindSAEVariance, KindSAEFrequency}, k.Kind)
+			require.LessOrEqual(t, k.Units, L*R)
+			require.Positive(t, k.Units)
+		}
+		for _, m := range []MeanSD{k.Disentanglement, k.Coverage} {
+			require.True(t, m.Mean >= 0 && m.Mean <= 1, "%s: %+v", k.Kind, m)
+		}
+	}
+	require.Len(t, c.Kinds, 6)
+	require.Len(t, c.SAE, L)
+	require.Len(t, c.Coverage, len(c.LabelNames)-1, "every label but none")
+	require.Contains(t, c.LabelNames, NoneLabel)
+	require.Equal(t, len(c.LabelNames), len(c.LabelCounts))
+
+	// Dashboards: one per prototype; mass shares of a layer sum to 1 (π rows are softmaxes).
+	require.Len(t, c.Prototypes, L*R)
+	for l := range L {
+		sum := 0.0
+		for _, p := range c.Prototypes[l*R : (l+1)*R] {
+			require.Equal(t, l, p.Layer)
+			sum += p.MassShare
+			require.Len(t, p.MassByPos, cfg.Data.SeqLen)
+			require.True(t, p.Beta > 0 && p.Beta < 1)
+			require.InEpsilon(t, HalfLife(p.Beta), p.HalfLife, 1e-9)
+			require.LessOrEqual(t, len(p.TopWrite), cfg.Eval.DashboardTokens)
+		}
+		require.InDelta(t, 1, sum, 1e-4)
+	}
+
+	// Interventions: one compiled executable for every sweep; full matrices; the ΔPPL of a write mask agrees
+	// between the sweep and the best prototype's summary.
+	iv := c.Intervene
+	require.NotNil(t, iv)
+	require.Equal(t, 1, iv.Builds, "masks and prototypes are variables: one graph serves the sweep")
+	require.Len(t, iv.Sweeps, 3)
+	require.Len(t, iv.Prototypes, L*R)
+	for _, sw := range iv.Sweeps {
+		moved := 0
+		for _, x := range sw.PPL {
+			if x != 0 {
+				moved++
+			}
+		}
+		require.Positive(t, moved, "%s: interventions change the model", sw.Kind)
+		require.Len(t, sw.Prob, L*R)
+		require.Len(t, sw.PPL, L*R)
+		for _, row := range sw.Prob {
+			require.Len(t, row, len(iv.Targets))
+		}
+	}
+	for j, e := range iv.Effects {
+		require.Equal(t, iv.Targets[j], e.Target)
+		best := indexOf(iv.Prototypes, e.Best)
+		require.GreaterOrEqual(t, best, 0)
+		for i := range iv.Kinds {
+			require.Equal(t, iv.Sweeps[i].Prob[best][j], e.BestProb[i])
+			require.Equal(t, iv.Sweeps[i].PPL[best], e.BestPPL[i])
+		}
+		for p := range iv.Prototypes {
+			require.GreaterOrEqual(t, iv.Sweeps[0].Prob[p][j], e.BestProb[0], "Best has the lowest write ΔProb")
+		}
+	}
+
+	// Robustness: three typo kinds on the synthetic corpus, both models, per-layer routing change for ProtoT.
+	rb := c.Robust
+	require.NotNil(t, rb)
+	require.Equal(t, cfg.Robust.Perturbations, rb.Kinds)
+	require.Len(t, rb.Models, 2)
+	for _, m := range rb.Models {
+		for _, s := range m.ByKind {
+			require.Positive(t, s.Pairs)
+			require.True(t, s.JS.Mean >= 0 && s.JS.Mean <= math.Ln2)
+			require.True(t, s.Overlap.Mean >= 0 && s.Overlap.Mean <= 1)
+			if m.Mixer == decoder.MixerProtoT {
+				require.Len(t, s.RoutingJS, L)
+				require.Len(t, s.RoutingJSRead, L)
+				require.InDelta(t, s.RoutingJS[0].Mean, s.RoutingJSRead[0].Mean, 1e-12, "layer 0 reads with π")
+			} else {
+				require.Empty(t, s.RoutingJS)
+			}
+		}
+	}
+	require.NotEmpty(t, res.Checks)
+	require.Positive(t, res.WallSeconds)
+
+	// Every figure builder renders the result.
+	for _, ch := range []plot.Chart{ModelsTable(res), DashboardTable(res, c.Source, 1), ContextsTable(res, c.Source, 0, 1, true),
+		RoutingMassHeatmap(res, c.Source, 0), PrototypeBars(res, c.Source), MetricBars(res, c.Source),
+		ThemesBars(res, c.Source), MetricsTable(res, c.Source), CoverageTable(res, c.Source),
+		InterventionHeatmap(res, c.Source, InterveneWrite), InterventionTable(res, c.Source),
+		RobustnessBars(res, c.Source, MetricJS), RoutingChangeBars(res, c.Source), RobustnessTable(res, c.Source),
+		ChecksTable(res)} {
+		s := ch.RenderSnippet()
+		require.NotEmpty(t, s.Element)
+	}
+	require.Len(t, DashboardTable(res, c.Source, 1).Rows, R)
+	require.Len(t, InterventionTable(res, c.Source).Rows, len(iv.Targets))
+	require.True(t, strings.Contains(ChecksTable(res).String(), "graph builds"))
+
+	// The same config loads both models from the cache and gives the same numbers; LoadOrRun reads result.json.
+	again, err := Run(cfg, Log(nil))
+	require.NoError(t, err)
+	for i, m := range again.Corpora[0].Models {
+		require.True(t, m.Cached)
+		require.Equal(t, c.Models[i].Val.Perplexity, m.Val.Perplexity)
+	}
+	require.Equal(t, c.Kinds, again.Corpora[0].Kinds)
+	loaded, err := LoadOrRun(cfg, Log(nil))
+	require.NoError(t, err)
+	require.Equal(t, again.Checks, loaded.Checks)
+}
+
+func abs(x int) int {
+	if x < 0 {
+		return -x
+	}
+	return x
+}
+
+func indexOf(xs []string, x string) int {
+	for i, y := range xs {
+		if y == x {
+			return i
+		}
+	}
+	return -1
+}
+
+// TestBuildEvalSet_SyntheticLabels checks the token labels against the synthetic lexicon: every token that
+// decodes to a whole word carries exactly the marked values of that word, and the labels of the next token are
+// those of the following input.
+func TestBuildEvalSet_SyntheticLabels(t *testing.T) {
+	cfg := Tiny()
+	dc := cfg.Data
+	dc.Source = lmdata.SourceSynthetic
+	prep, err := lmdata.Prepare(dc, "")
+	require.NoError(t, err)
+	es, err := buildEvalSet(prep, Synthetic(), 40, 1, true, nil)
+	require.NoError(t, err)
+	require.Equal(t, min(40, prep.ValSeqs.NumSequences())*dc.SeqLen, es.N())
+	// The labels each word form marks, from the lexicon.
+	want := map[string][]string{}
+	for _, k := range Synthetic().Concepts {
+		for _, c := range dc.Synthetic.Concepts() {
+			if c.Name != k {
+				continue
+			}
+			for _, v := range c.Values {
+				words, err := data.SyntheticWords(k, v)
+				require.NoError(t, err)
+				for _, w := range words {
+					want[w] = append(want[w], k+"="+v)
+				}
+			}
+		}
+	}
+	whole, labelled := 0, 0
+	for n := range es.N() - 1 {
+		if (n+1)%es.T != 0 {
+			require.Equal(t, es.tokens.Of[n+1], es.next[n], "next labels are the following input's")
+		}
+		tok := prep.Tokenizer.DecodeString([]int32{es.stream[es.offset[n]]})
+		next := prep.Tokenizer.DecodeString([]int32{es.stream[es.offset[n]+1]})
+		isLetter := func(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' }
+		word := strings.TrimPrefix(tok, " ")
+		if tok[0] != ' ' || isLetter(next[0]) || word == "" || !isLetter(word[0]) {
+			continue // not a whole word: an inner piece ("mot" + "her") or a word going on
+		}
+		var got []string
+		for _, l := range es.tokens.Of[n] {
+			got = append(got, es.tokens.Names[l])
+		}
+		if len(want[word]) == 0 {
+			require.Equal(t, []string{NoneLabel}, got, "word %q", word)
+		} else {
+			require.ElementsMatch(t, want[word], got, "word %q", word)
+		}
+		whole++
+		if got[0] != NoneLabel {
+			labelled++
+		}
+	}
+	require.Greater(t, whole, 50)
+	require.Greater(t, labelled, 10)
+
+	// Labels below min_label_count are dropped: with a huge threshold none remain.
+	none, err := buildEvalSet(prep, Synthetic(), 8, 1<<30, true, nil)
+	require.NoError(t, err)
+	require.Empty(t, none.tokens.Names)
+}
+
+func TestConfig_PresetsValidate(t *testing.T) {
+	for _, name := range []string{"tiny", "small", "paper"} {
+		c, err := Preset(name)
+		require.NoError(t, err)
+		require.NoError(t, c.Validate(), name)
+	}
+	c := Tiny()
+	require.NoError(t, run.Override(&c, "intervene.sweeps=[\"read\"]"))
+	require.ErrorContains(t, c.Validate(), "intervene.sweeps")
+	c = Tiny()
+	c.Corpora[0].Labels = LabelsInForce
+	require.ErrorContains(t, c.Validate(), "interventions need")
+	c = Tiny()
+	require.Error(t, run.Override(&c, "eval.no_such_key=1"))
+	_, err := Preset("huge")
+	require.Error(t, err)
+}
+
+// TestBuildEvalSet_Lexical labels tokens through a lexicon of whole words: only the words it lists carry labels,
+// every piece of a split word carries them, and values unknown to the concept are ignored.
+func TestBuildEvalSet_Lexical(t *testing.T) {
+	dc := Tiny().Data
+	dc.Source = lmdata.SourceSynthetic
+	prep, err := lmdata.Prepare(dc, "")
+	require.NoError(t, err)
+	lex := map[string][]string{"her": {"female"}, "his": {"male", "neuter"}, "herself": {"female"}}
+	cc := CorpusConfig{Source: lmdata.SourceSynthetic, Labels: LabelsLexical, Concepts: []string{"gender"}}
+	es, err := buildEvalSet(prep, cc, 40, 1, false, func(w string) []string { return lex[w] })
+	require.NoError(t, err)
+	require.ElementsMatch(t, []string{"gender=female", "gender=male"}, es.tokens.Names)
+	counts := map[string]int{}
+	for n := range es.N() {
+		piece := prep.Tokenizer.DecodeString([]int32{es.stream[es.offset[n]]})
+		for _, l := range es.tokens.Of[n] {
+			name := es.tokens.Names[l]
+			counts[name]++
+			require.True(t, strings.Contains("her his herself", strings.TrimSpace(piece)), "%q carries %s", piece, name)
+		}
+	}
+	require.Positive(t, counts["gender=female"])
+	require.Positive(t, counts["gender=male"])
+	_, err = buildEvalSet(prep, cc, 40, 1, false, nil)
+	require.Error(t, err, "lexical labels need a lexicon")
+}

@@ -1,0 +1,37 @@
+package interp
+
+import (
+	"os"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// TestRun_Small runs the Small preset (minutes of CPU; skipped with -short) and logs the tables the report quotes.
+// $PROTOLAB_INTERP_OUT, when set, is the output folder, so that trained models are reused between runs. It checks
+// what must hold at any training outcome: both corpora analysed when WordNet is installed, every unit kind scored,
+// one compiled executable for the whole intervention sweep, and synonym perturbations on WordNet.
+func TestRun_Small(t *testing.T) {
+	if testing.Short() {
+		t.Skip("the Small preset takes minutes")
+	}
+	cfg := Small()
+	cfg.Out = os.Getenv("PROTOLAB_INTERP_OUT")
+	if cfg.Out == "" {
+		cfg.Out = t.TempDir()
+	}
+	res, err := Run(cfg, Log(os.Stderr))
+	require.NoError(t, err)
+	for _, c := range res.Corpora {
+		require.Len(t, c.Kinds, 6, c.Source)
+		t.Logf("\n%s\n%s", MetricsTable(res, c.Source), RobustnessTable(res, c.Source))
+		if c.Robust != nil && c.Source == "wordnet" {
+			require.Contains(t, c.Robust.Kinds, PerturbSynonym)
+		}
+	}
+	syn := res.Corpus("synthetic")
+	require.NotNil(t, syn)
+	require.Equal(t, 1, syn.Intervene.Builds)
+	t.Logf("\n%s\n%s\n%s\n%s", ModelsTable(res), CoverageTable(res, "synthetic"), InterventionTable(res, "synthetic"),
+		ChecksTable(res))
+}

@@ -1,0 +1,409 @@
+package interp
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+
+	"github.com/gomlx/gomlx/pkg/core/dtypes"
+	"github.com/gomlx/gomlx/pkg/core/graph"
+	"github.com/gomlx/gomlx/pkg/core/tensors"
+	"github.com/gomlx/gomlx/pkg/ml/context"
+	"github.com/pkg/errors"
+
+	"github.com/protolab/protolab/layers/attention"
+	"github.com/protolab/protolab/layers/decoder"
+	"github.com/protolab/protolab/layers/hook"
+	"github.com/protolab/protolab/layers/protot"
+	"github.com/protolab/protolab/workbench/probe"
+	"github.com/protolab/protolab/workbench/run"
+)
+
+// Unit kinds, the values of Unit.Kind and KindSummary.Kind.
+const (
+	KindProtoPi      = "protot_pi"     // ProtoT prototype (ℓ, k), activation π[t, k]
+	KindProtoRho     = "protot_rho"    // ProtoT prototype (ℓ, k), activation ρ[t, k]
+	KindHeads        = "heads"         // LLaMA attention head (ℓ, h), activation ‖z[t, h]‖₂
+	KindSAEVariance  = "sae_variance"  // SAE feature of the LLaMA block output, top-variance selection
+	KindSAEFrequency = "sae_frequency" // SAE feature, top-frequency selection
+	KindNull         = "null"          // K random tokens
+)
+
+// Unit is one scored unit.
+type Unit struct {
+	Kind  string `json:"kind"`
+	Layer int    `json:"layer"` // -1 for null units
+	Index int    `json:"index"` // prototype, head or feature index within the layer
+	Name  string `json:"name"`  // "L0 P3", "L1 H2", "L0 F117", "null 5"
+	Score Score  `json:"score"`
+}
+
+// Prototype is the dashboard of one prototype (spec §6).
+type Prototype struct {
+	Layer int    `json:"layer"`
+	K     int    `json:"k"`
+	Name  string `json:"name"`
+	// Beta is β_k = σ(γ_k) and HalfLife ln ½ / ln β_k, in tokens.
+	Beta     float64 `json:"beta"`
+	HalfLife float64 `json:"half_life"`
+	// MassShare is m_k, the mean of π[t, k] over the evaluation tokens; Dead is m_k < eval.dead_mass.
+	MassShare float64 `json:"mass_share"`
+	Dead      bool    `json:"dead"`
+	// MassByPos[t] is the mean of π[t, k] over the evaluation sequences at position t: [T].
+	MassByPos []float64 `json:"mass_by_pos"`
+	// Write and Read are the unit scores by π and by ρ; TopWrite and TopRead their top contexts.
+	Write    Score     `json:"write"`
+	Read     Score     `json:"read"`
+	TopWrite []Context `json:"top_write"`
+	TopRead  []Context `json:"top_read"`
+}
+
+// LayerStats are the routing diagnostics of one ProtoT layer (spec §6).
+type LayerStats struct {
+	Layer        int     `json:"layer"`
+	Alpha        float64 `json:"alpha"`         // output gate α
+	Gini         float64 `json:"gini"`          // Gini coefficient of the mass shares m
+	MaxShare     float64 `json:"max_share"`     // max_k m_k
+	DeadFraction float64 `json:"dead_fraction"` // #{k : m_k < dead_mass}/R
+	Top1Mean     float64 `json:"top1_mean"`     // mean over tokens of max_k π
+	MeanHalfLife float64 `json:"mean_half_life"`
+	ReadWriteJS  float64 `json:"read_write_js"` // mean over tokens of JS(π_t ‖ ρ_t)
+}
+
+// LabelCoverage tells, for one label, the unit of each kind named with it of highest purity.
+type LabelCoverage struct {
+	Label string  `json:"label"`
+	Base  float64 `json:"base"`
+	// Units[i] and Purity[i] belong to CorpusResult.Kinds[i]; "" and 0 when no unit of that kind has this name.
+	Units  []string  `json:"units"`
+	Purity []float64 `json:"purity"`
+}
+
+// probeNames returns the probe names "block_LL.<suffix>" of every layer.
+func probeNames(L int, suffix string) []string {
+	out := make([]string, L)
+	for l := range out {
+		out[l] = decoder.BlockScope(l) + "." + suffix
+	}
+	return out
+}
+
+// newRunner returns a probe runner over the model's logits that keeps the given probes.
+func newRunner(m *Model, names []string) (*probe.Runner, error) {
+	cfg := m.Config.Model
+	pm := probe.Model{
+		Backend: m.Backend,
+		Ctx:     m.Ctx.Reuse(),
+		Forward: func(ctx *context.Context, tokens *graph.Node) *graph.Node { return decoder.Logits(ctx, cfg, tokens) },
+		Attach:  hook.Attach,
+	}
+	return probe.NewRunner(pm, probe.Match(names...))
+}
+
+// collect runs the runner over the evaluation sequences in batches of B (the last batch padded with copies of its
+// last row, so one executable serves all) and returns each probe as a row-major [N, F] matrix over the N input
+// tokens, F the product of its axes after [B, T].
+func collect(r *probe.Runner, es *evalSet, B int, names []string) (map[string][]float64, map[string]int, error) {
+	S := len(es.seqs)
+	B = min(B, S)
+	acts := map[string][]float64{}
+	width := map[string]int{}
+	for from := 0; from < S; from += B {
+		to := min(from+B, S)
+		rows := make([][]int32, B)
+		for i := range rows {
+			rows[i] = es.seqs[min(from+i, to-1)][:es.T]
+		}
+		c, err := r.Run(tensors.FromValue(rows))
+		if err != nil {
+			return nil, nil, errors.WithMessagef(err, "interp: probing sequences %d–%d", from, to)
+		}
+		for _, name := range names {
+			vals, dims, err := c.Float64(name)
+			if err != nil {
+				return nil, nil, err
+			}
+			if len(dims) < 2 || dims[0] != B || dims[1] != es.T {
+				return nil, nil, errors.Errorf("interp: probe %s has dims %v, want [%d, %d, ...]", name, dims, B, es.T)
+			}
+			F := len(vals) / (B * es.T)
+			width[name] = F
+			acts[name] = append(acts[name], vals[:(to-from)*es.T*F]...)
+		}
+	}
+	return acts, width, nil
+}
+
+// variable64 returns a variable of ctx (by scope path elements and name) as float64 values.
+func variable64(ctx *context.Context, name string, scopes ...string) ([]float64, error) {
+	c := ctx
+	for _, s := range scopes {
+		c = c.In(s)
+	}
+	v := c.GetVariable(name)
+	if v == nil {
+		return nil, errors.Errorf("interp: no variable %s/%s", c.Scope(), name)
+	}
+	t, err := v.Value()
+	if err != nil {
+		return nil, errors.Wrapf(err, "interp: reading %s", v.ScopeAndName())
+	}
+	out, err := flat64(t)
+	return out, errors.WithMessagef(err, "interp: variable %s", v.ScopeAndName())
+}
+
+// flat64 returns the values of a float32 or float64 tensor as float64, in row-major order.
+func flat64(t *tensors.Tensor) ([]float64, error) {
+	switch t.DType() {
+	case dtypes.Float64:
+		return tensors.MustCopyFlatData[float64](t), nil
+	case dtypes.Float32:
+		f := tensors.MustCopyFlatData[float32](t)
+		out := make([]float64, len(f))
+		for i, x := range f {
+			out[i] = float64(x)
+		}
+		return out, nil
+	}
+	return nil, errors.Errorf("interp: tensor of dtype %s, want float32 or float64", t.DType())
+}
+
+// Gini returns the Gini coefficient of non-negative values, Σ_i Σ_j |x_i − x_j| / (2 n Σ x): 0 when all are
+// equal, (n−1)/n when one holds everything; 0 for an empty or all-zero input.
+func Gini(xs []float64) float64 {
+	sum := 0.0
+	for _, x := range xs {
+		sum += x
+	}
+	if len(xs) == 0 || !(sum > 0) {
+		return 0
+	}
+	d := 0.0
+	for _, a := range xs {
+		for _, b := range xs {
+			d += math.Abs(a - b)
+		}
+	}
+	return d / (2 * float64(len(xs)) * sum)
+}
+
+// HalfLife returns ln ½ / ln β, the number of tokens after which a write has lost half its weight; +Inf for β ≥ 1
+// and 0 for β ≤ 0.
+func HalfLife(beta float64) float64 {
+	switch {
+	case beta >= 1:
+		return math.Inf(1)
+	case beta <= 0:
+		return 0
+	}
+	return math.Log(0.5) / math.Log(beta)
+}
+
+// scoreColumns scores every column of a row-major [N, F] matrix as a unit, returning the units and their top sets.
+func scoreColumns(kind string, layer int, acts []float64, F int, cols []int, prefix string, es *evalSet,
+	base []float64, ec EvalConfig) ([]Unit, [][]int) {
+	p := ScoreParams{MinPurity: ec.MinPurity, Alpha: ec.Alpha, ThemeExcess: ec.ThemeExcess}
+	var units []Unit
+	var tops [][]int
+	for _, f := range cols {
+		top := TopTokens(Column(acts, F, f), es.tokens.Doc, ec.TopK, ec.OnePerDoc)
+		units = append(units, Unit{Kind: kind, Layer: layer, Index: f, Name: fmt.Sprintf("L%d %s%d", layer, prefix, f),
+			Score: ScoreUnit(top, es.tokens, base, p)})
+		tops = append(tops, top)
+	}
+	return units, tops
+}
+
+// contexts returns the contexts of top tokens with their activations (column f of a row-major [N, F] matrix).
+func contexts(es *evalSet, top []int, acts []float64, F, f int, ec EvalConfig, n int) []Context {
+	var out []Context
+	for _, i := range top[:min(n, len(top))] {
+		c := es.context(i, ec.Before, ec.After)
+		c.Activation = acts[i*F+f]
+		var ls []string
+		for _, l := range es.tokens.Of[i] {
+			ls = append(ls, es.tokens.Names[l])
+		}
+		c.Labels = strings.Join(ls, ",")
+		out = append(out, c)
+	}
+	return out
+}
+
+// analyzeUnits fills the units, kinds, coverage, prototype dashboards and layer statistics of cr.
+func analyzeUnits(cr *CorpusResult, cfg Config, proto, llama *Model, es *evalSet, o options) error {
+	ec := cfg.Eval
+	base := es.tokens.BaseRates()
+	L, R, T := proto.Config.Model.NumLayers, proto.Config.Model.ProtoT.NumPrototypes, es.T
+	piNames, rhoNames := probeNames(L, protot.Scope+"."+protot.ProbePi), probeNames(L, protot.Scope+"."+protot.ProbeRho)
+	runner, err := newRunner(proto, append(slices.Clone(piNames), rhoNames...))
+	if err != nil {
+		return err
+	}
+	acts, _, err := collect(runner, es, ec.BatchSize, append(slices.Clone(piNames), rhoNames...))
+	if err != nil {
+		return err
+	}
+	N := es.N()
+	allCols := func(F int) []int {
+		c := make([]int, F)
+		for i := range c {
+			c[i] = i
+		}
+		return c
+	}
+	byKind := map[string][]Unit{}
+	for l := range L {
+		pi, rho := acts[piNames[l]], acts[rhoNames[l]]
+		wu, wtop := scoreColumns(KindProtoPi, l, pi, R, allCols(R), "P", es, base, ec)
+		ru, rtop := scoreColumns(KindProtoRho, l, rho, R, allCols(R), "P", es, base, ec)
+		byKind[KindProtoPi] = append(byKind[KindProtoPi], wu...)
+		byKind[KindProtoRho] = append(byKind[KindProtoRho], ru...)
+		scope := []string{decoder.BlockScope(l), protot.Scope}
+		gamma, err := variable64(proto.Ctx, protot.VarDecayLogit, scope...)
+		if err != nil {
+			return err
+		}
+		alpha, err := variable64(proto.Ctx, protot.VarAlpha, scope...)
+		if err != nil {
+			return err
+		}
+		ls := LayerStats{Layer: l, Alpha: alpha[0]}
+		mass := make([]float64, R)
+		for n := range N {
+			top1 := 0.0
+			for k := range R {
+				mass[k] += pi[n*R+k] / float64(N)
+				top1 = math.Max(top1, pi[n*R+k])
+			}
+			ls.Top1Mean += top1 / float64(N)
+			ls.ReadWriteJS += JS(pi[n*R:(n+1)*R], rho[n*R:(n+1)*R]) / float64(N)
+		}
+		S := N / T
+		for k := range R {
+			// ln β = −softplus(−γ): the half-life ln 2 / softplus(−γ) stays finite where β rounds to 1.
+			beta, halfLife := 1/(1+math.Exp(-gamma[k])), math.Ln2/math.Log1p(math.Exp(-gamma[k]))
+			pr := Prototype{Layer: l, K: k, Name: protoName(l, k), Beta: beta, HalfLife: halfLife,
+				MassShare: mass[k], Dead: mass[k] < ec.DeadMass, MassByPos: make([]float64, T), Write: wu[k].Score,
+				Read: ru[k].Score, TopWrite: contexts(es, wtop[k], pi, R, k, ec, ec.DashboardTokens),
+				TopRead: contexts(es, rtop[k], rho, R, k, ec, ec.DashboardTokens)}
+			for n := range N {
+				pr.MassByPos[n%T] += pi[n*R+k] / float64(S)
+			}
+			cr.Prototypes = append(cr.Prototypes, pr)
+			ls.MaxShare = math.Max(ls.MaxShare, mass[k])
+			if pr.Dead {
+				ls.DeadFraction += 1 / float64(R)
+			}
+			ls.MeanHalfLife += pr.HalfLife / float64(R)
+		}
+		ls.Gini = Gini(mass)
+		cr.Layers = append(cr.Layers, ls)
+	}
+	o.logf("%s: scored %d prototypes", cr.Source, L*R)
+
+	LL := llama.Config.Model.NumLayers
+	zNames := probeNames(LL, attention.Scope+"."+attention.ProbeZ)
+	residNames := probeNames(LL, decoder.ProbeResidPost)
+	names := zNames
+	if cfg.SAE.Enabled {
+		names = append(slices.Clone(zNames), residNames...)
+	}
+	runner, err = newRunner(llama, names)
+	if err != nil {
+		return err
+	}
+	lacts, width, err := collect(runner, es, ec.BatchSize, names)
+	if err != nil {
+		return err
+	}
+	H := llama.Config.Model.Attention.NumHeads
+	for l := range LL {
+		z := lacts[zNames[l]]
+		Dh := width[zNames[l]] / H
+		norms := make([]float64, N*H)
+		for n := range N {
+			for h := range H {
+				s := 0.0
+				for _, x := range z[(n*H+h)*Dh : (n*H+h+1)*Dh] {
+					s += x * x
+				}
+				norms[n*H+h] = math.Sqrt(s)
+			}
+		}
+		hu, _ := scoreColumns(KindHeads, l, norms, H, allCols(H), "H", es, base, ec)
+		byKind[KindHeads] = append(byKind[KindHeads], hu...)
+	}
+	if cfg.SAE.Enabled {
+		features := cfg.SAE.Features
+		if features == 0 {
+			features = R
+		}
+		for l := range LL {
+			resid := lacts[residNames[l]]
+			D := width[residNames[l]]
+			codes, F, stats, err := trainSAE(llama.Backend, resid, N, D, cfg.SAE, cfg.Seed+uint64(l))
+			if err != nil {
+				return errors.WithMessagef(err, "interp: SAE of layer %d", l)
+			}
+			stats.Layer = l
+			cr.SAE = append(cr.SAE, stats)
+			for _, sel := range []struct {
+				kind string
+				freq bool
+			}{{KindSAEVariance, false}, {KindSAEFrequency, true}} {
+				cols := SelectFeatures(codes, F, features, sel.freq)
+				u, _ := scoreColumns(sel.kind, l, codes, F, cols, "F", es, base, ec)
+				byKind[sel.kind] = append(byKind[sel.kind], u...)
+			}
+		}
+		o.logf("%s: trained %d SAEs", cr.Source, LL)
+	}
+	rng := run.RNG(cfg.Seed, "interp/null")
+	p := ScoreParams{MinPurity: ec.MinPurity, Alpha: ec.Alpha, ThemeExcess: ec.ThemeExcess}
+	for i := range ec.NullUnits {
+		top := NullTokens(es.tokens.Doc, ec.TopK, ec.OnePerDoc, rng)
+		byKind[KindNull] = append(byKind[KindNull], Unit{Kind: KindNull, Layer: -1, Index: i,
+			Name: fmt.Sprintf("null %d", i), Score: ScoreUnit(top, es.tokens, base, p)})
+	}
+	for _, kind := range []string{KindProtoPi, KindProtoRho, KindHeads, KindSAEVariance, KindSAEFrequency, KindNull} {
+		units, ok := byKind[kind]
+		if !ok {
+			continue
+		}
+		scores := make([]Score, len(units))
+		for i, u := range units {
+			scores[i] = u.Score
+		}
+		cr.Kinds = append(cr.Kinds, Summarize(kind, scores, es.concepts()))
+		cr.Units = append(cr.Units, units...)
+	}
+	for l, name := range es.tokens.Names {
+		if name == NoneLabel {
+			continue
+		}
+		lc := LabelCoverage{Label: name, Base: base[l], Units: make([]string, len(cr.Kinds)),
+			Purity: make([]float64, len(cr.Kinds))}
+		for i, k := range cr.Kinds {
+			for _, u := range byKind[k.Kind] {
+				if u.Score.Named && u.Score.Label == name && u.Score.Purity > lc.Purity[i] {
+					lc.Units[i], lc.Purity[i] = u.Name, u.Score.Purity
+				}
+			}
+		}
+		cr.Coverage = append(cr.Coverage, lc)
+	}
+	return nil
+}
+
+// namedPrototypes maps each label to the prototypes (layer, k) named with it by π.
+func namedPrototypes(cr *CorpusResult) map[string][][2]int {
+	out := map[string][][2]int{}
+	for _, p := range cr.Prototypes {
+		if p.Write.Named {
+			out[p.Write.Label] = append(out[p.Write.Label], [2]int{p.Layer, p.K})
+		}
+	}
+	return out
+}
