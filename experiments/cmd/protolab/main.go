@@ -37,6 +37,7 @@ var commands = []command{
 	{"generate", "sample continuations of a prompt from a trained run folder", cmdGenerate},
 	{"keys", "list the configuration keys --set accepts, with the preset's values", cmdKeys},
 	{"bench", "ProtoT study: training throughput or decoding time vs context for each mixer (table + JSON)", cmdBench},
+	{"attribute", "PRISM study: the training sequences that most influence a query (cached prototypes, EK-FAC, ...)", cmdAttribute},
 }
 
 func main() {

@@ -1,0 +1,271 @@
+package prism
+
+import (
+	"math"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/protolab/protolab/workbench/influence"
+)
+
+// shortAttribution is AttributionTiny cut down for -short: 160 corpus sequences, 4 queries, one timed query, an LDS
+// over 3 retrained models.
+func shortAttribution() AttributionConfig {
+	ac := AttributionTiny()
+	ac.TrainSeqs, ac.Queries, ac.TimedQueries, ac.LDSSubsets, ac.Bootstrap = 160, 4, 1, 3, 50
+	return ac
+}
+
+func tinyModel(t testing.TB) *Model {
+	cfg := Tiny()
+	cfg.Out = t.TempDir()
+	m, err := LoadOrTrain(cfg, false, Progress(nil))
+	require.NoError(t, err)
+	return m
+}
+
+// TestRunAttribution_Tiny runs the whole study and checks its bookkeeping: every method, the sizes, overlaps and
+// intervals in [0, 1], the LDS, EK-FAC's matched-memory accounting, and the cached result of a second call.
+func TestRunAttribution_Tiny(t *testing.T) {
+	cfg := Tiny()
+	cfg.Out = t.TempDir()
+	ac := shortAttribution()
+	res, err := RunAttributionWith(cfg, ac, Progress(nil))
+	require.NoError(t, err)
+	require.False(t, res.Cached)
+	var names []string
+	for _, m := range res.Methods {
+		names = append(names, m.Name)
+	}
+	require.Equal(t, []string{MethodPrism, MethodPrismDot, MethodReference, MethodReferenceCE, MethodPrismFullC,
+		MethodEKFAC, MethodGradDot, MethodEKFACBank}, names)
+	require.Equal(t, 160, res.NumSeqs)
+	require.Equal(t, 160*cfg.Data.SeqLen, res.NumTokens)
+	require.Equal(t, 4, res.NumQueries)
+	require.Len(t, res.Layers, 4*cfg.Model.NumLayers)
+	lds := 0
+	for _, m := range res.Methods {
+		require.Len(t, m.Top, 4, m.Name)
+		require.Len(t, m.Top[0], 10, m.Name)
+		require.Len(t, res.Scores(m.Name), 4, m.Name)
+		require.Len(t, res.Scores(m.Name)[0], 160, m.Name)
+		if m.Name != MethodReference {
+			require.Len(t, m.Overlap, len(ac.TopK), m.Name)
+		}
+		for _, o := range m.Overlap {
+			require.True(t, 0 <= o.Lo && o.Lo <= o.Mean && o.Mean <= o.Hi && o.Hi <= 1, "%s: %+v", m.Name, o)
+		}
+		require.Greater(t, m.QueryMs, 0.0, m.Name)
+		if m.LDS != nil {
+			lds++
+			require.True(t, *m.LDS >= -1 && *m.LDS <= 1)
+		}
+	}
+	require.Positive(t, lds, "no method has an LDS")
+	ek, p := res.Method(MethodEKFAC), res.Method(MethodPrism)
+	require.Equal(t, 1.0, ek.SpeedUp)
+	require.Equal(t, ek.MatchedQueryMs/p.MatchedQueryMs, p.SpeedUp)
+	require.Equal(t, ek.Bytes+int64(160*4*influenceParams(res)), ek.StoredBytes)
+	require.Positive(t, res.Conditions.Damping)
+	require.GreaterOrEqual(t, res.Conditions.BlockCondMax, res.Conditions.BlockCondMean)
+	require.Zero(t, res.Conditions.CGIterations, "K = 16 ≤ direct_max_k: direct solves")
+	charts := AttributionCharts(res)
+	require.Len(t, charts, 3, "overlap, speed and LDS")
+	require.Contains(t, charts[0].RenderSnippet().Option, `"name":"prism_full_c"`)
+	require.Contains(t, charts[1].RenderSnippet().Option, `"type":"log"`)
+	var sb strings.Builder
+	require.NoError(t, WriteAttributionTable(&sb, res))
+	require.Contains(t, sb.String(), "prism_full_c")
+
+	again, err := RunAttributionWith(cfg, ac, Progress(nil))
+	require.NoError(t, err)
+	require.True(t, again.Cached)
+	require.Equal(t, res.Methods, again.Methods)
+	require.Nil(t, again.Scores(MethodPrism), "scores are not cached")
+}
+
+func influenceParams(r *AttributionResult) int {
+	n := 0
+	for _, l := range r.Layers {
+		n += l.Params()
+	}
+	return n
+}
+
+// TestAttributor_CachedScoresEqualBlockFormula recomputes the cached method's scores from an independent head pass:
+// dense per-sequence gradients G_s = Σ_t u_t a_tᵀ and I(q, s) = Σ_j g_{q,j}ᵀ(H_jj + λI)⁻¹ g_{s,j}/N_tok. It then
+// reloads the cache from disk and checks that the scores are unchanged.
+func TestAttributor_CachedScoresEqualBlockFormula(t *testing.T) {
+	m := tinyModel(t)
+	ac := shortAttribution()
+	ac.TrainSeqs = 24
+	at, err := NewAttributor(m, ac)
+	require.NoError(t, err)
+	require.False(t, at.Cached)
+	qs := at.validationQueries()[:2]
+	got, err := at.Scores(qs, MethodPrism)
+	require.NoError(t, err)
+
+	K, D, k := m.Prism.NumPrototypes, m.Cfg.Width, m.Prism.TopK
+	h, err := at.graphs.runHead(at.Corpus, len(at.Corpus), nil, false, false, 1, "test")
+	require.NoError(t, err)
+	T := h.T
+	for qi, q := range qs {
+		hq, err := at.graphs.runHead([][]int32{q.tokens}, 1, nil, false, false, 1, "test")
+		require.NoError(t, err)
+		Gq := bankGradient(K, D, k, hq.idx, hq.acts, hq.u, q.weights) // [D, K]
+		for s := range at.Corpus {
+			lo, hi := s*T, (s+1)*T
+			Gs := bankGradient(K, D, k, h.idx[lo*k:hi*k], h.acts[lo*k:hi*k], h.u[lo*D:hi*D], nil)
+			want := 0.0
+			for j := 0; j < K; j++ {
+				gq, gs := make([]float64, D), make([]float64, D)
+				for d := 0; d < D; d++ {
+					gq[d], gs[d] = Gq[d*K+j], Gs[d*K+j]
+				}
+				if allZero(gq) || allZero(gs) {
+					continue
+				}
+				want += influence.Dot(at.Blocks.Apply(j, gq), gs)
+			}
+			want /= float64(at.NumTokens)
+			require.InDelta(t, want, got[qi][s], 1e-5*(math.Abs(want)+1e-9), "query %d, sequence %d", qi, s)
+		}
+	}
+
+	again, err := NewAttributor(m, ac)
+	require.NoError(t, err)
+	require.True(t, again.Cached)
+	require.FileExists(t, filepath.Join(again.dir, CodesFile))
+	reloaded, err := again.Scores(qs, MethodPrism)
+	require.NoError(t, err)
+	require.Equal(t, got, reloaded)
+}
+
+// TestAttributor_TextQuery checks how a text becomes a query: the completion after "|" is attributed, a text
+// without "|" attributes every token after the first, long texts keep their end, and an empty completion errors.
+func TestAttributor_TextQuery(t *testing.T) {
+	m := tinyModel(t)
+	ac := shortAttribution()
+	ac.TrainSeqs = 8
+	at, err := NewAttributor(m, ac)
+	require.NoError(t, err)
+	tok := m.Data.Tokenizer
+	T := m.Data.Config.SeqLen
+	sum := func(w []float64) (s float64) {
+		for _, v := range w {
+			s += v
+		}
+		return s
+	}
+	q, err := at.textQuery("the queen|went home")
+	require.NoError(t, err)
+	np, nc := len(tok.Encode("the queen")), len(tok.Encode("went home"))
+	require.Len(t, q.tokens, T+1)
+	require.Equal(t, float64(nc), sum(q.weights))
+	require.Equal(t, 1.0, q.weights[np-1], "the first completion token is predicted at position len(prompt)−1")
+	require.Equal(t, m.Data.EOS, q.tokens[T])
+
+	q, err = at.textQuery("the queen went home")
+	require.NoError(t, err)
+	require.Equal(t, float64(len(tok.Encode("the queen went home"))-1), sum(q.weights))
+
+	long := strings.Repeat("the queen went home. ", 20)
+	q, err = at.textQuery(long)
+	require.NoError(t, err)
+	all := tok.Encode(long)
+	require.Equal(t, all[len(all)-T-1:], q.tokens)
+	require.Equal(t, float64(T), sum(q.weights))
+
+	_, err = at.textQuery("the queen|")
+	require.ErrorContains(t, err, "no token to attribute")
+}
+
+// TestEKFACResult_MatchedMemory checks the matched-memory latency: all gradients stored when the budget allows, all
+// recomputed when only the factors fit, and the linear mix in between.
+func TestEKFACResult_MatchedMemory(t *testing.T) {
+	tm := &ekfacTiming{QuerySec: []float64{0.01, 0.03, 0.02}, DotSec: 1e-5, RecomputeSec: []float64{1.02, 1.02},
+		QueryCPU: []float64{0.04}, DotCPU: 0, RecomputeCPU: []float64{2.04}, GradBytes: 100}
+	const n, factors = 1000, 5000
+	all := ekfacResult("x", 0, factors, tm, n, factors+n*100, 0)
+	require.InDelta(t, 1e3*(0.02+n*1e-5), all.MatchedQueryMs, 1e-9)
+	require.InDelta(t, all.StoredQueryMs, all.MatchedQueryMs, 1e-9)
+	none := ekfacResult("x", 0, factors, tm, n, factors/2, 0)
+	require.InDelta(t, 1e3*1.02, none.MatchedQueryMs, 1e-9)
+	require.InDelta(t, 1e3*1.02, none.QueryMs, 1e-9)
+	require.InDelta(t, 1e3*2.04, none.MatchedQueryCPUMs, 1e-9)
+	half := ekfacResult("x", 0, factors, tm, n, factors+n*50, 0)
+	require.InDelta(t, 1e3*(0.02+0.5*n*1e-5+0.5*1.0), half.MatchedQueryMs, 1e-9)
+	require.Equal(t, int64(factors+n*100), half.StoredBytes)
+}
+
+// TestAttributionConfig_PresetsValidate checks the presets and a few rejected values.
+func TestAttributionConfig_PresetsValidate(t *testing.T) {
+	for _, name := range []string{"tiny", "small", "paper"} {
+		cfg, err := Preset(name)
+		require.NoError(t, err)
+		require.NoError(t, cfg.Attribution.Validate(cfg.Data.SeqLen), name)
+	}
+	ac := AttributionTiny()
+	for _, bad := range []func(*AttributionConfig){
+		func(c *AttributionConfig) { c.PromptTokens = 16 },
+		func(c *AttributionConfig) { c.TopK = nil },
+		func(c *AttributionConfig) { c.EKFAC = "all" },
+		func(c *AttributionConfig) { c.LDSSubsets = 2 },
+		func(c *AttributionConfig) { c.CGTol = 0 },
+	} {
+		c := ac
+		bad(&c)
+		require.Error(t, c.Validate(16))
+	}
+}
+
+// TestRunAttributionSweep_Tiny runs the prototype-space study on the Tiny sweep (λ_1 = λ_2 ∈ {0.01, 1}): a larger
+// clustering floor δ_j = 2λ_1 + 2λ_2·n_j must lower the blocks' condition number (spec §5).
+func TestRunAttributionSweep_Tiny(t *testing.T) {
+	cfg := Tiny()
+	cfg.Out = t.TempDir()
+	cfg.Attribution = shortAttribution()
+	cfg.Attribution.TrainSeqs = 64
+	cfg.Curvature.Sweep = []float64{0.01, 1}
+	sw, err := RunAttributionSweep(cfg, Progress(nil))
+	require.NoError(t, err)
+	require.Len(t, sw.Points, 2)
+	require.Equal(t, EKFACNone, sw.Config.EKFAC)
+	lo, hi := sw.Points[0], sw.Points[1]
+	require.Equal(t, 1.0, hi.Weight)
+	require.Less(t, hi.Conditions.BlockCondMean, lo.Conditions.BlockCondMean)
+	require.Greater(t, lo.ValPerplexity, 1.0)
+	require.Len(t, lo.Overlap, len(cfg.Attribution.TopK))
+	require.Contains(t, AttributionSweepChart(sw).RenderSnippet().Option, `"name":"prism_full_c"`)
+}
+
+// TestAttributor_ReferenceDirectEqualsCG: the reference's exact eigenbasis solve and its CG solve (to 1e-10) give
+// the same scores, for the reference and the full-C ablation.
+func TestAttributor_ReferenceDirectEqualsCG(t *testing.T) {
+	m := tinyModel(t)
+	ac := shortAttribution()
+	ac.TrainSeqs = 24
+	at, err := NewAttributor(m, ac)
+	require.NoError(t, err)
+	qs := at.validationQueries()[:2]
+	ac.DirectMaxK, ac.CGTol = 0, 1e-10
+	cg, err := NewAttributor(m, ac)
+	require.NoError(t, err)
+	for _, method := range []string{MethodReference, MethodPrismFullC} {
+		want, err := cg.Scores(qs, method)
+		require.NoError(t, err)
+		require.Nil(t, cg.ref.direct)
+		got, err := at.Scores(qs, method)
+		require.NoError(t, err)
+		require.NotNil(t, at.ref.direct)
+		for q := range want {
+			for s := range want[q] {
+				require.InDelta(t, want[q][s], got[q][s], 1e-6*(math.Abs(want[q][s])+1e-9), "%s q%d s%d", method, q, s)
+			}
+		}
+	}
+}

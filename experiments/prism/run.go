@@ -1,0 +1,163 @@
+package prism
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/pkg/errors"
+
+	"github.com/protolab/protolab/layers/prism"
+	"github.com/protolab/protolab/workbench/run"
+)
+
+// SweepPoint is one clustering weight λ_1 = λ_2 of the conditioning sweep (spec §3 "Weights", §5, §8): the
+// trade-off between quality and the coupling and conditioning of the prototype-space Hessian.
+type SweepPoint struct {
+	Weight        float64               `json:"weight"`         // λ_1 = λ_2
+	Perplexity    float64               `json:"perplexity"`     // validation perplexity of the PRISM model
+	RelPerplexity float64               `json:"rel_perplexity"` // against the dense model
+	Coverage      prism.CoverageMetrics `json:"coverage"`
+	Usage         prism.UsageSummary    `json:"usage"`
+	Curvature     Curvature             `json:"curvature"`
+}
+
+// Result is the study's output: quality against the dense model, the curvature of the configured model and the
+// clustering-weight sweep.
+type Result struct {
+	Config     Config          `json:"config"`
+	Provenance *run.Provenance `json:"provenance"`
+	PrismDir   string          `json:"prism_dir"` // run folder of the configured PRISM model
+	DenseDir   string          `json:"dense_dir"` // run folder of the dense model
+	Quality    Quality         `json:"quality"`
+	Curvature  Curvature       `json:"curvature"`
+	Sweep      []SweepPoint    `json:"sweep"`
+}
+
+// String is the study's report.
+func (r *Result) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s\n\ncurvature of the configured model:\n%s\n", r.Quality, r.Curvature)
+	if len(r.Sweep) > 0 {
+		fmt.Fprintf(&b, "clustering-weight sweep (λ1 = λ2):\n%8s %9s %7s %7s %9s %9s %10s %10s\n", "weight", "Δppl", "R̄1",
+			"R2", "offdiagC", "blockmass", "κ exact+λ", "κ struct+λ")
+		for _, p := range r.Sweep {
+			st, _ := p.Curvature.Approximation(ApproxStructured)
+			fmt.Fprintf(&b, "%8g %+8.2f%% %7.3f %7.3f %9.3f %9.3f %10.3g %10.3g\n", p.Weight, 100*p.RelPerplexity,
+				p.Coverage.R1Bar, p.Coverage.R2, p.Curvature.OffDiagonalMass, p.Curvature.Exact.BlockMass,
+				p.Curvature.Exact.DampedCond, st.DampedCond)
+		}
+	}
+	return b.String()
+}
+
+// Run runs the whole study: it trains (or loads) the PRISM and dense models of cfg, compares them (ComputeQuality),
+// studies the curvature of the PRISM model (ComputeCurvature), and trains one PRISM model per clustering weight of
+// cfg.Curvature.Sweep. With cfg.Out set the result is cached there (result-<hash>.json), keyed by the config.
+func Run(cfg Config, opts ...Option) (*Result, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	o := newOptions(opts)
+	key := cfg
+	key.Out = ""
+	res, cached, err := loadOrCompute(cfg.Out, "result", key, func() (*Result, error) { return runStudy(cfg, o) })
+	if err == nil && cached {
+		o.logf("prism: loaded the study's result from %s", cfg.Out)
+	}
+	return res, err
+}
+
+func runStudy(cfg Config, o options) (*Result, error) {
+	prov := run.NewProvenance(&cfg, o.overrides, cfg.Seed)
+	res := &Result{Config: cfg, Provenance: prov}
+	dm, err := loadOrTrainRun(cfg.RunConfig(true), cfg.Out, o)
+	if err != nil {
+		return nil, err
+	}
+	pm, err := loadOrTrainRun(cfg.RunConfig(false), cfg.Out, o)
+	if err != nil {
+		return nil, err
+	}
+	res.PrismDir, res.DenseDir = pm.Dir, dm.Dir
+	if err := prov.Time("quality", func() error {
+		res.Quality, err = cachedQuality(pm, dm)
+		return err
+	}); err != nil {
+		return nil, err
+	}
+	if err := prov.Time("curvature", func() error {
+		res.Curvature, err = cachedCurvature(pm, cfg.Curvature)
+		return err
+	}); err != nil {
+		return nil, err
+	}
+	if err := prov.Time("sweep", func() error {
+		res.Sweep, err = sweep(cfg, dm, o)
+		return err
+	}); err != nil {
+		return nil, err
+	}
+	prov.Finish()
+	return res, nil
+}
+
+// RunSweep trains (or loads) one PRISM model per clustering weight λ_1 = λ_2 of cfg.Curvature.Sweep and returns
+// each model's quality against the dense model and its curvature study.
+func RunSweep(cfg Config, opts ...Option) ([]SweepPoint, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	o := newOptions(opts)
+	dm, err := loadOrTrainRun(cfg.RunConfig(true), cfg.Out, o)
+	if err != nil {
+		return nil, err
+	}
+	return sweep(cfg, dm, o)
+}
+
+func sweep(cfg Config, dm *Model, o options) ([]SweepPoint, error) {
+	var out []SweepPoint
+	for _, w := range cfg.Curvature.Sweep {
+		c := cfg
+		c.Prism.R1Weight, c.Prism.R2Weight = w, w
+		start := time.Now()
+		pm, err := loadOrTrainRun(c.RunConfig(false), c.Out, o)
+		if err != nil {
+			return nil, errors.WithMessagef(err, "sweep weight %g", w)
+		}
+		q, err := cachedQuality(pm, dm)
+		if err != nil {
+			return nil, errors.WithMessagef(err, "sweep weight %g", w)
+		}
+		curv, err := cachedCurvature(pm, cfg.Curvature)
+		if err != nil {
+			return nil, errors.WithMessagef(err, "sweep weight %g", w)
+		}
+		out = append(out, SweepPoint{Weight: w, Perplexity: q.Prism.Perplexity, RelPerplexity: q.RelPerplexity,
+			Coverage: q.Coverage, Usage: q.Usage, Curvature: curv})
+		o.logf("prism: sweep weight %g done in %.1f s", w, time.Since(start).Seconds())
+	}
+	return out, nil
+}
+
+// cachedQuality is ComputeQuality, cached in the PRISM run folder and keyed by both run configs.
+func cachedQuality(pm, dm *Model) (Quality, error) {
+	key := struct {
+		Prism, Dense RunConfig
+	}{pm.Run.Config, dm.Run.Config}
+	q, _, err := loadOrCompute(pm.Dir, "quality", key, func() (Quality, error) { return ComputeQuality(pm, dm) })
+	return q, err
+}
+
+// cachedCurvature is ComputeCurvature, cached in the PRISM run folder and keyed by the run and cc (without the
+// sweep list, which does not change one model's study).
+func cachedCurvature(pm *Model, cc CurvatureConfig) (Curvature, error) {
+	cc.Sweep = nil
+	key := struct {
+		Run       RunConfig
+		Curvature CurvatureConfig
+	}{pm.Run.Config, cc}
+	c, _, err := loadOrCompute(pm.Dir, "curvature", key, func() (Curvature, error) { return ComputeCurvature(pm, cc) })
+	return c, err
+}

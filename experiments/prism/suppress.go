@@ -1,0 +1,388 @@
+package prism
+
+import (
+	"slices"
+	"time"
+
+	. "github.com/gomlx/gomlx/pkg/core/graph"
+	"github.com/pkg/errors"
+
+	"github.com/protolab/protolab/layers/prism"
+	"github.com/protolab/protolab/workbench/data"
+	"github.com/protolab/protolab/workbench/eval"
+)
+
+// Suppression modes (spec §10). Both keep r_t at its unsuppressed value: otherwise r = z − ẑ silently restores
+// the logits (l = W(r + ẑ) = W z).
+const (
+	// SuppressNone is the unsuppressed model (the reference row of a SuppressionResult).
+	SuppressNone = "none"
+	// SuppressZero zeroes the suppressed activations: l′_t = l_t − Σ_{i∈Ω∩K_t} a_{t,i}·(W p_i).
+	SuppressZero = "zero"
+	// SuppressMask removes Ω before the top-k, so the next-best prototypes fill the slots:
+	// l′_t = l_t + W(ẑ′_t − ẑ_t), ẑ′ the reconstruction of the masked selection (prism.DecomposeMasked).
+	SuppressMask = "mask"
+)
+
+// SuppressModes lists the modes a SuppressionResult reports, reference first.
+var SuppressModes = []string{SuppressNone, SuppressZero, SuppressMask}
+
+// Keyword selection rules of SuppressConfig.Rule.
+const (
+	// RuleContexts is spec §10's rule: a prototype is selected when at least MinHitRate of its TopContexts most
+	// activating contexts contain a keyword.
+	RuleContexts = "contexts"
+	// RuleMass (our variant) weighs every activation of a prototype over the scanned tokens: it is selected when
+	// the share of its activation mass Σa on contexts with a keyword is at least MinHitRate. It favours
+	// prototypes that are specific to the concept over ones that are broadly active but peak on it.
+	RuleMass = "mass"
+)
+
+// SuppressConfig configures concept suppression (spec §10): keyword selection of the prototypes Ω, then generation
+// and perplexity with Ω suppressed. Start from DefaultSuppress.
+type SuppressConfig struct {
+	// Concept and Value name the suppressed concept of the synthetic corpus (data.SyntheticWords gives its
+	// keywords when Keywords is empty), e.g. "topic" and "food".
+	Concept string `json:"concept"`
+	Value   string `json:"value"`
+	// Keywords, when set, replaces the concept's word list (words match whole, case-sensitive).
+	Keywords []string `json:"keywords"`
+	// Prototypes, when set, is Ω itself (bank indices) and the keyword selection is skipped.
+	Prototypes []int `json:"prototypes"`
+	// Rule is RuleContexts ("contexts", spec §10) or RuleMass ("mass").
+	Rule string `json:"rule"`
+	// TopContexts is the number of top-activating training contexts read per prototype (spec §10: 50; rule
+	// "contexts"); > 0.
+	TopContexts int `json:"top_contexts"`
+	// MinHitRate is the fraction of a prototype's top contexts (rule "contexts") or of its activation mass (rule
+	// "mass") that must be on contexts with a keyword (spec §10: 0.5); in [0, 1].
+	MinHitRate float64 `json:"min_hit_rate"`
+	// MinContexts is the least number of contexts (activations) a selected prototype has (fewer: too little
+	// evidence); in [1, TopContexts].
+	MinContexts int `json:"min_contexts"`
+	// WindowBefore and WindowAfter are the tokens before and after an activating position that form its context
+	// (WindowAfter = 1 includes the token the position predicts); ≥ 0.
+	WindowBefore int `json:"window_before"`
+	WindowAfter  int `json:"window_after"`
+	// SelectBatches is the number of training batches scanned for top-activating contexts; > 0.
+	SelectBatches int `json:"select_batches"`
+	// Samples is the number of generations per mode, from prompts made of the first sentence of fresh synthetic
+	// documents (seed PromptSeed), which names the referent and a city but no topic; > 1.
+	Samples    int    `json:"samples"`
+	PromptSeed uint64 `json:"prompt_seed"`
+	// SampleBatch is the number of rows generated together; > 0.
+	SampleBatch int `json:"sample_batch"`
+	// Sample sets the sampler (max_new_tokens, temperature, top_k, seed); generation stops at the
+	// end-of-document token whatever stop_token says. Batch b uses seed + b in every mode.
+	Sample eval.SampleConfig `json:"sample"`
+	// EvalSequences caps the validation sequences of each perplexity (text without keywords, text with); > 0.
+	EvalSequences int `json:"eval_sequences"`
+	// Examples is the number of completions kept per mode in the result.
+	Examples int `json:"examples"`
+}
+
+// DefaultSuppress returns the Small preset's settings: suppress topic "food" by keyword selection over the top 50
+// contexts (8 tokens back, 1 ahead) of 64 training batches at a 50% hit rate with at least 10 contexts; 512
+// samples of 40 tokens at temperature 1 (no top-k), 64 per batch; perplexity on up to 256 validation sequences.
+func DefaultSuppress() SuppressConfig {
+	return SuppressConfig{
+		Concept:       "topic",
+		Value:         "food",
+		Rule:          RuleContexts,
+		TopContexts:   50,
+		MinHitRate:    0.5,
+		MinContexts:   10,
+		WindowBefore:  8,
+		WindowAfter:   1,
+		SelectBatches: 64,
+		Samples:       512,
+		PromptSeed:    2002,
+		SampleBatch:   64,
+		Sample:        eval.SampleConfig{MaxNewTokens: 40, Temperature: 1, StopToken: -1, Seed: 11},
+		EvalSequences: 256,
+		Examples:      4,
+	}
+}
+
+// TinySuppress returns DefaultSuppress cut to seconds for the Tiny preset.
+func TinySuppress() SuppressConfig {
+	s := DefaultSuppress()
+	s.TopContexts = 10
+	s.MinContexts = 3
+	s.SelectBatches = 4
+	s.Samples = 8
+	s.SampleBatch = 4
+	s.Sample.MaxNewTokens = 8
+	s.EvalSequences = 8
+	s.Examples = 2
+	return s
+}
+
+// Validate reports the first problem of the suppression settings, naming its key.
+func (s SuppressConfig) Validate() error {
+	switch {
+	case len(s.Keywords) == 0 && (s.Concept == "" || s.Value == ""):
+		return errors.New("concept and value are empty and no keywords are given")
+	case s.Rule != RuleContexts && s.Rule != RuleMass:
+		return errors.Errorf("rule=%q, want %q or %q", s.Rule, RuleContexts, RuleMass)
+	case s.TopContexts <= 0:
+		return errors.Errorf("top_contexts=%d, want > 0", s.TopContexts)
+	case !(s.MinHitRate >= 0 && s.MinHitRate <= 1):
+		return errors.Errorf("min_hit_rate=%g, want in [0, 1]", s.MinHitRate)
+	case s.MinContexts < 1 || s.MinContexts > s.TopContexts:
+		return errors.Errorf("min_contexts=%d, want in [1, top_contexts=%d]", s.MinContexts, s.TopContexts)
+	case s.WindowBefore < 0 || s.WindowAfter < 0:
+		return errors.Errorf("window_before=%d, window_after=%d, want ≥ 0", s.WindowBefore, s.WindowAfter)
+	case s.SelectBatches <= 0:
+		return errors.Errorf("select_batches=%d, want > 0", s.SelectBatches)
+	case s.Samples < 2:
+		return errors.Errorf("samples=%d, want ≥ 2 (a standard error needs two)", s.Samples)
+	case s.SampleBatch <= 0:
+		return errors.Errorf("sample_batch=%d, want > 0", s.SampleBatch)
+	case s.EvalSequences <= 0:
+		return errors.Errorf("eval_sequences=%d, want > 0", s.EvalSequences)
+	case s.Examples < 0:
+		return errors.Errorf("examples=%d, want ≥ 0", s.Examples)
+	}
+	for i, p := range s.Prototypes {
+		if p < 0 {
+			return errors.Errorf("prototypes[%d]=%d, want ≥ 0", i, p)
+		}
+	}
+	return errors.WithMessage(s.Sample.Validate(), "sample")
+}
+
+// keywords returns the configured keywords or the concept's synthetic-corpus words.
+func (s SuppressConfig) keywords() ([]string, error) {
+	if len(s.Keywords) > 0 {
+		return slices.Clone(s.Keywords), nil
+	}
+	return data.SyntheticWords(s.Concept, s.Value)
+}
+
+// SuppressedLogits returns the logits of the head evaluation d with the prototypes marked in omega suppressed
+// (spec §10): omega [K] of d's dtype, 1 for i ∈ Ω and 0 otherwise; → [B, T, V]. Mode SuppressZero subtracts the
+// suppressed slices a_{t,i}·W p_i (i ∈ Ω ∩ K_t); SuppressMask re-selects the top-k without Ω and adds
+// W(ẑ′ − ẑ). Both keep the residual r_t = z_t − ẑ_t of the unsuppressed head, and with omega = 0 both return
+// d.Logits exactly (the added term is W·0). Panics on another mode or a bad omega.
+func SuppressedLogits(d prism.Decomposition, omega *Node, mode string) *Node {
+	K := d.Config.NumPrototypes
+	if omega == nil {
+		panic(errors.New("prism.SuppressedLogits: omega is nil"))
+	}
+	if omega.Rank() != 1 || omega.Shape().Dim(0) != K || omega.DType() != d.Hidden.DType() {
+		panic(errors.Errorf("prism.SuppressedLogits: omega=%s, want [K=%d] %s", omega.Shape(), K, d.Hidden.DType()))
+	}
+	B, T, D := d.Hidden.Shape().Dim(0), d.Hidden.Shape().Dim(1), d.Hidden.Shape().Dim(2)
+	var delta *Node // [B, T, D]: the change of the reconstruction the logits see
+	switch mode {
+	case SuppressZero:
+		k := d.Config.TopK
+		at := Reshape(Gather(omega, Reshape(d.Indices, B*T*k, 1)), B, T, k) // [B, T, k]: 1 where i ∈ Ω
+		delta = Neg(Einsum("btj,btjd->btd", Mul(d.Activations, at), d.Prototypes))
+	case SuppressMask:
+		allowed := Equal(omega, ZerosLike(omega))
+		dm := prism.DecomposeMasked(d.Hidden, d.Bank, d.Unembed, allowed, d.Config)
+		delta = Sub(dm.Reconstruction, d.Reconstruction)
+	default:
+		panic(errors.Errorf("prism.SuppressedLogits: mode=%q, want %q or %q", mode, SuppressZero, SuppressMask))
+	}
+	delta.AssertDims(B, T, D)
+	return Add(d.Logits, Einsum("btd,vd->btv", delta, d.Unembed))
+}
+
+// omegaActive returns, per token, 1 where some selected prototype with a positive activation is in Ω: [B, T].
+func omegaActive(d prism.Decomposition, omega *Node) *Node {
+	B, T, k := d.Hidden.Shape().Dim(0), d.Hidden.Shape().Dim(1), d.Config.TopK
+	at := Reshape(Gather(omega, Reshape(d.Indices, B*T*k, 1)), B, T, k)
+	hit := ConvertDType(GreaterThan(Mul(d.Activations, at), ZerosLike(at)), d.Hidden.DType())
+	return ReduceMax(hit, -1)
+}
+
+// SelectedPrototype is one prototype of Ω chosen by keyword selection.
+type SelectedPrototype struct {
+	Prototype int     `json:"prototype"`
+	HitRate   float64 `json:"hit_rate"` // share of its top contexts (or of its activation mass) with a keyword
+	Contexts  int     `json:"contexts"` // contexts read (≤ TopContexts under rule "contexts")
+	Example   string  `json:"example"`  // its most activating context
+}
+
+// SuppressionMode holds the measurements under one mode. Rates are means over samples; SEs are sample standard
+// deviations over √n.
+type SuppressionMode struct {
+	Mode string `json:"mode"`
+	// ConceptRate is the mean over samples of the fraction of generated words that are keywords (samples with no
+	// word are left out); AnyRate the fraction of samples with at least one keyword.
+	ConceptRate   float64 `json:"concept_rate"`
+	ConceptRateSE float64 `json:"concept_rate_se"`
+	AnyRate       float64 `json:"any_rate"`
+	AnyRateSE     float64 `json:"any_rate_se"`
+	Words         int     `json:"words"` // generated words over all samples
+	// JudgePerplexity is the perplexity of the completions (up to and including the end-of-document token)
+	// given their prompts under the unsuppressed model: a generation-quality proxy.
+	JudgePerplexity float64 `json:"judge_perplexity"`
+	// OtherPerplexity is the perplexity on validation documents without a keyword; ConceptPerplexity on those
+	// with one.
+	OtherPerplexity   float64 `json:"other_perplexity"`
+	ConceptPerplexity float64 `json:"concept_perplexity"`
+	// Reduction is 1 − ConceptRate/ConceptRate(none); OtherChange is OtherPerplexity/OtherPerplexity(none) − 1
+	// (0 when the reference is 0). Perplexities are 0 when there is no text of that kind.
+	Reduction   float64  `json:"reduction"`
+	OtherChange float64  `json:"other_change"`
+	Examples    []string `json:"examples"` // the first completions
+}
+
+// SuppressionResult is the suppression study on one PRISM model.
+type SuppressionResult struct {
+	Run      string         `json:"run"`
+	Config   SuppressConfig `json:"config"`
+	Keywords []string       `json:"keywords"`
+	// Omega is the suppressed set Ω (bank indices, sorted); Selected details the keyword selection (empty when
+	// Config.Prototypes gave Ω).
+	Omega    []int               `json:"omega"`
+	Selected []SelectedPrototype `json:"selected"`
+	// BaseHitRate is the keyword hit rate over all scanned contexts (every token): the rate a prototype unrelated
+	// to the concept would show.
+	BaseHitRate float64 `json:"base_hit_rate"`
+	// OtherTokens and ConceptTokens count the predicted tokens of the two perplexities; OtherActive and
+	// ConceptActive are the fractions of them where some i ∈ Ω was active (selected, a > 0) unsuppressed.
+	OtherTokens   int               `json:"other_tokens"`
+	ConceptTokens int               `json:"concept_tokens"`
+	OtherActive   float64           `json:"other_active"`
+	ConceptActive float64           `json:"concept_active"`
+	Modes         []SuppressionMode `json:"modes"` // SuppressModes order
+	Seconds       float64           `json:"seconds"`
+}
+
+// Mode returns the measurements of the named mode, or nil.
+func (r *SuppressionResult) Mode(name string) *SuppressionMode {
+	for i := range r.Modes {
+		if r.Modes[i].Mode == name {
+			return &r.Modes[i]
+		}
+	}
+	return nil
+}
+
+// RunSuppression loads (or trains) the PRISM model of cfg and runs Suppress with cfg.Steering.Suppress. With
+// cfg.Out set, the result is cached in the model's run folder as suppression-<hash>.json.
+func RunSuppression(cfg Config, opts ...Option) (*SuppressionResult, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	m, err := LoadOrTrain(cfg, false, opts...)
+	if err != nil {
+		return nil, err
+	}
+	return Suppress(m, cfg.Steering.Suppress, opts...)
+}
+
+// Suppress selects Ω for the configured concept (or takes Config.Prototypes), then generates Samples
+// continuations of topic-free prompts and measures the perplexity of held-out text without and with the concept,
+// unsuppressed and under both modes. With m.Dir set the result is cached there as suppression-<hash>.json.
+func Suppress(m *Model, sc SuppressConfig, opts ...Option) (*SuppressionResult, error) {
+	if err := sc.Validate(); err != nil {
+		return nil, errors.WithMessage(err, "suppress")
+	}
+	o := newOptions(opts)
+	key := struct {
+		Run      any
+		Suppress SuppressConfig
+	}{m.Run.Config, sc}
+	res, cached, err := loadOrCompute(m.Dir, "suppression", key, func() (*SuppressionResult, error) {
+		return suppress(m, sc)
+	})
+	if err == nil {
+		if cached {
+			o.logf("prism: loaded the suppression results of %s", res.Run)
+		} else if z := res.Mode(SuppressZero); z != nil {
+			o.logf("prism: suppressing %d prototypes of %s: concept rate %.4f → %.4f, other perplexity %+.2f%%",
+				len(res.Omega), res.Run, res.Modes[0].ConceptRate, z.ConceptRate, 100*z.OtherChange)
+		}
+	}
+	return res, err
+}
+
+func suppress(m *Model, sc SuppressConfig) (*SuppressionResult, error) {
+	if m.Dense {
+		return nil, errors.New("prism: the dense model has no prototypes to suppress")
+	}
+	start := time.Now()
+	kw, err := sc.keywords()
+	if err != nil {
+		return nil, err
+	}
+	res := &SuppressionResult{Run: m.Run.Config.Name(), Config: sc, Keywords: kw}
+	if len(sc.Prototypes) > 0 {
+		for _, p := range sc.Prototypes {
+			if p >= m.Prism.NumPrototypes {
+				return nil, errors.Errorf("suppress.prototypes: %d is not a prototype (K=%d)", p, m.Prism.NumPrototypes)
+			}
+		}
+		res.Omega = slices.Compact(slices.Sorted(slices.Values(sc.Prototypes)))
+	} else if err := selectByKeywords(m, sc, kw, res); err != nil {
+		return nil, err
+	}
+	omega := make([]float64, m.Prism.NumPrototypes)
+	for _, i := range res.Omega {
+		omega[i] = 1
+	}
+	prompts, err := suppressionPrompts(m, sc)
+	if err != nil {
+		return nil, err
+	}
+	other, concept, err := splitByKeywords(m, kw, sc.EvalSequences)
+	if err != nil {
+		return nil, err
+	}
+	for _, mode := range SuppressModes {
+		sm := SuppressionMode{Mode: mode}
+		graphMode, w := mode, omega
+		if mode == SuppressNone {
+			graphMode, w = SuppressZero, make([]float64, len(omega)) // Ω = ∅ leaves the logits unchanged exactly
+		}
+		gens, err := generateSuppressed(m, prompts, w, graphMode, sc)
+		if err != nil {
+			return nil, err
+		}
+		texts := make([]string, len(gens))
+		for i, g := range gens {
+			if e := slices.Index(g, m.Data.EOS); e >= 0 {
+				g = g[:e] // the document ends here
+			}
+			texts[i] = m.Data.Tokenizer.DecodeString(g)
+		}
+		sm.ConceptRate, sm.ConceptRateSE, sm.AnyRate, sm.AnyRateSE, sm.Words = KeywordRates(texts, kw)
+		sm.Examples = texts[:min(sc.Examples, len(texts))]
+		judge, err := completionPerplexity(m, prompts, gens)
+		if err != nil {
+			return nil, err
+		}
+		sm.JudgePerplexity = judge
+		ot, err := suppressedNLL(m, other, w, omega, graphMode)
+		if err != nil {
+			return nil, err
+		}
+		ct, err := suppressedNLL(m, concept, w, omega, graphMode)
+		if err != nil {
+			return nil, err
+		}
+		sm.OtherPerplexity, sm.ConceptPerplexity = ot.perplexity(), ct.perplexity()
+		if mode == SuppressNone {
+			res.OtherTokens, res.ConceptTokens = ot.tokens, ct.tokens
+			res.OtherActive, res.ConceptActive = ot.activeFraction(), ct.activeFraction()
+		}
+		res.Modes = append(res.Modes, sm)
+	}
+	ref := res.Modes[0]
+	for i := range res.Modes {
+		if ref.ConceptRate > 0 {
+			res.Modes[i].Reduction = 1 - res.Modes[i].ConceptRate/ref.ConceptRate
+		}
+		if ref.OtherPerplexity > 0 {
+			res.Modes[i].OtherChange = res.Modes[i].OtherPerplexity/ref.OtherPerplexity - 1
+		}
+	}
+	res.Seconds = time.Since(start).Seconds()
+	return res, nil
+}

@@ -1,0 +1,123 @@
+package prism
+
+import (
+	"math"
+	"sort"
+	"strings"
+	"unicode"
+)
+
+// Keyword scoring of generations and keyword selection of prototypes (spec §10).
+
+// SplitWords splits text into words: maximal runs of letters and digits ("<|eos|>" gives "eos").
+func SplitWords(text string) []string {
+	return strings.FieldsFunc(text, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
+}
+
+// KeywordRates scores texts by keyword hits: rate is the mean over texts with at least one word of the fraction
+// of their words that are keywords, rateSE its standard error; anyRate the fraction of texts with at least one
+// keyword, anySE its standard error; words the total word count.
+func KeywordRates(texts, keywords []string) (rate, rateSE, anyRate, anySE float64, words int) {
+	set := map[string]bool{}
+	for _, k := range keywords {
+		set[k] = true
+	}
+	var fr, anyHit []float64
+	for _, t := range texts {
+		ws := SplitWords(t)
+		hits := 0
+		for _, w := range ws {
+			if set[w] {
+				hits++
+			}
+		}
+		words += len(ws)
+		if hits > 0 {
+			anyHit = append(anyHit, 1)
+		} else {
+			anyHit = append(anyHit, 0)
+		}
+		if len(ws) > 0 {
+			fr = append(fr, float64(hits)/float64(len(ws)))
+		}
+	}
+	rate, rateSE = meanSE(fr)
+	anyRate, anySE = meanSE(anyHit)
+	return rate, rateSE, anyRate, anySE, words
+}
+
+// meanSE returns the mean of xs and its standard error (sample standard deviation over √n; 0 for n < 2, and a 0
+// mean for n = 0, so that results stay JSON-encodable).
+func meanSE(xs []float64) (mean, se float64) {
+	n := float64(len(xs))
+	if n == 0 {
+		return 0, 0
+	}
+	for _, x := range xs {
+		mean += x
+	}
+	mean /= n
+	if n < 2 {
+		return mean, 0
+	}
+	ss := 0.0
+	for _, x := range xs {
+		ss += (x - mean) * (x - mean)
+	}
+	return mean, math.Sqrt(ss / (n - 1) / n)
+}
+
+// activation is one (activation, token) pair of a prototype's top contexts.
+type activation struct {
+	a   float64
+	tok int
+}
+
+// topContexts returns, per prototype, its up to `top` largest positive activations over N tokens (indices
+// [N·k], acts [N·k]), by decreasing activation (ties: earlier token first).
+func topContexts(indices []int32, acts []float64, k, K, top int) [][]activation {
+	per := make([][]activation, K)
+	for n := 0; n < len(indices)/k; n++ {
+		for j := range k {
+			if a := acts[n*k+j]; a > 0 {
+				i := indices[n*k+j]
+				per[i] = append(per[i], activation{a, n})
+			}
+		}
+	}
+	for i := range per {
+		sort.SliceStable(per[i], func(x, y int) bool { return per[i][x].a > per[i][y].a })
+		if len(per[i]) > top {
+			per[i] = per[i][:top]
+		}
+	}
+	return per
+}
+
+// selectPrototypes applies the keyword rule: prototype i is in Ω when it has at least minContexts contexts and a
+// share ≥ minHit of them (weighted by activation when byMass) satisfies hit(token). It returns the selection in
+// increasing prototype order.
+func selectPrototypes(per [][]activation, minContexts int, minHit float64, byMass bool,
+	hit func(tok int) bool) []SelectedPrototype {
+	var out []SelectedPrototype
+	for i, ctxs := range per {
+		if len(ctxs) < minContexts {
+			continue
+		}
+		h, total := 0.0, 0.0
+		for _, c := range ctxs {
+			w := 1.0
+			if byMass {
+				w = c.a
+			}
+			total += w
+			if hit(c.tok) {
+				h += w
+			}
+		}
+		if r := h / total; r >= minHit {
+			out = append(out, SelectedPrototype{Prototype: i, HitRate: r, Contexts: len(ctxs)})
+		}
+	}
+	return out
+}

@@ -1,0 +1,231 @@
+package prism
+
+import (
+	"math"
+	"sort"
+	"testing"
+
+	. "github.com/gomlx/gomlx/pkg/core/graph"
+	"github.com/stretchr/testify/require"
+
+	"github.com/protolab/protolab/layers/prism"
+	"github.com/protolab/protolab/workbench/wbtest"
+)
+
+// Awkward sizes of the head tests: B = 2, T = 3, D = 4, K = 5, k = 2, V = 7.
+const sB, sT, sD, sK, sk, sV = 2, 3, 4, 5, 2, 7
+
+func suppressHeadConfig() prism.Config {
+	c := prism.DefaultConfig()
+	c.NumPrototypes, c.TopK = sK, sk
+	return c
+}
+
+// suppressInputs returns random z [B, T, D], P [K, D], W [V, D].
+func suppressInputs(seed uint64) (z, bank, w []float64) {
+	rng := wbtest.RNG(seed)
+	return wbtest.Normal(rng, sB*sT*sD, 1), wbtest.Normal(rng, sK*sD, 1), wbtest.Normal(rng, sV*sD, 1)
+}
+
+// runSuppressed returns the unsuppressed logits and SuppressedLogits(mode) for the given Ω (float64 graph).
+func runSuppressed(t *testing.T, z, bank, w, omega []float64, mode string) (logits, suppressed []float64) {
+	t.Helper()
+	pc := suppressHeadConfig()
+	out := wbtest.ExecFlat(t, func(in []*Node) []*Node {
+		d := prism.Decompose(in[0], in[1], in[2], pc)
+		return []*Node{d.Logits, SuppressedLogits(d, in[3], mode)}
+	}, wbtest.Tensor64(z, sB, sT, sD), wbtest.Tensor64(bank, sK, sD), wbtest.Tensor64(w, sV, sD),
+		wbtest.Tensor64(omega, sK))
+	return out[0], out[1]
+}
+
+// referenceSuppressed computes spec §10's suppressed logits with plain loops: cosines, top-k (ties to the lower
+// index) over all prototypes ("zero") or over the allowed ones ("mask"), a = ReLU(cos), and
+// l′ = W(z − ẑ + ẑ′) with ẑ′ = Σ_{i ∈ K_t \ Ω} a_i p_i ("zero") or the masked selection's reconstruction ("mask").
+func referenceSuppressed(z, bank, w []float64, omega []bool, mode string) []float64 {
+	out := make([]float64, 0, sB*sT*sV)
+	topk := func(cos []float64, ok func(i int) bool) []int {
+		idx := []int{}
+		for i := range sK {
+			if ok(i) {
+				idx = append(idx, i)
+			}
+		}
+		sort.SliceStable(idx, func(a, b int) bool { return cos[idx[a]] > cos[idx[b]] })
+		return idx[:sk]
+	}
+	for n := range sB * sT {
+		zt := z[n*sD : (n+1)*sD]
+		cos := make([]float64, sK)
+		zn := 0.0
+		for _, x := range zt {
+			zn += x * x
+		}
+		for i := range sK {
+			p := bank[i*sD : (i+1)*sD]
+			dot, pn := 0.0, 0.0
+			for d := range sD {
+				dot += zt[d] * p[d]
+				pn += p[d] * p[d]
+			}
+			cos[i] = dot / (math.Sqrt(zn)*math.Sqrt(pn) + prism.Eps)
+		}
+		recon := func(sel []int, keep func(i int) bool) []float64 {
+			r := make([]float64, sD)
+			for _, i := range sel {
+				if keep(i) {
+					for d := range sD {
+						r[d] += math.Max(cos[i], 0) * bank[i*sD+d]
+					}
+				}
+			}
+			return r
+		}
+		all := func(int) bool { return true }
+		zhat := recon(topk(cos, all), all)
+		var zhat2 []float64
+		if mode == SuppressZero {
+			zhat2 = recon(topk(cos, all), func(i int) bool { return !omega[i] })
+		} else {
+			zhat2 = recon(topk(cos, func(i int) bool { return !omega[i] }), all)
+		}
+		for v := range sV {
+			l := 0.0
+			for d := range sD {
+				l += w[v*sD+d] * (zt[d] - zhat[d] + zhat2[d])
+			}
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+// TestSuppressedLogits_EmptySetLeavesLogitsUnchanged: with Ω = ∅ both modes return the head's logits bit for bit
+// in float64 (the added term is W·0).
+func TestSuppressedLogits_EmptySetLeavesLogitsUnchanged(t *testing.T) {
+	z, bank, w := suppressInputs(1)
+	for _, mode := range []string{SuppressZero, SuppressMask} {
+		logits, got := runSuppressed(t, z, bank, w, make([]float64, sK), mode)
+		require.Equal(t, logits, got, "mode %s", mode)
+	}
+}
+
+// TestSuppressedLogits_MatchesReference compares both modes with the plain-loop reference for two suppressed sets,
+// and checks that suppressing every prototype in "zero" mode leaves the residual slice W r_t.
+func TestSuppressedLogits_MatchesReference(t *testing.T) {
+	z, bank, w := suppressInputs(2)
+	for _, set := range [][]int{{1}, {0, 3}} {
+		omega, mask := make([]float64, sK), make([]bool, sK)
+		for _, i := range set {
+			omega[i], mask[i] = 1, true
+		}
+		for _, mode := range []string{SuppressZero, SuppressMask} {
+			logits, got := runSuppressed(t, z, bank, w, omega, mode)
+			want := referenceSuppressed(z, bank, w, mask, mode)
+			wbtest.RequireClose(t, mode, want, got, 1e-10)
+			require.Greater(t, wbtest.MaxAbsDiff(logits, got), 1e-3, "suppressing %v changes the logits", set)
+		}
+	}
+	pc := suppressHeadConfig()
+	out := wbtest.ExecFlat(t, func(in []*Node) []*Node {
+		d := prism.Decompose(in[0], in[1], in[2], pc)
+		return []*Node{SuppressedLogits(d, OnesLike(in[3]), SuppressZero),
+			Einsum("btd,vd->btv", d.Residual, d.Unembed)}
+	}, wbtest.Tensor64(z, sB, sT, sD), wbtest.Tensor64(bank, sK, sD), wbtest.Tensor64(w, sV, sD),
+		wbtest.Tensor64(make([]float64, sK), sK))
+	wbtest.RequireClose(t, "Ω = all: W r", out[1], out[0], 1e-10)
+}
+
+// TestController_MinusOneGainIsZeroSuppression: the controller's logits (S1) with γ_i = −1 on Ω and 0 elsewhere are
+// the "zero"-mode suppressed logits, since the slice of i becomes (1 + γ_i)·a·W p_i = 0.
+func TestController_MinusOneGainIsZeroSuppression(t *testing.T) {
+	z, bank, w := suppressInputs(3)
+	omega := []float64{0, 1, 0, 1, 0}
+	pc := suppressHeadConfig()
+	out := wbtest.ExecFlat(t, func(in []*Node) []*Node {
+		d := prism.Decompose(in[0], in[1], in[2], pc)
+		return []*Node{d.Logits, ConvertDType(d.Indices, in[0].DType()), d.Activations,
+			prism.Signatures(d.Bank, d.Unembed), SuppressedLogits(d, in[3], SuppressZero)}
+	}, wbtest.Tensor64(z, sB, sT, sD), wbtest.Tensor64(bank, sK, sD), wbtest.Tensor64(w, sV, sD),
+		wbtest.Tensor64(omega, sK))
+	logits, idx, acts, sig, want := out[0], out[1], out[2], out[3], out[4]
+	p := &ctrlProblem{}
+	for i := range sK {
+		p.sig = append(p.sig, sig[i*sV:(i+1)*sV])
+	}
+	gamma := make([]float64, sK)
+	for i, o := range omega {
+		gamma[i] = -o
+	}
+	var got []float64
+	for n := range sB * sT {
+		row := ctrlRow{logits: logits[n*sV : (n+1)*sV]}
+		for j := range sk {
+			row.protos = append(row.protos, int(idx[n*sk+j]))
+			row.acts = append(row.acts, acts[n*sk+j])
+		}
+		p.rows = append(p.rows, row)
+		got = append(got, p.shifted(n, gamma, nil)...)
+	}
+	wbtest.RequireClose(t, "γ = −1 on Ω", want, got, 1e-10)
+}
+
+// TestKeywordRates checks the generation scores on texts computed by hand.
+func TestKeywordRates(t *testing.T) {
+	texts := []string{"The chef bakes bread.", "He plays the piano.", "", "Bread, bread<|eos|>"}
+	rate, rateSE, anyRate, anySE, words := KeywordRates(texts, []string{"chef", "bakes", "bread", "Bread"})
+	// Word fractions 3/4, 0/4 and 2/3 (the empty text has no word; "<|eos|>" is the word "eos").
+	fr := []float64{0.75, 0, 2.0 / 3}
+	mean := (fr[0] + fr[1] + fr[2]) / 3
+	ss := 0.0
+	for _, x := range fr {
+		ss += (x - mean) * (x - mean)
+	}
+	require.InDelta(t, mean, rate, 1e-15)
+	require.InDelta(t, math.Sqrt(ss/2/3), rateSE, 1e-15)
+	require.InDelta(t, 0.5, anyRate, 1e-15)              // 2 of 4 texts
+	require.InDelta(t, math.Sqrt(1.0/3/4), anySE, 1e-15) // (1,0,0,1): sample variance 1/3
+	require.Equal(t, 11, words)
+}
+
+// TestSelectPrototypes_KeywordRule builds activations with a known answer: prototype 0 fires on keyword tokens
+// (hit rate 1), prototype 1 on 2 keyword tokens out of 6 (1/3), prototype 2 on keyword tokens but only twice (too
+// little evidence); only prototype 0 is selected at min_hit_rate 0.5, min_contexts 3, and top_contexts = 4 keeps
+// prototype 1's four largest activations.
+func TestSelectPrototypes_KeywordRule(t *testing.T) {
+	const k, K = 2, 3
+	keyword := map[int]bool{0: true, 1: true, 2: true, 3: true}
+	var idx []int32
+	var acts []float64
+	add := func(a0 float64, i0 int32, a1 float64, i1 int32) {
+		idx, acts = append(idx, i0, i1), append(acts, a0, a1)
+	}
+	add(0.9, 0, 0.8, 2) // token 0 (keyword)
+	add(0.7, 0, 0.1, 1) // token 1 (keyword)
+	add(0.6, 0, 0.5, 2) // token 2 (keyword)
+	add(0.2, 0, 0.3, 1) // token 3 (keyword)
+	add(0.9, 1, 0, 0)   // tokens 4–7: prototype 1 only, no keyword; a = 0 is not an activation
+	add(0.8, 1, 0, 0)
+	add(0.7, 1, 0, 0)
+	add(0.6, 1, -0.1, 2)
+	per := topContexts(idx, acts, k, K, 4)
+	require.Len(t, per[0], 4)
+	require.Len(t, per[1], 4, "top 4 of prototype 1's 6 activations")
+	require.Equal(t, 4, per[1][0].tok, "largest first")
+	require.Len(t, per[2], 2)
+	sel := selectPrototypes(per, 3, 0.5, false, func(tok int) bool { return keyword[tok] })
+	require.Equal(t, []SelectedPrototype{{Prototype: 0, HitRate: 1, Contexts: 4}}, sel)
+	per = topContexts(idx, acts, k, K, 6)
+	sel = selectPrototypes(per, 3, 0.3, false, func(tok int) bool { return keyword[tok] })
+	require.Len(t, sel, 2)
+	require.Equal(t, 1, sel[1].Prototype)
+	require.InDelta(t, 2.0/6, sel[1].HitRate, 1e-15)
+	// Rule "mass": prototype 1's keyword mass is (0.1+0.3)/(0.1+0.3+0.9+0.8+0.7+0.6) = 0.4/3.4.
+	sel = selectPrototypes(per, 3, 0.1, true, func(tok int) bool { return keyword[tok] })
+	require.Len(t, sel, 2)
+	require.InDelta(t, 0.4/3.4, sel[1].HitRate, 1e-15)
+	// With keywords at tokens 1 and 3 only: prototype 0 has 0.9/2.4 of its mass there, prototype 1 0.4/3.4.
+	sel = selectPrototypes(per, 3, 0.2, true, func(tok int) bool { return tok == 1 || tok == 3 })
+	require.Len(t, sel, 1)
+	require.InDelta(t, 0.9/2.4, sel[0].HitRate, 1e-15)
+}
