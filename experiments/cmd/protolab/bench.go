@@ -70,6 +70,9 @@ func cmdBench(args []string, stdout io.Writer) error {
 	if cfg.Out == "" {
 		cfg.Out = protot.BenchFile(run.OutDir("protot"), mode, *preset)
 	}
+	if err := cfg.Validate(); err != nil { // before creating any folder
+		return err
+	}
 	if err := os.MkdirAll(filepath.Dir(cfg.Out), 0o755); err != nil {
 		return errors.Wrapf(err, "bench: creating the folder of %s", cfg.Out)
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/protolab/protolab/experiments/protot"
+	"github.com/protolab/protolab/workbench/run"
 	"github.com/protolab/protolab/workbench/store"
 )
 
@@ -26,10 +27,15 @@ func TestBench_TinyThroughputAndDecode(t *testing.T) {
 	require.Equal(t, 32, res.Throughput[1].T)
 	require.Len(t, res.Throughput[1].StepSeconds, 1)
 
+	// Without --out the result goes where notebook 10 looks for it.
+	t.Setenv("PROTOLAB_OUT", t.TempDir())
 	buf.Reset()
 	require.NoError(t, dispatch([]string{"bench", "decode", "--preset", "tiny", "--mixers", "mamba", "--ctx", "8,40"}, &buf))
 	require.Contains(t, buf.String(), "ms/token")
 	require.Contains(t, buf.String(), "mamba")
+	dec, err := protot.LoadBench(protot.BenchFile(run.OutDir("protot"), "decode", "tiny"), "decode")
+	require.NoError(t, err)
+	require.Len(t, dec.Decode, 2)
 }
 
 func TestBench_Errors(t *testing.T) {
