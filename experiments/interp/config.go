@@ -205,9 +205,9 @@ func Tiny() Config {
 }
 
 // Small is a few minutes of CPU time on a 2-core machine with the pure-Go backend: two-layer models of width 32
-// (R = 16 prototypes, 4 heads) trained for 500 steps of 16×32 tokens on the synthetic corpus, analysed on 128
-// held-out sequences, with SAEs of 256 features; the same on WordNet glosses when the database is installed (make
-// wordnet).
+// (R = 16 prototypes with sharper initial routing, 4 heads) trained for 500 steps of 16×32 tokens on the synthetic
+// corpus, analysed on 128 held-out sequences, with SAEs of 256 features; the same on WordNet glosses when the
+// database is installed (make wordnet).
 func Small() Config {
 	d := lmdata.DefaultConfig()
 	d.Synthetic.NumDocs = 2000
@@ -222,6 +222,13 @@ func Small() Config {
 	m.Attention.RoPEBase = 10_000
 	m.ProtoT.NumPrototypes = 16
 	m.ProtoT.ChunkSize = 32
+	// Sharper initial routing than the official τ (1; 3 in layer 0), which in 500 steps moves little (3 → 2.9)
+	// and leaves the routing near uniform (mean top-1 π 0.13 of 16 in layer 0), so that no single prototype
+	// carries a concept. Measured on the synthetic corpus (official → these): labels naming a prototype 5/18 →
+	// 9/18; most negative write ΔProb with |ΔPPL| < 1% −4.0% → −6.8%; ProtoT val ppl 8.11 → 8.28.
+	m.ProtoT.WriteTempInit = 0.3
+	m.ProtoT.SharedWriteTempInit = 0.5
+	m.ProtoT.ReadTempInit = 0.3
 	m.MaxLen = 128
 	t := fit.DefaultConfig()
 	t.Steps = 500
