@@ -16,16 +16,22 @@ import (
 // Batch is a batch of regression contexts of spec §2 as flat row-major float32 slices.
 type Batch struct {
 	B, N, D int
-	X       []float32 // [B, N, D]
-	Y       []float32 // [B, N]
-	Theta   []float32 // [B, D]
-	Leaves  []int     // [B]: the tree leaf σ of each context (nil for the Gaussian prior)
+	// Shared says that all contexts share one x_{1:N} (GenerateShared); X is then [1, N, D].
+	Shared bool
+	X      []float32 // [B, N, D], or [1, N, D] when Shared
+	Y      []float32 // [B, N]
+	Theta  []float32 // [B, D]
+	Leaves []int     // [B]: the tree leaf σ of each context (nil for the Gaussian prior)
 }
 
-// Tensors returns x [B, N, D], y [B, N] and θ [B, D] as float32 tensors, the inputs of the loss.
+// Tensors returns x [B|1, N, D], y [B, N] and θ [B, D] as float32 tensors, the inputs of the loss.
 func (b *Batch) Tensors() []*tensors.Tensor {
+	bx := b.B
+	if b.Shared {
+		bx = 1
+	}
 	return []*tensors.Tensor{
-		tensors.FromFlatDataAndDimensions(b.X, b.B, b.N, b.D),
+		tensors.FromFlatDataAndDimensions(b.X, bx, b.N, b.D),
 		tensors.FromFlatDataAndDimensions(b.Y, b.B, b.N),
 		tensors.FromFlatDataAndDimensions(b.Theta, b.B, b.D),
 	}
@@ -33,8 +39,11 @@ func (b *Batch) Tensors() []*tensors.Tensor {
 
 // Slice returns contexts lo…hi−1 of the batch, sharing its storage.
 func (b *Batch) Slice(lo, hi int) *Batch {
-	out := &Batch{B: hi - lo, N: b.N, D: b.D, X: b.X[lo*b.N*b.D : hi*b.N*b.D], Y: b.Y[lo*b.N : hi*b.N],
+	out := &Batch{B: hi - lo, N: b.N, D: b.D, Shared: b.Shared, X: b.X, Y: b.Y[lo*b.N : hi*b.N],
 		Theta: b.Theta[lo*b.D : hi*b.D]}
+	if !b.Shared {
+		out.X = b.X[lo*b.N*b.D : hi*b.N*b.D]
+	}
 	if b.Leaves != nil {
 		out.Leaves = b.Leaves[lo:hi]
 	}
@@ -87,23 +96,68 @@ func Generate(p prior.Prior, B, N int, s float64, seed uint64, stream string) *B
 	return out
 }
 
+// GenerateShared is Generate with one x_{1:N} ~ N(0, I) drawn for the whole batch: every context has its own θ
+// and label noise ξ, so each is distributed as in spec §2, but their tokens coincide. Model A's and B's key MLPs
+// then run once per batch instead of once per context (linattn.ForwardA); the price is a gradient whose
+// token-noise part is shared by the batch, so a step carries less information than one of independent contexts.
+func GenerateShared(p prior.Prior, B, N int, s float64, seed uint64, stream string) *Batch {
+	rng := run.RNG(seed, stream)
+	D := p.Dim()
+	out := &Batch{B: B, N: N, D: D, Shared: true, X: make([]float32, N*D), Y: make([]float32, B*N),
+		Theta: make([]float32, B*D)}
+	x := make([]float64, N*D)
+	for i := range x {
+		x[i] = rng.NormFloat64()
+		out.X[i] = float32(x[i])
+	}
+	tree, isTree := p.(prior.Tree)
+	if isTree {
+		out.Leaves = make([]int, B)
+	}
+	theta := make([]float64, D)
+	for b := 0; b < B; b++ {
+		if isTree {
+			out.Leaves[b] = tree.SampleLeaf(rng)
+			tree.Theta(out.Leaves[b], theta)
+		} else {
+			p.Sample(rng, theta)
+		}
+		for j, v := range theta {
+			out.Theta[b*D+j] = float32(v)
+		}
+		for n := 0; n < N; n++ {
+			y := 0.0
+			for j, v := range theta {
+				y += v * x[n*D+j]
+			}
+			out.Y[b*N+n] = float32(y + s*rng.NormFloat64())
+		}
+	}
+	return out
+}
+
 // Stream is an endless fit.Batches of fresh contexts (infinite task diversity, spec §2): batch number i is
-// Generate(Prior, B, N, S, Seed, "train-<i>"), so State and Restore need only the counter. The next batch is
-// generated in the background while the caller trains on the current one.
+// Generate(Prior, B, N, S, Seed, "train-<i>") (GenerateShared with Shared), so State and Restore need only the
+// counter. The next batch is generated in the background while the caller trains on the current one.
 type Stream struct {
 	Prior prior.Prior
 	B, N  int
 	S     float64
 	Seed  uint64
-	next  int
-	ahead chan *Batch // batch number next, being generated; nil when nothing is in flight
+	// Shared draws one x_{1:N} per batch (GenerateShared).
+	Shared bool
+	next   int
+	ahead  chan *Batch // batch number next, being generated; nil when nothing is in flight
 }
 
 func (s *Stream) generate(i int) *Batch {
+	if s.Shared {
+		return GenerateShared(s.Prior, s.B, s.N, s.S, s.Seed, fmt.Sprintf("train-%d", i))
+	}
 	return Generate(s.Prior, s.B, s.N, s.S, s.Seed, fmt.Sprintf("train-%d", i))
 }
 
-// Next implements fit.Batches: x [B, N, D], y [B, N], θ [B, D].
+// Next implements fit.Batches: x [B, N, D] ([1, N, D] with Shared), y [B, N], θ [B, D].
 func (s *Stream) Next() ([]*tensors.Tensor, error) {
 	var b *Batch
 	if s.ahead != nil {

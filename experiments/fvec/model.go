@@ -51,7 +51,7 @@ func train(backend backends.Backend, m linattn.Config, tc fit.Config, p prior.Pr
 	loss := func(ctx *context.Context, in []*graph.Node) *graph.Node {
 		return graph.ReduceAllMean(squaredError(model(ctx, in[0], in[1]).Theta, in[2]))
 	}
-	stream := &Stream{Prior: p, B: d.Batch, N: d.Tokens, S: d.LabelNoise, Seed: seed}
+	stream := &Stream{Prior: p, B: d.Batch, N: d.Tokens, S: d.LabelNoise, Seed: seed, Shared: d.SharedTokens}
 	hist, err := fit.Train(backend, ctx, loss, stream, nil, tc, fit.Progress(nil))
 	if err != nil {
 		return nil, errors.WithMessagef(err, "training model %s with M=%d (seed %d)", m.Kind, m.Measurements, seed)

@@ -1,6 +1,7 @@
 package fvec
 
 import (
+	"fmt"
 	"slices"
 	"testing"
 
@@ -68,33 +69,41 @@ func TestGrow_CopiesTrainedVariables(t *testing.T) {
 }
 
 // BenchmarkTrainStep measures one training step (forward, backward, AdamW) of each model at the Small preset's
-// sizes on the tree prior (K = 6, D = 63, N = 128, 16 contexts, H = 32), M = 4; data generation overlaps.
+// sizes on the tree prior, M = 4, with independent tokens per context (16 contexts, the previous Small preset) and
+// with shared tokens (Data.SharedTokens; 16 and 64 contexts); data generation overlaps.
 func BenchmarkTrainStep(b *testing.B) {
 	backend, err := run.Backend()
 	if err != nil {
 		b.Fatal(err)
 	}
 	cfg := Small()
-	for _, kind := range []string{linattn.KindA, linattn.KindAPrime, linattn.KindB, linattn.KindC} {
-		b.Run(kind, func(b *testing.B) {
-			m := cfg.Model
-			m.Kind, m.Measurements = kind, 4
-			const warm = 3
-			for i := 0; i < b.N; i++ {
-				tr, err := train(backend, m, tinyTrain(warm+20), cfg.Data.Tree, cfg.Data, 1, nil)
-				if err != nil {
-					b.Fatal(err)
-				}
-				st := tr.hist.Steps
-				// Elapsed after the warm-up steps (compilation) to the end, per step.
-				var t0 float64
-				for _, s := range st {
-					if s.Step == warm {
-						t0 = s.Elapsed
+	for _, v := range []struct {
+		shared bool
+		batch  int
+	}{{false, 16}, {true, 16}, {true, 64}} {
+		for _, kind := range []string{linattn.KindA, linattn.KindAPrime, linattn.KindB, linattn.KindC} {
+			d := cfg.Data
+			d.SharedTokens, d.Batch = v.shared, v.batch
+			b.Run(fmt.Sprintf("%s/shared=%v/batch=%d", kind, v.shared, d.Batch), func(b *testing.B) {
+				m := cfg.Model
+				m.Kind, m.Measurements = kind, 4
+				const warm = 3
+				for i := 0; i < b.N; i++ {
+					tr, err := train(backend, m, tinyTrain(warm+20), d.Tree, d, 1, nil)
+					if err != nil {
+						b.Fatal(err)
 					}
+					st := tr.hist.Steps
+					// Elapsed after the warm-up steps (compilation) to the end, per step.
+					var t0 float64
+					for _, s := range st {
+						if s.Step == warm {
+							t0 = s.Elapsed
+						}
+					}
+					b.ReportMetric((st[len(st)-1].Elapsed-t0)/20*1000, "ms/step")
 				}
-				b.ReportMetric((st[len(st)-1].Elapsed-t0)/20*1000, "ms/step")
-			}
-		})
+			})
+		}
 	}
 }

@@ -7,8 +7,10 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"sort"
+	"sync"
 
 	"github.com/gomlx/gomlx/backends"
 	"github.com/pkg/errors"
@@ -182,9 +184,14 @@ type study struct {
 	// evaluation MSEs.
 	kept    map[string][]*trained
 	keptMSE map[string][]float64
+	logMu   sync.Mutex // models train concurrently (runSweeps)
 }
 
-func (s *study) logf(format string, args ...any) { fmt.Fprintf(s.log, "fvec: "+format+"\n", args...) }
+func (s *study) logf(format string, args ...any) {
+	s.logMu.Lock()
+	defer s.logMu.Unlock()
+	fmt.Fprintf(s.log, "fvec: "+format+"\n", args...)
+}
 
 // theory computes the theory curves of both priors.
 func (s *study) theory() error {
@@ -242,19 +249,22 @@ func (s *study) treeKinds() []string {
 }
 
 func (s *study) treeSweep() error {
-	eval := Generate(s.cfg.Data.Tree, s.cfg.Data.EvalContexts, s.cfg.Data.Tokens, s.cfg.Data.LabelNoise, s.cfg.Seed,
-		"eval-tree")
+	c := s.cfg
+	eval := Generate(c.Data.Tree, c.Data.EvalContexts, c.Data.Tokens, c.Data.LabelNoise, c.Seed, "eval-tree")
+	var specs []sweepSpec
 	for _, kind := range s.treeKinds() {
-		keep := slices.Contains(s.cfg.Sweep.PatchKinds, kind)
-		curve, last, err := s.sweep("tree", kind, s.cfg.Data.Tree, s.cfg.Sweep.TreeM, s.cfg.steps(kind, false), eval,
-			keep)
-		if err != nil {
-			return err
-		}
-		s.res.Tree.Models = append(s.res.Tree.Models, curve)
-		if keep {
-			s.kept[kind] = last
-			s.keptMSE[kind] = curve.PerSeed[len(curve.PerSeed)-1]
+		specs = append(specs, sweepSpec{prior: "tree", kind: kind, p: c.Data.Tree, ms: c.Sweep.TreeM, eval: eval,
+			keep: slices.Contains(c.Sweep.PatchKinds, kind)})
+	}
+	curves, kept, err := s.runSweeps(specs)
+	if err != nil {
+		return err
+	}
+	s.res.Tree.Models = curves
+	for i, sp := range specs {
+		if sp.keep {
+			s.kept[sp.kind] = kept[i]
+			s.keptMSE[sp.kind] = curves[i].PerSeed[len(curves[i].PerSeed)-1]
 		}
 	}
 	return nil
@@ -264,90 +274,159 @@ func (s *study) gaussianSweep() error {
 	if s.res.Gaussian == nil {
 		return nil
 	}
-	p := prior.NewGaussian(s.cfg.Data.GaussianDim)
-	eval := Generate(p, s.cfg.Data.EvalContexts, s.cfg.Data.Tokens, s.cfg.Data.LabelNoise, s.cfg.Seed, "eval-gaussian")
-	for _, kind := range s.cfg.Sweep.GaussianKinds {
-		curve, _, err := s.sweep("gaussian", kind, p, s.cfg.Sweep.GaussianM, s.cfg.steps(kind, true), eval, false)
-		if err != nil {
-			return err
-		}
-		s.res.Gaussian.Models = append(s.res.Gaussian.Models, curve)
+	c := s.cfg
+	p := prior.NewGaussian(c.Data.GaussianDim)
+	eval := Generate(p, c.Data.EvalContexts, c.Data.Tokens, c.Data.LabelNoise, c.Seed, "eval-gaussian")
+	var specs []sweepSpec
+	for _, kind := range c.Sweep.GaussianKinds {
+		specs = append(specs, sweepSpec{prior: "gaussian", kind: kind, p: p, ms: c.Sweep.GaussianM, eval: eval})
 	}
+	curves, _, err := s.runSweeps(specs)
+	if err != nil {
+		return err
+	}
+	s.res.Gaussian.Models = curves
 	return nil
 }
 
-// sweep trains kind at every M (grown from the previous M when Sweep.Grow) for every seed, evaluates each model on
-// eval and aggregates the curve. With keep it returns the models at the largest M (one per seed).
-func (s *study) sweep(name, kind string, p prior.Prior, ms []int, steps int, eval *Batch, keep bool) (Curve,
-	[]*trained, error) {
-	c := s.cfg
-	curve := Curve{Kind: kind, M: slices.Clone(ms)}
-	perContext := make([][]float64, len(ms)) // seed-summed per-context errors
-	curve.PerSeed = make([][]float64, len(ms))
-	curve.TrainSeconds = make([]float64, len(ms))
-	var last []*trained
-	for seed := 0; seed < c.Sweep.Seeds; seed++ {
-		var prev *trained
-		for i, m := range ms {
-			mc := c.Model
-			mc.Kind, mc.Measurements = kind, m
-			if name == "gaussian" && c.Sweep.GaussianHidden > 0 {
-				mc.Hidden = c.Sweep.GaussianHidden
+// sweepSpec is one model kind swept over M on one prior.
+type sweepSpec struct {
+	prior string // "tree" or "gaussian"
+	kind  string
+	p     prior.Prior
+	ms    []int
+	eval  *Batch
+	keep  bool // return the models at the largest M
+}
+
+// chainResult is one seed of a sweepSpec: the models at every M, grown from one another when Sweep.Grow.
+type chainResult struct {
+	mse        []float64   // per M
+	perContext [][]float64 // per M: ‖θ̂ − θ‖² of each evaluation context
+	seconds    []float64   // per M: training wall time
+	last       *trained
+}
+
+// runSweeps trains every (spec, seed) chain, Sweep.Workers chains at a time (each chain is sequential: model M is
+// grown from model M−1), and aggregates each spec's curve over seeds. Results do not depend on the number of
+// workers: every model's initialisation and training stream come from its own seed. With spec.keep the models at
+// the largest M are returned too (one per seed).
+func (s *study) runSweeps(specs []sweepSpec) ([]Curve, [][]*trained, error) {
+	S := s.cfg.Sweep.Seeds
+	chains := make([]chainResult, len(specs)*S)
+	errs := make([]error, len(chains))
+	workers := s.cfg.Sweep.Workers
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for w := 0; w < min(workers, len(chains)); w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j := range next {
+				chains[j], errs[j] = s.chain(specs[j/S], j%S)
 			}
-			tc := c.Train
-			tc.Steps = steps
-			from := prev
-			if !c.Sweep.Grow || kind == linattn.KindC {
-				from = nil
-			}
-			t, err := train(s.backend, mc, tc, p, c.Data, c.Seed+uint64(seed), from)
-			if err != nil {
-				return curve, nil, errors.WithMessagef(err, "%s prior", name)
-			}
-			out, err := t.run(eval, nil, nil)
-			if err != nil {
-				return curve, nil, err
-			}
-			mse, se := meanStdErr(out.se)
-			s.logf("%s prior, model %s, M=%d, seed %d: MSE %.4f ± %.4f (%d steps, %.1f s)", name, kind, m, seed, mse,
-				se, steps, t.seconds)
-			curve.PerSeed[i] = append(curve.PerSeed[i], mse)
-			curve.TrainSeconds[i] += t.seconds
-			if perContext[i] == nil {
-				perContext[i] = make([]float64, len(out.se))
-			}
-			for j, v := range out.se {
-				perContext[i][j] += v
-			}
-			prev = t
-		}
-		if keep {
-			last = append(last, prev)
+		}()
+	}
+	for j := range chains {
+		next <- j
+	}
+	close(next)
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return nil, nil, err
 		}
 	}
-	S := float64(c.Sweep.Seeds)
-	for i := range ms {
-		per := curve.PerSeed[i]
-		for j := range perContext[i] {
-			perContext[i][j] /= S
+	curves := make([]Curve, len(specs))
+	kept := make([][]*trained, len(specs))
+	for i, sp := range specs {
+		curves[i] = aggregate(sp.kind, sp.ms, chains[i*S:(i+1)*S])
+		if sp.keep {
+			for _, ch := range chains[i*S : (i+1)*S] {
+				kept[i] = append(kept[i], ch.last)
+			}
 		}
-		_, seEval := meanStdErr(perContext[i])
-		mean, seSeed := meanStdErr(per)
+	}
+	return curves, kept, nil
+}
+
+// chain trains and evaluates one seed of sp at every M.
+func (s *study) chain(sp sweepSpec, seed int) (chainResult, error) {
+	c := s.cfg
+	gaussian := sp.prior == "gaussian"
+	steps, data := c.steps(sp.kind, gaussian), c.Data
+	data.Batch = c.batch(sp.kind)
+	var out chainResult
+	var prev *trained
+	for _, m := range sp.ms {
+		mc := c.Model
+		mc.Kind, mc.Measurements = sp.kind, m
+		if gaussian && c.Sweep.GaussianHidden > 0 {
+			mc.Hidden = c.Sweep.GaussianHidden
+		}
+		tc := c.Train
+		tc.Steps = steps
+		from := prev
+		if !c.Sweep.Grow || sp.kind == linattn.KindC {
+			from = nil
+		}
+		t, err := train(s.backend, mc, tc, sp.p, data, c.Seed+uint64(seed), from)
+		if err != nil {
+			return out, errors.WithMessagef(err, "%s prior", sp.prior)
+		}
+		o, err := t.run(sp.eval, nil, nil)
+		if err != nil {
+			return out, err
+		}
+		mse, se := meanStdErr(o.se)
+		s.logf("%s prior, model %s, M=%d, seed %d: MSE %.4f ± %.4f (%d steps of %d contexts, %.1f s)", sp.prior,
+			sp.kind, m, seed, mse, se, steps, data.Batch, t.seconds)
+		out.mse = append(out.mse, mse)
+		out.perContext = append(out.perContext, o.se)
+		out.seconds = append(out.seconds, t.seconds)
+		prev = t
+	}
+	out.last = prev
+	return out, nil
+}
+
+// aggregate turns the seeds' chains of one kind into its curve.
+func aggregate(kind string, ms []int, chains []chainResult) Curve {
+	curve := Curve{Kind: kind, M: slices.Clone(ms)}
+	S := float64(len(chains))
+	for i := range ms {
+		per := make([]float64, len(chains))
+		mean := make([]float64, len(chains[0].perContext[i])) // seed-averaged per-context errors
+		seconds := 0.0
+		for k, ch := range chains {
+			per[k] = ch.mse[i]
+			seconds += ch.seconds[i]
+			for j, v := range ch.perContext[i] {
+				mean[j] += v / S
+			}
+		}
+		_, seEval := meanStdErr(mean)
+		mse, seSeed := meanStdErr(per)
 		if len(per) < 2 {
 			seSeed = 0
 		}
-		curve.MSE = append(curve.MSE, mean)
-		curve.StdErr = append(curve.StdErr, math.Sqrt(seSeed*seSeed+seEval*seEval))
 		sorted := slices.Clone(per)
 		sort.Float64s(sorted)
-		curve.Best = append(curve.Best, sorted[0])
 		med := sorted[len(sorted)/2]
 		if len(sorted)%2 == 0 {
 			med = (sorted[len(sorted)/2-1] + med) / 2
 		}
+		curve.MSE = append(curve.MSE, mse)
+		curve.StdErr = append(curve.StdErr, math.Sqrt(seSeed*seSeed+seEval*seEval))
+		curve.Best = append(curve.Best, sorted[0])
 		curve.Median = append(curve.Median, med)
+		curve.PerSeed = append(curve.PerSeed, per)
+		curve.TrainSeconds = append(curve.TrainSeconds, seconds)
 	}
-	return curve, last, nil
+	return curve
 }
 
 // equalJSON reports whether a and b have the same JSON encoding.

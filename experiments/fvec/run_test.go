@@ -5,6 +5,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -200,6 +201,68 @@ func TestGenerate_Tokens(t *testing.T) {
 	again := Generate(tree, 5, 7, 0, 3, "x")
 	if again.X[17] != b.X[17] || again.Leaves[4] != b.Leaves[4] {
 		t.Error("Generate is not reproducible for equal seeds")
+	}
+}
+
+// TestGenerateShared_SharesOnlyTokens checks the shared-token batches: one x_{1:N} for all contexts, each context
+// with its own θ (a tree leaf) and y = θᵀx + s·ξ, reproducible per seed.
+func TestGenerateShared_SharesOnlyTokens(t *testing.T) {
+	tree := prior.Tree{Depth: 3, Alpha: 0.6}
+	const B, N = 40, 6
+	b := GenerateShared(tree, B, N, 0, 3, "x")
+	if !b.Shared || len(b.X) != N*tree.Dim() || b.Tensors()[0].Shape().Dim(0) != 1 {
+		t.Fatalf("shared batch: Shared=%v, len(X)=%d, x shape %s", b.Shared, len(b.X), b.Tensors()[0].Shape())
+	}
+	theta := make([]float64, tree.Dim())
+	leaves := map[int]bool{}
+	for i := 0; i < B; i++ {
+		tree.Theta(b.Leaves[i], theta)
+		leaves[b.Leaves[i]] = true
+		for n := 0; n < N; n++ {
+			y := 0.0
+			for d := range theta {
+				y += theta[d] * float64(b.X[n*b.D+d])
+			}
+			if math.Abs(y-float64(b.Y[i*N+n])) > 1e-5 {
+				t.Fatalf("context %d, token %d: y = %g, θᵀx = %g (s = 0)", i, n, b.Y[i*N+n], y)
+			}
+		}
+	}
+	if len(leaves) < 4 {
+		t.Errorf("%d contexts drew only %d distinct leaves", B, len(leaves))
+	}
+	sub := b.Slice(5, 9)
+	if sub.B != 4 || &sub.X[0] != &b.X[0] || sub.Y[0] != b.Y[5*N] {
+		t.Error("Slice of a shared batch must keep the shared tokens and take the contexts' y")
+	}
+	noisy := GenerateShared(tree, B, N, 0.5, 3, "x")
+	if noisy.X[7] != b.X[7] || noisy.Y[7] == b.Y[7] {
+		t.Error("the same seed must give the same tokens, and label noise must change y")
+	}
+}
+
+// TestRunSweeps_IndependentOfWorkers checks that training models concurrently does not change any result.
+func TestRunSweeps_IndependentOfWorkers(t *testing.T) {
+	cfg := Tiny()
+	cfg.Data.Tree = prior.Tree{Depth: 3, Alpha: 0.6}
+	cfg.Data.Tokens, cfg.Data.EvalContexts = 16, 64
+	cfg.Train.Steps, cfg.Sweep.LinearSteps = 20, 20
+	cfg.Data.SharedTokens, cfg.Sweep.ABatch = true, 8 // the Small preset's training path
+	cfg.Sweep.TreeKinds, cfg.Sweep.PatchKinds, cfg.Sweep.GaussianKinds = []string{"a", "c"}, nil, nil
+	var curves [][]Curve
+	for _, workers := range []int{1, 3} {
+		cfg.Sweep.Workers = workers
+		res, err := Run(cfg, Log(nil))
+		if err != nil {
+			t.Fatalf("%+v", err)
+		}
+		curves = append(curves, res.Tree.Models)
+	}
+	for i := range curves[0] {
+		a, b := curves[0][i], curves[1][i]
+		if !slices.Equal(a.MSE, b.MSE) || !slices.Equal(a.StdErr, b.StdErr) {
+			t.Errorf("model %s: MSE %v with 1 worker, %v with 3", a.Kind, a.MSE, b.MSE)
+		}
 	}
 }
 

@@ -46,6 +46,14 @@
 //
 // The reported (and patchable) keys are the scalar channel keys k_i^ℓ, so key patching of A′ is query patching.
 //
+// Shared tokens (an optimisation device for training, not part of the spec): every Forward function also accepts x
+// of batch 1 with y of batch B, i.e. B contexts that share x_{1:N} but have their own y (their own θ and label
+// noise). Each context's outputs are exactly those of the same model run on x repeated B times, but the products
+// x_i·W that do not depend on the workspace (all of B's and C's keys, A's first layer and the x-block of every
+// layer of A) are computed once instead of B times, and the statistics of shared keys are one [B, N]·[N, M]
+// product. Independently of sharing, A′ without a patch computes φ_ℓ = q_ℓᵀv with v = (1/N) Σ_i x_i y_i formed
+// once (eq. 9), so its keys are computed only when they are asked for.
+//
 // Key patching (spec §7): a Patch replaces the keys of the layers (channels) it selects by donor keys before (1)
 // is evaluated, so in Model A every later layer runs on the corrupted workspace:
 //

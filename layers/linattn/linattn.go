@@ -91,28 +91,43 @@ func MLP(u *Node, w MLPWeights, act string) *Node {
 	return out
 }
 
-// Statistic is eq. (1): keys [B, N, M], y [B, N] → φ [B, M] with φ[b, m] = (1/N) Σ_i keys[b, i, m]·y[b, i].
-// Panics on mismatched shapes.
+// Statistic is eq. (1): keys [B|1, N, M], y [B, N] → φ [B, M] with φ[b, m] = (1/N) Σ_i keys[b, i, m]·y[b, i]. Keys
+// with batch 1 are shared by every context (shared tokens, see ForwardA). Panics on mismatched shapes.
 func Statistic(keys, y *Node) *Node {
-	if keys.Rank() != 3 || y.Rank() != 2 || keys.Shape().Dim(0) != y.Shape().Dim(0) ||
+	if keys.Rank() != 3 || y.Rank() != 2 || (keys.Shape().Dim(0) != y.Shape().Dim(0) && keys.Shape().Dim(0) != 1) ||
 		keys.Shape().Dim(1) != y.Shape().Dim(1) {
-		panic(errors.Errorf("linattn.Statistic: keys.shape=%s, y.shape=%s: want [B, N, M] and [B, N]",
+		panic(errors.Errorf("linattn.Statistic: keys.shape=%s, y.shape=%s: want [B|1, N, M] and [B, N]",
 			keys.Shape(), y.Shape()))
 	}
-	B, N, M := keys.Shape().Dim(0), keys.Shape().Dim(1), keys.Shape().Dim(2)
+	B, N, M := y.Shape().Dim(0), keys.Shape().Dim(1), keys.Shape().Dim(2)
+	if keys.Shape().Dim(0) == 1 {
+		return MulScalar(Dot(y, Reshape(keys, N, M)), 1/float64(N)) // [B, N]·[N, M]
+	}
 	// An explicit broadcast and a reduction: cheaper on the pure-Go backend than a batched DotGeneral.
 	yb := BroadcastToDims(Reshape(y, B, N, 1), B, N, M)
 	return MulScalar(ReduceSum(Mul(keys, yb), 1), 1/float64(N))
 }
 
-// checkTokens returns B, N, D of x [B, N, D] and y [B, N], panicking (naming fn) otherwise.
-func checkTokens(fn string, x, y *Node) (B, N, D int) {
-	if x.Rank() != 3 || y.Rank() != 2 || x.Shape().Dim(0) != y.Shape().Dim(0) || x.Shape().Dim(1) != y.Shape().Dim(1) ||
-		x.DType() != y.DType() {
-		panic(errors.Errorf("linattn.%s: x.shape=%s, y.shape=%s: want [B, N, D] and [B, N] of one dtype",
+// checkTokens returns B, N, D of x [B|1, N, D] and y [B, N] (B from y) and whether x is shared (batch 1 while
+// B > 1), panicking (naming fn) otherwise.
+func checkTokens(fn string, x, y *Node) (B, N, D int, shared bool) {
+	if x.Rank() != 3 || y.Rank() != 2 || (x.Shape().Dim(0) != y.Shape().Dim(0) && x.Shape().Dim(0) != 1) ||
+		x.Shape().Dim(1) != y.Shape().Dim(1) || x.DType() != y.DType() {
+		panic(errors.Errorf("linattn.%s: x.shape=%s, y.shape=%s: want [B|1, N, D] and [B, N] of one dtype",
 			fn, x.Shape(), y.Shape()))
 	}
-	return x.Shape().Dim(0), x.Shape().Dim(1), x.Shape().Dim(2)
+	B = y.Shape().Dim(0)
+	return B, x.Shape().Dim(1), x.Shape().Dim(2), x.Shape().Dim(0) != B
+}
+
+// broadcastBatch returns t [1, …] broadcast to [B, …], or t unchanged when its batch is already B.
+func broadcastBatch(t *Node, B int) *Node {
+	if t.Shape().Dim(0) == B {
+		return t
+	}
+	dims := t.Shape().Clone().Dimensions
+	dims[0] = B
+	return BroadcastToDims(t, dims...)
 }
 
 // patchMask returns the patch mask as [B|1, M], checking the patch against keys of shape [B, N, M]; nil patch → nil.
@@ -145,18 +160,21 @@ func patchAll(keys, donor, mask *Node) *Node {
 	return Add(keys, Mul(m, Sub(donor, keys)))
 }
 
-// ForwardA is model A, eqs. (3)–(4): x [B, N, D], y [B, N] → Output with L = len(layers) layers. layers[ℓ−1] holds
-// the weights of MLP_ℓ (Wp nil for ℓ = 1, [ℓ−1, H] after); readout maps R^L → R^D. The workspace enters every MLP
+// ForwardA is model A, eqs. (3)–(4): x [B|1, N, D], y [B, N] → Output with L = len(layers) layers. An x of batch 1
+// is shared by all B contexts (each context still has its own y, hence its own θ and label noise): the products
+// x_i·W_x, the cost that grows with D, are then computed once for the batch instead of once per context.
+// layers[ℓ−1] holds the weights of MLP_ℓ (Wp nil for ℓ = 1, [ℓ−1, H] after); readout maps R^L → R^D. The workspace enters every MLP
 // multiplied by gain (eq. 8). A non-nil patch replaces layer ℓ's keys by the donor's where its mask is 1, before φ_ℓ
 // is taken, so later layers read the corrupted workspace. Panics on bad shapes.
 func ForwardA(x, y *Node, layers []KeyWeights, readout MLPWeights, act string, gain float64, patch *Patch) Output {
-	B, N, D := checkTokens("ForwardA", x, y)
+	B, N, D, _ := checkTokens("ForwardA", x, y)
+	Bx := x.Shape().Dim(0)
 	L := len(layers)
 	if L == 0 {
 		panic(errors.New("linattn.ForwardA: no layers"))
 	}
 	mask := patchMask("ForwardA", patch, B, N, L)
-	x2 := Reshape(x, B*N, D) // 2-D products are the fast path of the pure-Go backend
+	x2 := Reshape(x, Bx*N, D) // 2-D products are the fast path of the pure-Go backend
 	keys := make([]*Node, L)
 	phis := make([]*Node, L)
 	for l := 1; l <= L; l++ {
@@ -169,19 +187,24 @@ func ForwardA(x, y *Node, layers []KeyWeights, readout MLPWeights, act string, g
 		}
 		H := w.Wx.Shape().Dim(1)
 		bias := Reshape(w.B1, 1, H) // [1, H]
+		rows := Bx                  // layer 1 reads no workspace: with shared x its keys are shared too
 		if l > 1 {
+			rows = B
 			if w.Wp.Rank() != 2 || w.Wp.Shape().Dim(0) != l-1 || w.Wp.Shape().Dim(1) != H {
 				panic(errors.Errorf("linattn.ForwardA: layer %d w_p.shape=%s, want [%d, H=%d]", l, w.Wp.Shape(), l-1, H))
 			}
 			prev := MulScalar(Stack(phis[:l-1], 1), gain) // g·p_{ℓ−1}: [B, ℓ−1]
 			bias = Add(Dot(prev, w.Wp), bias)             // [B, H]: the p-block of the first layer, per context
 		}
-		bias = BroadcastToDims(Reshape(bias, bias.Shape().Dim(0), 1, H), B, N, H) // shared by the context's tokens
-		pre := Add(Reshape(Dot(x2, w.Wx), B, N, H), bias)
-		h := Activate(pre, act) // [B, N, H]
-		h.AssertDims(B, N, H)
-		k := Add(Reshape(Dot(Reshape(h, B*N, H), Reshape(w.W2, H, 1)), B, N), w.B2) // [B, N]
-		keys[l-1] = patchLayer(k, patch, mask, l)
+		// Implicit broadcasting of the size-1 axes ([Bx, N, H] + [B|1, 1, H]): the bias is shared by the context's
+		// tokens and, with shared x, the x-part by the contexts, and neither is copied out to [rows, N, H] first.
+		pre := Add(Reshape(Dot(x2, w.Wx), Bx, N, H), Reshape(bias, bias.Shape().Dim(0), 1, H))
+		h := Activate(pre, act) // [rows, N, H]
+		h.AssertDims(rows, N, H)
+		// An elementwise product and a reduction, not a matrix–vector Dot: the pure-Go backend's DotGeneral copies its
+		// [rows·N, H] operand into a normalised layout, forward and backward.
+		k := Add(ReduceSum(Mul(h, Reshape(w.W2, 1, 1, H)), 2), w.B2) // [rows, N]
+		keys[l-1] = patchLayer(broadcastBatch(k, B), patch, mask, l)
 		phis[l-1] = channel(keys[l-1], y)
 	}
 	p := Stack(phis, 1) // [B, L]
@@ -208,18 +231,27 @@ func channel(k, y *Node) *Node {
 	return MulScalar(ReduceSum(Mul(k, y), 1), 1/float64(k.Shape().Dim(1)))
 }
 
-// ForwardAPrime is model A′ of spec §5, eq. (9): x [B, N, D], y [B, N] → Output with L = len(queries) + 1 layers.
-// Layer 1's query is q1 [D]; layer ℓ ≥ 2's is queries[ℓ−2] applied to g·p_{ℓ−1} (an MLP R^{ℓ−1} → R^D). The keys
+// ForwardAPrime is model A′ of spec §5, eq. (9): x [B|1, N, D] (batch 1: shared, see ForwardA), y [B, N] → Output
+// with L = len(queries) + 1 layers. Layer 1's query is q1 [D]; layer ℓ ≥ 2's is queries[ℓ−2] applied to g·p_{ℓ−1} (an MLP R^{ℓ−1} → R^D). The keys
 // reported (and patched) are the scalar channel keys q_ℓᵀx_i, so key patching is query patching. Panics on bad
 // shapes.
 func ForwardAPrime(x, y, q1 *Node, queries []MLPWeights, readout MLPWeights, act string, gain float64,
 	patch *Patch) Output {
-	B, N, D := checkTokens("ForwardAPrime", x, y)
+	B, N, D, shared := checkTokens("ForwardAPrime", x, y)
 	if !q1.Shape().Equal(shapes.Make(x.DType(), D)) {
 		panic(errors.Errorf("linattn.ForwardAPrime: q_1.shape=%s, want [D=%d]", q1.Shape(), D))
 	}
 	L := len(queries) + 1
 	mask := patchMask("ForwardAPrime", patch, B, N, L)
+	// Without a patch φ_ℓ = q_ℓᵀv with v = (1/N) Σ_i x_i y_i, computed once: O(B·D) per layer instead of O(B·N·D).
+	// The keys are then an output only, and an executable that does not return them never computes them.
+	var v *Node
+	switch {
+	case mask == nil && shared:
+		v = MulScalar(Dot(y, Reshape(x, N, D)), 1/float64(N)) // [B, N]·[N, D]
+	case mask == nil:
+		v = MulScalar(ReduceSum(Mul(x, BroadcastToDims(Reshape(y, B, N, 1), B, N, D)), 1), 1/float64(N)) // [B, D]
+	}
 	keys := make([]*Node, L)
 	phis := make([]*Node, L)
 	for l := 1; l <= L; l++ {
@@ -230,19 +262,29 @@ func ForwardAPrime(x, y, q1 *Node, queries []MLPWeights, readout MLPWeights, act
 			q = MLP(MulScalar(Stack(phis[:l-1], 1), gain), queries[l-2], act) // [B, D]
 		}
 		q.AssertDims(B, D)
-		k := Einsum("bnd,bd->bn", x, q) // [B, N]: the channel key q_ℓᵀx_i
+		var k *Node // [B, N]: the channel key q_ℓᵀx_i
+		if shared {
+			k = DotGeneral(q, []int{1}, nil, Reshape(x, N, D), []int{1}, nil)
+		} else {
+			k = Einsum("bnd,bd->bn", x, q)
+		}
 		keys[l-1] = patchLayer(k, patch, mask, l)
-		phis[l-1] = channel(keys[l-1], y)
+		if v != nil {
+			phis[l-1] = ReduceSum(Mul(q, v), 1) // [B]
+		} else {
+			phis[l-1] = channel(keys[l-1], y)
+		}
 	}
 	p := Stack(phis, 1) // [B, L]
 	theta := MLP(MulScalar(p, gain), readout, act)
 	return Output{Theta: theta, Workspace: p, Keys: Stack(keys, 2)}
 }
 
-// ForwardB is model B, eq. (5): x [B, N, D], y [B, N] → Output with M heads; readout maps R^M → R^D and reads the
-// workspace multiplied by gain (eq. 8). Panics on bad shapes.
+// ForwardB is model B, eq. (5): x [B|1, N, D] (batch 1: shared, see ForwardA), y [B, N] → Output with M heads;
+// readout maps R^M → R^D and reads the workspace multiplied by gain (eq. 8). Panics on bad shapes.
 func ForwardB(x, y *Node, heads HeadWeights, readout MLPWeights, act string, gain float64, patch *Patch) Output {
-	B, N, D := checkTokens("ForwardB", x, y)
+	B, N, D, _ := checkTokens("ForwardB", x, y)
+	Bx := x.Shape().Dim(0)
 	if heads.W1.Rank() != 3 || heads.W1.Shape().Dim(1) != D {
 		panic(errors.Errorf("linattn.ForwardB: w_1.shape=%s, want [M, D=%d, H]", heads.W1.Shape(), D))
 	}
@@ -255,21 +297,25 @@ func ForwardB(x, y *Node, heads HeadWeights, readout MLPWeights, act string, gai
 	}
 	mask := patchMask("ForwardB", patch, B, N, M)
 	w1 := Reshape(TransposeAllAxes(heads.W1, 1, 0, 2), D, M*H) // [D, M·H]: all heads in one product
-	pre := Add(Dot(Reshape(x, B*N, D), w1), BroadcastToDims(Reshape(heads.B1, 1, M*H), B*N, M*H))
-	h := Reshape(Activate(pre, act), B*N, M, H)
-	w2 := BroadcastToDims(Reshape(heads.W2, 1, M, H), B*N, M, H)
-	keys := Reshape(Add(ReduceSum(Mul(h, w2), 2), BroadcastToDims(Reshape(heads.B2, 1, M), B*N, M)), B, N, M)
-	keys = patchAll(keys, patchKeys(patch), mask)
-	keys.AssertDims(B, N, M)
+	pre := Add(Dot(Reshape(x, Bx*N, D), w1), BroadcastToDims(Reshape(heads.B1, 1, M*H), Bx*N, M*H))
+	h := Reshape(Activate(pre, act), Bx*N, M, H)
+	w2 := BroadcastToDims(Reshape(heads.W2, 1, M, H), Bx*N, M, H)
+	keys := Reshape(Add(ReduceSum(Mul(h, w2), 2), BroadcastToDims(Reshape(heads.B2, 1, M), Bx*N, M)), Bx, N, M)
+	if mask != nil {
+		keys = patchAll(broadcastBatch(keys, B), patchKeys(patch), mask)
+	}
 	phi := Statistic(keys, y) // [B, M]
+	keys = broadcastBatch(keys, B)
+	keys.AssertDims(B, N, M)
 	theta := MLP(MulScalar(phi, gain), readout, act)
 	return Output{Theta: theta, Workspace: phi, Keys: keys}
 }
 
-// ForwardC is model C, eq. (6): x [B, N, D], y [B, N], wk [M, D], wo [D, M] → Output with θ̂ = W_O φ. Panics on bad
-// shapes.
+// ForwardC is model C, eq. (6): x [B|1, N, D] (batch 1: shared, see ForwardA), y [B, N], wk [M, D], wo [D, M] →
+// Output with θ̂ = W_O φ. Panics on bad shapes.
 func ForwardC(x, y, wk, wo *Node, patch *Patch) Output {
-	B, N, D := checkTokens("ForwardC", x, y)
+	B, N, D, _ := checkTokens("ForwardC", x, y)
+	Bx := x.Shape().Dim(0)
 	if wk.Rank() != 2 || wk.Shape().Dim(1) != D || wo.Rank() != 2 || wo.Shape().Dim(0) != D ||
 		wo.Shape().Dim(1) != wk.Shape().Dim(0) {
 		panic(errors.Errorf("linattn.ForwardC: w_k.shape=%s, w_o.shape=%s: want [M, D=%d] and [D, M]",
@@ -277,9 +323,12 @@ func ForwardC(x, y, wk, wo *Node, patch *Patch) Output {
 	}
 	M := wk.Shape().Dim(0)
 	mask := patchMask("ForwardC", patch, B, N, M)
-	keys := Reshape(DotGeneral(Reshape(x, B*N, D), []int{1}, nil, wk, []int{1}, nil), B, N, M) // [B, N, M]
-	keys = patchAll(keys, patchKeys(patch), mask)
-	phi := Statistic(keys, y)                                  // [B, M]
+	keys := Reshape(DotGeneral(Reshape(x, Bx*N, D), []int{1}, nil, wk, []int{1}, nil), Bx, N, M) // [B|1, N, M]
+	if mask != nil {
+		keys = patchAll(broadcastBatch(keys, B), patchKeys(patch), mask)
+	}
+	phi := Statistic(keys, y) // [B, M]
+	keys = broadcastBatch(keys, B)
 	theta := DotGeneral(phi, []int{1}, nil, wo, []int{1}, nil) // [B, D]
 	theta.AssertDims(B, D)
 	return Output{Theta: theta, Workspace: phi, Keys: keys}
@@ -293,13 +342,14 @@ func patchKeys(p *Patch) *Node {
 	return p.Keys
 }
 
-// Model creates (or reuses) the variables of the model cfg selects under ctx.In(Scope) and runs it on x [B, N, D],
-// y [B, N]; θ̂ has dimension D. patch may be nil. Panics if cfg is invalid or on bad shapes.
+// Model creates (or reuses) the variables of the model cfg selects under ctx.In(Scope) and runs it on x [B|1, N, D]
+// (batch 1: one x shared by all contexts, see ForwardA), y [B, N]; θ̂ has dimension D. patch may be nil. Panics if
+// cfg is invalid or on bad shapes.
 func Model(ctx *context.Context, cfg Config, x, y *Node, patch *Patch) Output {
 	if err := cfg.Validate(); err != nil {
 		panic(err)
 	}
-	_, _, D := checkTokens("Model", x, y)
+	B, _, D, _ := checkTokens("Model", x, y)
 	ctx = ctx.In(Scope)
 	M := cfg.Measurements
 	var out Output
@@ -348,8 +398,8 @@ func Model(ctx *context.Context, cfg Config, x, y *Node, patch *Patch) Output {
 		wo := weight(ctx.In(ScopeReadout), cfg, VarW, M, x, D, M)
 		out = ForwardC(x, y, wk, wo, patch)
 	}
-	out.Theta.AssertDims(x.Shape().Dim(0), D)
-	out.Workspace.AssertDims(x.Shape().Dim(0), M)
+	out.Theta.AssertDims(B, D)
+	out.Workspace.AssertDims(B, M)
 	return out
 }
 

@@ -2,9 +2,11 @@ package linattn
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"strings"
 	"testing"
 
+	"github.com/gomlx/gomlx/backends"
 	"github.com/gomlx/gomlx/pkg/core/dtypes"
 	. "github.com/gomlx/gomlx/pkg/core/graph"
 	"github.com/gomlx/gomlx/pkg/ml/context"
@@ -57,33 +59,65 @@ func TestForward_MatchesReference(t *testing.T) {
 	}
 }
 
+// TestForward_SharedTokens checks the shared-token form (x of batch 1): it equals the reference run on x repeated
+// for every context, with and without a patch, in float64.
+func TestForward_SharedTokens(t *testing.T) {
+	for _, c := range cases {
+		for _, patch := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/patch=%v", c.name, patch), func(t *testing.T) {
+				m := c.make(wbtest.RNG(5), patch)
+				one := m.p.vals[0][:tN*tD] // context 0's tokens
+				repeated := make([]float64, 0, tB*tN*tD)
+				for b := 0; b < tB; b++ {
+					repeated = append(repeated, one...)
+				}
+				full := &params{names: m.p.names, dims: m.p.dims, vals: append([][]float64{repeated}, m.p.vals[1:]...)}
+				shared := &params{names: m.p.names, dims: append([][]int{{1, tN, tD}}, m.p.dims[1:]...),
+					vals: append([][]float64{one}, m.p.vals[1:]...)}
+				requireOut(t, m.ref(full.vals, GELU), m.run(t, shared, dtypes.Float64, GELU), tolParity)
+			})
+		}
+	}
+}
+
 // TestForward_Gradients checks the gradient of ⟨θ̂, c_1⟩ + ⟨p, c_2⟩ + ⟨keys, c_3⟩ (random cotangents) with respect to
 // x, y and every weight against central finite differences.
 func TestForward_Gradients(t *testing.T) {
 	backend := wbtest.Backend(t)
 	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			rng := wbtest.RNG(11)
-			m := c.make(rng, false)
-			c1, c2, c3 := wbtest.Normal(rng, tB*tD, 1), wbtest.Normal(rng, tB*tM, 1), wbtest.Normal(rng, tB*tN*tM, 1)
-			loss := func(in []*Node) *Node {
-				o := m.graph(in, GELU)
-				g := in[0].Graph()
-				dot := func(a *Node, c []float64) *Node {
-					return ReduceAllSum(Mul(a, Reshape(Const(g, c), a.Shape().Dimensions...)))
-				}
-				return Add(Add(dot(o.Theta, c1), dot(o.Workspace, c2)), dot(o.Keys, c3))
-			}
-			lossExec := MustNewExec(backend, func(in []*Node) *Node { return loss(in) })
-			gradExec := MustNewExec(backend, func(in []*Node) []*Node { return Gradient(loss(in), in...) })
-			grads := gradExec.MustExec(m.p.tensors(dtypes.Float64, -1, nil)...)
-			for i, name := range m.p.names {
-				f := func(x []float64) float64 {
-					return wbtest.Flat64(lossExec.MustExec(m.p.tensors(dtypes.Float64, i, x)...)[0])[0]
-				}
-				wbtest.RequireGradient(t, "d loss/d "+name, f, m.p.vals[i], wbtest.Flat64(grads[i]), tolGrad)
-			}
-		})
+		for _, shared := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/shared=%v", c.name, shared), func(t *testing.T) {
+				testGradients(t, backend, c.make, shared)
+			})
+		}
+	}
+}
+
+// testGradients checks one case's gradients; with shared the tokens x are one context's, shared by the batch.
+func testGradients(t *testing.T, backend backends.Backend, newModel func(*rand.Rand, bool) model, shared bool) {
+	rng := wbtest.RNG(11)
+	m := newModel(rng, false)
+	if shared {
+		m.p.vals[0] = m.p.vals[0][:tN*tD]
+		m.p.dims = append([][]int{{1, tN, tD}}, m.p.dims[1:]...)
+	}
+	c1, c2, c3 := wbtest.Normal(rng, tB*tD, 1), wbtest.Normal(rng, tB*tM, 1), wbtest.Normal(rng, tB*tN*tM, 1)
+	loss := func(in []*Node) *Node {
+		o := m.graph(in, GELU)
+		g := in[0].Graph()
+		dot := func(a *Node, c []float64) *Node {
+			return ReduceAllSum(Mul(a, Reshape(Const(g, c), a.Shape().Dimensions...)))
+		}
+		return Add(Add(dot(o.Theta, c1), dot(o.Workspace, c2)), dot(o.Keys, c3))
+	}
+	lossExec := MustNewExec(backend, func(in []*Node) *Node { return loss(in) })
+	gradExec := MustNewExec(backend, func(in []*Node) []*Node { return Gradient(loss(in), in...) })
+	grads := gradExec.MustExec(m.p.tensors(dtypes.Float64, -1, nil)...)
+	for i, name := range m.p.names {
+		f := func(x []float64) float64 {
+			return wbtest.Flat64(lossExec.MustExec(m.p.tensors(dtypes.Float64, i, x)...)[0])[0]
+		}
+		wbtest.RequireGradient(t, "d loss/d "+name, f, m.p.vals[i], wbtest.Flat64(grads[i]), tolGrad)
 	}
 }
 
