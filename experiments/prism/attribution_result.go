@@ -10,6 +10,7 @@ import (
 
 	"github.com/protolab/protolab/workbench/influence"
 	"github.com/protolab/protolab/workbench/run"
+	"github.com/protolab/protolab/workbench/store"
 )
 
 // OverlapStat is Overlap@k averaged over queries with a 95% bootstrap interval (spec §8).
@@ -130,7 +131,7 @@ func RunAttributionWith(cfg Config, ac AttributionConfig, opts ...Option) (*Attr
 		Run         string            `json:"run"`
 		Attribution AttributionConfig `json:"attribution"`
 	}{m.Run.Config.Name() + "-" + m.Run.Config.Hash(), ac}
-	res, hit, err := loadOrCompute(m.Dir, "attribution", key, func() (*AttributionResult, error) {
+	res, hit, err := store.LoadOrCompute(m.Dir, "attribution", key, func() (*AttributionResult, error) {
 		return AttributeModel(m, ac, opts...)
 	})
 	if err != nil {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/protolab/protolab/layers/prism"
 	"github.com/protolab/protolab/workbench/run"
+	"github.com/protolab/protolab/workbench/store"
 )
 
 // SweepPoint is one clustering weight λ_1 = λ_2 of the conditioning sweep (spec §3 "Weights", §5, §8): the
@@ -61,7 +62,7 @@ func Run(cfg Config, opts ...Option) (*Result, error) {
 	o := newOptions(opts)
 	key := cfg
 	key.Out = ""
-	res, cached, err := loadOrCompute(cfg.Out, "result", key, func() (*Result, error) { return runStudy(cfg, o) })
+	res, cached, err := store.LoadOrCompute(cfg.Out, "result", key, func() (*Result, error) { return runStudy(cfg, o) })
 	if err == nil && cached {
 		o.logf("prism: loaded the study's result from %s", cfg.Out)
 	}
@@ -146,7 +147,7 @@ func cachedQuality(pm, dm *Model) (Quality, error) {
 	key := struct {
 		Prism, Dense RunConfig
 	}{pm.Run.Config, dm.Run.Config}
-	q, _, err := loadOrCompute(pm.Dir, "quality", key, func() (Quality, error) { return ComputeQuality(pm, dm) })
+	q, _, err := store.LoadOrCompute(pm.Dir, "quality", key, func() (Quality, error) { return ComputeQuality(pm, dm) })
 	return q, err
 }
 
@@ -158,6 +159,6 @@ func cachedCurvature(pm *Model, cc CurvatureConfig) (Curvature, error) {
 		Run       RunConfig
 		Curvature CurvatureConfig
 	}{pm.Run.Config, cc}
-	c, _, err := loadOrCompute(pm.Dir, "curvature", key, func() (Curvature, error) { return ComputeCurvature(pm, cc) })
+	c, _, err := store.LoadOrCompute(pm.Dir, "curvature", key, func() (Curvature, error) { return ComputeCurvature(pm, cc) })
 	return c, err
 }

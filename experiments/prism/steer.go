@@ -9,6 +9,7 @@ import (
 
 	"github.com/protolab/protolab/workbench/data"
 	"github.com/protolab/protolab/workbench/lmdata"
+	"github.com/protolab/protolab/workbench/store"
 )
 
 // SteeringConfig configures the controller study (spec §9) and, in Suppress, the suppression study (spec §10),
@@ -191,7 +192,7 @@ func Steer(m *Model, sc SteeringConfig, opts ...Option) (*SteeringResult, error)
 		Steer SteeringConfig
 	}{m.Run.Config, sc}
 	key.Steer.Suppress = SuppressConfig{} // suppression settings do not change the controller
-	res, cached, err := loadOrCompute(m.Dir, "steering", key, func() (*SteeringResult, error) { return steer(m, sc) })
+	res, cached, err := store.LoadOrCompute(m.Dir, "steering", key, func() (*SteeringResult, error) { return steer(m, sc) })
 	if err == nil {
 		if cached {
 			o.logf("prism: loaded the steering results of %s", res.Run)

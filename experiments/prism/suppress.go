@@ -10,6 +10,7 @@ import (
 	"github.com/protolab/protolab/layers/prism"
 	"github.com/protolab/protolab/workbench/data"
 	"github.com/protolab/protolab/workbench/eval"
+	"github.com/protolab/protolab/workbench/store"
 )
 
 // Suppression modes (spec §10). Both keep r_t at its unsuppressed value: otherwise r = z − ẑ silently restores
@@ -289,7 +290,7 @@ func Suppress(m *Model, sc SuppressConfig, opts ...Option) (*SuppressionResult, 
 		Run      any
 		Suppress SuppressConfig
 	}{m.Run.Config, sc}
-	res, cached, err := loadOrCompute(m.Dir, "suppression", key, func() (*SuppressionResult, error) {
+	res, cached, err := store.LoadOrCompute(m.Dir, "suppression", key, func() (*SuppressionResult, error) {
 		return suppress(m, sc)
 	})
 	if err == nil {

@@ -16,6 +16,7 @@ import (
 	"github.com/protolab/protolab/workbench/data"
 	"github.com/protolab/protolab/workbench/fit"
 	"github.com/protolab/protolab/workbench/run"
+	"github.com/protolab/protolab/workbench/store"
 )
 
 // Pooling modes of ClassifyConfig.Pool.
@@ -267,7 +268,7 @@ func RunClassify(cfg Config, models []*RunResult, opts ...Option) (*ClassifyRepo
 	for _, r := range models {
 		key = append(key, r.Config.Hash())
 	}
-	rep, cached, err := loadOrCompute(cfg.Out, "classify", key, func() (*ClassifyReport, error) {
+	rep, cached, err := store.LoadOrCompute(cfg.Out, "classify", key, func() (*ClassifyReport, error) {
 		corpus, err := data.Synthetic(cfg.Classify.Synthetic)
 		if err != nil {
 			return nil, err

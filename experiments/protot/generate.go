@@ -6,6 +6,7 @@ import (
 
 	"github.com/pkg/errors"
 
+	"github.com/protolab/protolab/workbench/store"
 	"github.com/protolab/protolab/workbench/tokenizer"
 )
 
@@ -169,7 +170,7 @@ func RunGeneration(cfg Config, sw *Sweep, opts ...Option) (*Generation, error) {
 	for _, r := range tops {
 		key = append(key, r.Config.Hash())
 	}
-	g, cached, err := loadOrCompute(cfg.Out, "generation", key, func() (*Generation, error) {
+	g, cached, err := store.LoadOrCompute(cfg.Out, "generation", key, func() (*Generation, error) {
 		return generate(cfg.Generate, best, tops)
 	})
 	if cached {

@@ -313,34 +313,3 @@ func mustJSON(v any) []byte {
 	}
 	return b
 }
-
-// loadOrCompute returns the value cached in dir/<name>-<hash of key>.json when the file exists and records the
-// same key, else computes it and (with dir set) saves it there. The bool reports a cache hit.
-func loadOrCompute[T any](dir, name string, key any, compute func() (T, error)) (T, bool, error) {
-	type entry struct {
-		Key   json.RawMessage `json:"key"`
-		Value T               `json:"value"`
-	}
-	k := mustJSON(key)
-	sum := sha256.Sum256(k)
-	var path string
-	if dir != "" {
-		path = filepath.Join(dir, name+"-"+hex.EncodeToString(sum[:])[:10]+".json")
-		var e entry
-		if _, err := os.Stat(path); err == nil {
-			if err := store.LoadJSON(path, &e); err != nil {
-				var zero T
-				return zero, false, err
-			}
-			var compact bytes.Buffer
-			if json.Compact(&compact, e.Key) == nil && bytes.Equal(compact.Bytes(), k) {
-				return e.Value, true, nil
-			}
-		}
-	}
-	v, err := compute()
-	if err != nil || path == "" {
-		return v, false, err
-	}
-	return v, false, store.SaveJSON(path, entry{Key: k, Value: v})
-}

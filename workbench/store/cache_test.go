@@ -1,0 +1,48 @@
+package store
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/pkg/errors"
+	"github.com/stretchr/testify/require"
+)
+
+func TestLoadOrCompute_CachesByKey(t *testing.T) {
+	dir := t.TempDir()
+	calls := 0
+	compute := func(v int) func() (int, error) {
+		return func() (int, error) { calls++; return v, nil }
+	}
+	v, hit, err := LoadOrCompute(dir, "x", map[string]int{"a": 1}, compute(7))
+	require.NoError(t, err)
+	require.Equal(t, 7, v)
+	require.False(t, hit)
+	v, hit, err = LoadOrCompute(dir, "x", map[string]int{"a": 1}, compute(8))
+	require.NoError(t, err)
+	require.Equal(t, 7, v) // cached value, compute not called
+	require.True(t, hit)
+	require.Equal(t, 1, calls)
+	v, hit, err = LoadOrCompute(dir, "x", map[string]int{"a": 2}, compute(9))
+	require.NoError(t, err)
+	require.Equal(t, 9, v)
+	require.False(t, hit)
+
+	_, _, err = LoadOrCompute(dir, "x", 1, func() (int, error) { return 0, errors.New("boom") })
+	require.ErrorContains(t, err, "boom")
+	_, _, err = LoadOrCompute(dir, "x", func() {}, compute(1)) // a key JSON cannot encode
+	require.ErrorContains(t, err, "encoding the key")
+
+	files, _ := filepath.Glob(filepath.Join(dir, "x-*.json"))
+	require.Len(t, files, 2)
+	require.NoError(t, os.WriteFile(files[0], []byte("{"), 0o644))
+	_, _, err = LoadOrCompute(dir, "x", map[string]int{"a": 1}, compute(1))
+	_, _, err2 := LoadOrCompute(dir, "x", map[string]int{"a": 2}, compute(1))
+	require.True(t, err != nil || err2 != nil, "a corrupt cache file is an error")
+
+	v, hit, err = LoadOrCompute("", "x", 1, compute(5)) // no folder: compute only
+	require.NoError(t, err)
+	require.Equal(t, 5, v)
+	require.False(t, hit)
+}
