@@ -8,33 +8,55 @@ import (
 
 // The attribution study (spec §6–§8; the generic methods and their equations are in workbench/influence):
 //
-//   - NewAttributor runs one forward pass over the corpus (the first train_seqs packed training sequences) and
-//     caches each token's code (K_t, a_t) and prototype-pathway output gradient u_t = Wᵀ(softmax(l_t) − e_{y_t})
-//     with postings per prototype (influence.CodeCache, option B), plus S, c_j, c^rec_j and n_j for the
-//     diagonal-C blocks; the cache is written once under the run folder and loaded afterwards.
+//   - NewAttributor runs one pass over the corpus (the first train_seqs packed training sequences): the head's
+//     forward pass and its backward pass alone (backbone frozen, no backward through the blocks). It caches each
+//     token's code (K_t, a_t) and prototype-pathway output gradient u_t = Wᵀ(softmax(l_t) − e_{y_t}) with postings
+//     per prototype (influence.CodeCache, option B), each sequence's gradient columns g_{s,j} including the routing
+//     term ∂a/∂P (influence.ColumnCache, option A), and the statistics S, c_j, c^rec_j, n_j and the sparse co-usage
+//     C, C_rec of the curvature model; the cache is written once under the run folder and loaded afterwards.
 //   - A query (a validation sequence, or "prompt|completion" text) attributes its completion's cross-entropy.
-//   - The reference solves the full H = C ⊗ S + E ⊗ I + λI (exactly in the eigenbasis of S for small banks, else by
-//     CG) with per-sequence gradients that include ∂a/∂P, REC and R2 (§6.3); EK-FAC runs over the backbone's linear layers (hooked through layers/hook) and over P.
+//   - The reference solves the same full H = C ⊗ S + E ⊗ I + λI (exactly in the eigenbasis of S for banks of up to
+//     direct_max_k prototypes, else by CG) with per-sequence gradients that also include REC and R2 (§6.3), in
+//     float64; EK-FAC runs over the backbone's linear layers (hooked through layers/hook) and over P.
 //   - AttributeModel times every method per query (wall-clock and CPU), accounts memory, and compares rankings
 //     (Overlap@k, Spearman, LDS). RunAttribution adds caching of the result; RunAttributionSweep the
 //     conditioning sweep over λ_1 = λ_2.
+//
+// The cached methods differ in two choices, each measured by an ablation (spec §6.2 leaves both open: option A or B,
+// diagonal-C blocks or a solve "per connected component of the co-usage graph"):
+//
+//	method         gradient columns                         curvature
+//	prism          g_{s,j} with ∂a/∂P (option A)             full co-usage H (direct or CG)
+//	prism_diag_c   g_{s,j} with ∂a/∂P (option A)             diagonal-C blocks (H_jj + λI)⁻¹
+//	prism_full_c   Σ_t a_{t,j} u_t, codes fixed (option B)   full co-usage H
+//	prism_codes    Σ_t a_{t,j} u_t, codes fixed (option B)   diagonal-C blocks (spec §6.2 as written)
+//	prism_dot      Σ_t a_{t,j} u_t, codes fixed (option B)   none (§7.2)
+//
+// At the Small preset (k = 8 of K = 256 prototypes per token, off-diagonal co-usage mass 0.87) dropping the
+// off-diagonal co-usage and the routing term each cost a quarter of the top-10 overlap with the reference, so the
+// default keeps both; its exact solve costs D·K² floats, and banks above direct_max_k use CG instead.
 
 // Attribution methods (spec §6–§7). Scores follow kronfluence's sign (positive = helpful: up-weighting the training
 // sequence lowers the query loss) and are divided by the number of corpus tokens N_tok (spec §6.1).
 const (
-	// MethodPrism is the cached method of spec §6.2: option-B cache, diagonal-C blocks (H_jj + λI)⁻¹.
+	// MethodPrism is the cached method (spec §6.2): per-sequence gradient columns with the routing term ∂a/∂P (the
+	// query's too), preconditioned by the full co-usage curvature H.
 	MethodPrism = "prism"
-	// MethodPrismDot is the prototype-space gradient dot product Σ_j ⟨g_{q,j}, g_{s,j}⟩ from the same cache (§7.2).
-	MethodPrismDot = "prism_dot"
-	// MethodPrismFullC is an ablation: the cached gradients (codes held fixed, cross-entropy only) preconditioned
-	// with the reference's full co-usage H by conjugate gradients. Against MethodPrism it isolates the diagonal-C
-	// approximation; against MethodReference the reference's gradient terms (∂a/∂P, REC, R2).
+	// MethodPrismDiagC is MethodPrism with the diagonal-C blocks (H_jj + λI)⁻¹ instead of the full H.
+	MethodPrismDiagC = "prism_diag_c"
+	// MethodPrismFullC is MethodPrism with the option-B gradients (codes held fixed: g_{s,j} = Σ_t a_{t,j} u_t, no
+	// ∂a/∂P) on both sides.
 	MethodPrismFullC = "prism_full_c"
+	// MethodPrismCodes is spec §6.2 as written: option-B gradients (codes fixed) and the diagonal-C blocks.
+	MethodPrismCodes = "prism_codes"
+	// MethodPrismDot is the prototype-space gradient dot product Σ_j ⟨g_{q,j}, g_{s,j}⟩ of the option-B gradients
+	// (§7.2).
+	MethodPrismDot = "prism_dot"
 	// MethodReference is the full prototype-space reference of §6.3: gradients with ∂a/∂P, REC and R2, and the
-	// full sparse co-usage C solved by conjugate gradients.
+	// full sparse co-usage C, in float64.
 	MethodReference = "reference"
 	// MethodReferenceCE is an ablation: the reference with the training sequences' REC and R2 gradients left out
-	// (cross-entropy with ∂a/∂P only). Against MethodPrismFullC it isolates ∂a/∂P.
+	// (cross-entropy with ∂a/∂P only).
 	MethodReferenceCE = "reference_ce"
 	// MethodEKFAC is EK-FAC (§7.1, kronfluence) over the backbone's linear layers: FFN gate, up, down and the
 	// attention output projection of every block.

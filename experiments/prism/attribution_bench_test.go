@@ -34,23 +34,25 @@ func BenchmarkAttributionQuery(b *testing.B) {
 		b.Fatalf("%+v", err)
 	}
 	qs := at.validationQueries()
-	cases := []struct {
+	type benchCase struct {
 		name  string
 		fit   func() error
 		query func(q queryRow) error
 		bytes func() int64
-	}{
-		{MethodPrism, nil, func(q queryRow) error { _, err := at.prismQuery(q, true); return err }, at.Bytes},
-		{MethodPrismDot, nil, func(q queryRow) error { _, err := at.prismQuery(q, false); return err }, at.Cache.Bytes},
-		{MethodReference, at.fitReference, func(q queryRow) error { _, _, _, err := at.referenceQuery(q); return err },
-			func() int64 { return at.ref.bytes + at.ref.solver }},
-		{MethodPrismFullC, at.fitReference, func(q queryRow) error { _, err := at.prismFullCQuery(q); return err },
-			func() int64 { return at.Cache.Bytes() + at.ref.solver }},
+	}
+	var cases []benchCase
+	for _, name := range cachedMethods {
+		cases = append(cases, benchCase{name, nil, func(q queryRow) error { _, err := at.cachedQuery(q, name); return err },
+			func() int64 { return at.cachedBytes(name) }})
+	}
+	cases = append(cases, []benchCase{
+		{MethodReference, at.fitReference, func(q queryRow) error { _, _, err := at.referenceQuery(q); return err },
+			func() int64 { return at.ref.bytes + at.Curvature.Bytes() }},
 		{MethodEKFAC + "_recompute", at.fitBlockEKFAC, func(q queryRow) error { _, err := at.timeBlockQuery(q); return err },
 			func() int64 { return at.ekfac.f.Bytes() }},
 		{MethodEKFACBank + "_recompute", at.fitBankEKFAC, func(q queryRow) error { _, err := at.timeBankQuery(q); return err },
 			func() int64 { return at.bank.f.Bytes() }},
-	}
+	}...)
 	for _, c := range cases {
 		b.Run(c.name, func(b *testing.B) {
 			if c.fit != nil {

@@ -113,7 +113,7 @@ func (a *Attributor) fitBlockEKFAC() error {
 // blockQueryGradients returns a query's per-layer gradient of its completion's cross-entropy and the
 // preconditioned gradient.
 func (a *Attributor) blockQueryGradients(q queryRow) (g, pre [][]float64, err error) {
-	out, layers, err := a.graphs.runBlocks([][]int32{q.tokens}, 1, [][]float64{q.weights}, false, a.Config.Seed, "prism/attribution/query")
+	out, layers, err := a.graphs.runBlocks([][]int32{q.tokens}, 1, [][]float64{q.weights}, false, a.Config.Seed, noNoise)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -298,7 +298,7 @@ func (a *Attributor) fitBankEKFAC() error {
 
 // bankQuery returns a query's preconditioned bank gradient Ĝ_q [D, K].
 func (a *Attributor) bankQuery(q queryRow) ([]float64, error) {
-	h, err := a.graphs.runHead([][]int32{q.tokens}, 1, nil, false, false, a.Config.Seed, "prism/attribution/query")
+	h, err := a.graphs.runHead([][]int32{q.tokens}, 1, nil, false, false, a.Config.Seed, noNoise)
 	if err != nil {
 		return nil, err
 	}

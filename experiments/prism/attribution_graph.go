@@ -218,8 +218,12 @@ func (a *attrGraphs) blockNodes(ctx *context.Context, batch, noise, wCE *Node, s
 	return outs
 }
 
+// noNoise is the tag of passes that use only gold labels (queries): their Gumbel noise is zero, so their
+// sampled-label outputs are the argmax labels and must not be used.
+const noNoise = ""
+
 // batchInputs returns the tensors of one pass over rows (each [T+1] tokens; fewer than B rows are padded with
-// copies of row 0 whose weights are 0): batch [B, T+1] int32, Gumbel noise [B, T, V] (seeded by seed and tag), and
+// copies of row 0 whose weights are 0): batch [B, T+1] int32, Gumbel noise [B, T, V] (seeded by seed and tag; zero for noNoise), and
 // the weights c [B, T] (ceWeights[r] per row, nil = all 1) and e [B, T] (aux, 1 on real rows when aux is true).
 func (a *attrGraphs) batchInputs(rows [][]int32, B int, ceWeights [][]float64, aux bool, seed uint64, tag string) []any {
 	T1 := len(rows[0])
@@ -245,10 +249,12 @@ func (a *attrGraphs) batchInputs(rows [][]int32, B int, ceWeights [][]float64, a
 			}
 		}
 	}
-	rng := run.RNG(seed, tag)
 	noise := make([]float64, B*T*V)
-	for i := range noise {
-		noise[i] = gumbel(rng)
+	if tag != noNoise {
+		rng := run.RNG(seed, tag)
+		for i := range noise {
+			noise[i] = gumbel(rng)
+		}
 	}
 	dt := a.m.Cfg.DTypeOf()
 	return []any{tensors.FromFlatDataAndDimensions(toks, B, T1), floatTensor(noise, dt, B, T, V),

@@ -12,6 +12,7 @@ import (
 
 	"github.com/pkg/errors"
 
+	"github.com/protolab/protolab/layers/prism"
 	"github.com/protolab/protolab/workbench/influence"
 	"github.com/protolab/protolab/workbench/store"
 )
@@ -20,8 +21,9 @@ import (
 const (
 	AttributionDir   = "attribution"
 	CodesFile        = "codes.bin"        // influence.CodeCache: codes, output gradients, postings
-	PrismStatsFile   = "prism_stats.json" // PrismStats: S, c_j, c^rec_j, n_j and the build times
-	attributionCache = 1                  // format version, part of the cache key
+	ColumnsFile      = "columns.bin"      // influence.ColumnCache: per-sequence gradient columns with ∂a/∂P
+	PrismStatsFile   = "prism_stats.json" // PrismStats: S, c_j, c^rec_j, n_j, C, C_rec and the build times
+	attributionCache = 2                  // format version, part of the cache key
 )
 
 // PrismStats are the curvature statistics of the fitting pass (spec §6.2) and how long the cache took to build.
@@ -31,8 +33,11 @@ type PrismStats struct {
 	Usage    []float64 `json:"usage"`     // c_j = Σ_t a_{t,j}² [K]
 	UsageRec []float64 `json:"usage_rec"` // c^rec_j = Σ_t a_{t,j}²/(‖z_t‖² + ε) [K]
 	Nearest  []int64   `json:"nearest"`   // n_j = #{t : argmax_i cos(z_t, p_i) = j} [K]
-	// FitSeconds is the forward pass over the corpus with the statistics and the cache rows; IndexSeconds the
-	// postings.
+	// CoUse is the sparse co-usage C = Σ_t a_t a_tᵀ [K, K]; CoUseRec is C_rec = Σ_t a_t a_tᵀ/(‖z_t‖² + ε).
+	CoUse    *influence.SparseSym `json:"co_use"`
+	CoUseRec *influence.SparseSym `json:"co_use_rec"`
+	// FitSeconds is the pass over the corpus (the head's forward and backward) with the statistics and the cache
+	// rows; IndexSeconds the postings of both caches.
 	FitSeconds   float64 `json:"fit_seconds"`
 	IndexSeconds float64 `json:"index_seconds"`
 }
@@ -46,10 +51,14 @@ type Attributor struct {
 	// Corpus holds the N_seq training sequences ranked, [T+1] tokens each; NumTokens = N_seq·T.
 	Corpus    [][]int32
 	NumTokens int
-	Cache     *influence.CodeCache
-	Stats     *PrismStats
+	// Cache is the option-B cache (codes and u_t per token); Columns the option-A cache (g_{s,j} with ∂a/∂P).
+	Cache   *influence.CodeCache
+	Columns *influence.ColumnCache
+	Stats   *PrismStats
 	// Blocks is the diagonal-C preconditioner (H_jj + λI)⁻¹ (spec §5) with E_jj = 2λ_rec c^rec_j + 2λ_1 + 2λ_2 n_j.
 	Blocks *influence.Blocks
+	// Curvature is the full H = C ⊗ S + E ⊗ I + λI with E = 2λ_rec C_rec + Δ, the same λ as Blocks, and its solver.
+	Curvature *CoUsage
 	// Cached reports that the cache was loaded from disk rather than built by this call.
 	Cached bool
 	// Timings records the seconds of each fitting stage run by this Attributor ("reference_fit", "ekfac_cov", …).
@@ -63,9 +72,10 @@ type Attributor struct {
 	bank    *bankEKFAC
 }
 
-// NewAttributor builds (or loads from <run folder>/attribution/) the PRISM cache of m over the corpus of ac:
-// one forward pass that stores every token's code and output gradient, the postings, and the statistics of the
-// diagonal-C preconditioner. It fails for the dense model or an invalid config.
+// NewAttributor builds (or loads from <run folder>/attribution/) the PRISM caches of m over the corpus of ac: one
+// pass (the head's forward and backward, backbone frozen) that stores every token's code and output gradient with
+// the postings, every sequence's gradient columns, and the curvature statistics; then it factorises the
+// preconditioners. It fails for the dense model or an invalid config.
 func NewAttributor(m *Model, ac AttributionConfig) (*Attributor, error) {
 	T := m.Data.Config.SeqLen
 	if err := ac.Validate(T); err != nil {
@@ -93,13 +103,13 @@ func NewAttributor(m *Model, ac AttributionConfig) (*Attributor, error) {
 		a.dir = filepath.Join(m.Dir, AttributionDir, hex.EncodeToString(sum[:])[:10])
 		if a.load() == nil {
 			a.Cached = true
-			return a, a.makeBlocks()
+			return a, a.makePreconditioners()
 		}
 	}
 	if err := a.build(); err != nil {
 		return nil, err
 	}
-	return a, a.makeBlocks()
+	return a, a.makePreconditioners()
 }
 
 func (a *Attributor) batch() int {
@@ -131,10 +141,15 @@ func (a *Attributor) build() error {
 	if err != nil {
 		return err
 	}
-	stats := influence.NewCodeStats(K, D, false)
+	columns, err := influence.NewColumnCache(K, D)
+	if err != nil {
+		return err
+	}
+	stats := influence.NewCodeStats(K, D, true)
 	start := time.Now()
 	err = a.batches(func(first int, rows [][]int32) error {
-		h, err := a.graphs.runHead(rows, a.batch(), nil, true, false, a.Config.Seed, labelTag(first))
+		// The cross-entropy gradient per slot (with ∂a/∂P); REC and R2 are left out (weight 0).
+		h, err := a.graphs.runHead(rows, a.batch(), nil, false, true, a.Config.Seed, labelTag(first))
 		if err != nil {
 			return err
 		}
@@ -148,6 +163,10 @@ func (a *Attributor) build() error {
 			if err := cache.AddSequence(h.idx[lo*k:hi*k], h.acts[lo*k:hi*k], h.u[lo*D:hi*D]); err != nil {
 				return err
 			}
+			cols, _, ce := slotColumns(h, r)
+			if err := columns.AddSequence(cols, ce); err != nil {
+				return err
+			}
 		}
 		return nil
 	})
@@ -157,9 +176,11 @@ func (a *Attributor) build() error {
 	fit := time.Since(start).Seconds()
 	start = time.Now()
 	cache.Index()
-	a.Cache = cache
+	columns.Index()
+	a.Cache, a.Columns = cache, columns
 	a.Stats = &PrismStats{Tokens: stats.Tokens, Fisher: stats.FisherMean(), Usage: stats.Usage, UsageRec: stats.UsageW,
-		Nearest: stats.Counts, FitSeconds: fit, IndexSeconds: time.Since(start).Seconds()}
+		Nearest: stats.Counts, CoUse: stats.CoUse.Sparse(), CoUseRec: stats.CoUseW.Sparse(), FitSeconds: fit,
+		IndexSeconds: time.Since(start).Seconds()}
 	if a.dir == "" {
 		return nil
 	}
@@ -169,6 +190,10 @@ func (a *Attributor) build() error {
 	if err := cache.Save(filepath.Join(a.dir, CodesFile)); err != nil {
 		return err
 	}
+	if err := columns.Save(filepath.Join(a.dir, ColumnsFile)); err != nil {
+		return err
+	}
+	// The statistics are written last: their presence marks a complete cache.
 	return store.SaveJSON(filepath.Join(a.dir, PrismStatsFile), a.Stats)
 }
 
@@ -191,12 +216,18 @@ func (a *Attributor) load() error {
 	if err != nil {
 		return err
 	}
+	cols, err := influence.LoadColumnCache(filepath.Join(a.dir, ColumnsFile))
+	if err != nil {
+		return err
+	}
 	m := a.Model
-	if c.K != m.Prism.NumPrototypes || c.D != m.Cfg.Width || c.TopK != m.Prism.TopK || c.NumSeqs() != len(a.Corpus) ||
-		int64(c.NumTokens()) != st.Tokens {
+	K := m.Prism.NumPrototypes
+	if c.K != K || c.D != m.Cfg.Width || c.TopK != m.Prism.TopK || c.NumSeqs() != len(a.Corpus) ||
+		int64(c.NumTokens()) != st.Tokens || cols.K != K || cols.D != c.D || cols.NumSeqs != len(a.Corpus) ||
+		st.CoUse == nil || st.CoUse.K != K || st.CoUseRec == nil || st.CoUseRec.K != K {
 		return errors.Errorf("%s does not match the model and corpus", a.dir)
 	}
-	a.Cache, a.Stats = c, &st
+	a.Cache, a.Columns, a.Stats = c, cols, &st
 	return nil
 }
 
@@ -214,17 +245,106 @@ func (a *Attributor) extraDiag() []float64 {
 	return e
 }
 
-func (a *Attributor) makeBlocks() error {
+// makePreconditioners builds the diagonal-C blocks and the full curvature with its solver (timed as
+// "prism_factor").
+func (a *Attributor) makePreconditioners() error {
 	b, err := influence.NewBlocks(a.Stats.Fisher, a.Model.Cfg.Width, a.Stats.Usage, a.extraDiag(), -1, a.Config.DampingScale)
 	if err != nil {
 		return errors.WithMessage(err, "prism attribution: the diagonal-C blocks")
 	}
 	a.Blocks = b
+	start := time.Now()
+	if a.Curvature, err = newCoUsage(a.Stats, a.Model.Prism, a.Model.Cfg.Width, b, a.Config); err != nil {
+		return err
+	}
+	a.Timings["prism_factor"] = time.Since(start).Seconds()
 	return nil
 }
 
-// Bytes returns the memory the cached method scores from: the cache and the preconditioner.
-func (a *Attributor) Bytes() int64 { return a.Cache.Bytes() + a.Blocks.Bytes() }
+// Bytes returns the memory MethodPrism scores from: the column cache and the full curvature's solver.
+func (a *Attributor) Bytes() int64 { return a.Columns.Bytes() + a.Curvature.Bytes() }
+
+// CoUsage is the full curvature model of spec §5 and §6.3, H = C ⊗ S + E ⊗ I + λI with E = 2λ_rec C_rec + Δ
+// (Δ_jj = 2λ_1 + 2λ_2 n_j), shared by MethodPrism and the reference, with its solver: exact in the eigenbasis of S
+// (one Cholesky factor per eigenvector, D·K² floats) for banks of up to direct_max_k prototypes, else conjugate
+// gradients to cg_tol preconditioned by the diagonal-C blocks.
+type CoUsage struct {
+	H      *influence.KronSum
+	Direct *influence.KronEigenSolver // nil when solved by CG
+	pre    *influence.Blocks
+	cgTol  float64
+	cgMax  int
+	iters  []int // CG iterations of each solve
+}
+
+func newCoUsage(st *PrismStats, pc prism.Config, D int, blocks *influence.Blocks, ac AttributionConfig) (*CoUsage, error) {
+	K := pc.NumPrototypes
+	rec := st.CoUseRec
+	if !pc.RecNorm {
+		rec = st.CoUse
+	}
+	acc := rec.Accumulator().Scaled(2 * pc.RecWeight)
+	delta := make([]float64, K)
+	for j := range delta {
+		delta[j] = 2*pc.R1Weight + 2*pc.R2Weight*float64(st.Nearest[j])
+	}
+	acc.AddDiag(delta)
+	Es := acc.Sparse()
+	c := &CoUsage{H: &influence.KronSum{D: D, K: K, S: st.Fisher, C: st.CoUse, E: Es, Damping: blocks.Damping},
+		pre: blocks, cgTol: ac.CGTol, cgMax: ac.CGMaxIter}
+	if err := c.H.Validate(); err != nil {
+		return nil, errors.WithMessage(err, "prism attribution: the co-usage curvature")
+	}
+	if K <= ac.DirectMaxK {
+		var err error
+		if c.Direct, err = influence.NewKronEigenSolver(c.H); err != nil {
+			return nil, errors.WithMessage(err, "prism attribution: the co-usage curvature")
+		}
+	}
+	return c, nil
+}
+
+// Solve returns H⁻¹ b for b [K·D] (row j = column j of X), directly or by CG.
+func (c *CoUsage) Solve(b []float64) ([]float64, error) {
+	if c.Direct != nil {
+		return c.Direct.Solve(b), nil
+	}
+	x, st, err := c.H.Solve(b, c.pre, c.cgTol, c.cgMax)
+	c.iters = append(c.iters, st.Iterations)
+	return x, err
+}
+
+// Bytes returns the memory of a solve: the factors, or the sparse C, E and S.
+func (c *CoUsage) Bytes() int64 {
+	if c.Direct != nil {
+		return c.Direct.Bytes()
+	}
+	return int64(12*(c.H.C.NNZ()+c.H.E.NNZ()) + 8*c.H.D*c.H.D)
+}
+
+// OffDiagonalMass returns Σ_{i≠j}|C_ij| / Σ|C_ij|.
+func (c *CoUsage) OffDiagonalMass() float64 { return c.H.C.OffDiagonalMass() }
+
+// solveColumns returns the non-zero columns of H⁻¹ vec(G) for G given by its columns cols and g.
+func (c *CoUsage) solveColumns(cols []int32, g [][]float64) ([]int32, [][]float64, error) {
+	D, K := c.H.D, c.H.K
+	b := make([]float64, K*D)
+	for n, j := range cols {
+		copy(b[int(j)*D:(int(j)+1)*D], g[n])
+	}
+	x, err := c.Solve(b)
+	if err != nil {
+		return nil, nil, err
+	}
+	var xc []int32
+	var xg [][]float64
+	for j := 0; j < K; j++ {
+		if xj := x[j*D : (j+1)*D]; !allZero(xj) {
+			xc, xg = append(xc, int32(j)), append(xg, xj)
+		}
+	}
+	return xc, xg, nil
+}
 
 // queryRow is a query: [T+1] tokens and the weight of each predicted position's cross-entropy (1 on the
 // completion, 0 on the prompt and padding).
@@ -288,10 +408,10 @@ func (a *Attributor) textQuery(text string) (queryRow, error) {
 	return queryRow{row, w}, nil
 }
 
-// prismColumns runs one forward pass on the query and returns the columns g_{q,j} = Σ_t c_t a_{t,j} u_t of its
-// attributed tokens (codes held fixed, cross-entropy only).
-func (a *Attributor) prismColumns(q queryRow) ([]int32, [][]float64, error) {
-	h, err := a.graphs.runHead([][]int32{q.tokens}, 1, nil, false, false, a.Config.Seed, "prism/attribution/query")
+// codeColumns runs one forward pass on the query and returns the columns g_{q,j} = Σ_t c_t a_{t,j} u_t of its
+// attributed tokens (codes held fixed, cross-entropy only: option B).
+func (a *Attributor) codeColumns(q queryRow) ([]int32, [][]float64, error) {
+	h, err := a.graphs.runHead([][]int32{q.tokens}, 1, nil, false, false, a.Config.Seed, noNoise)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -312,48 +432,72 @@ func (a *Attributor) prismColumns(q queryRow) ([]int32, [][]float64, error) {
 	return cols, g, nil
 }
 
-// prismQuery scores one query with the cached method (precondition true) or the prototype-space dot product:
-// one forward pass on the query, the columns g_{q,j}, their preconditioning by the diagonal-C blocks and the
-// postings. Scores are divided by N_tok.
-func (a *Attributor) prismQuery(q queryRow, precondition bool) ([]float64, error) {
-	cols, g, err := a.prismColumns(q)
+// routeColumns runs the head's forward and backward pass on the query and returns the columns of the gradient of
+// its attributed cross-entropy with respect to the bank, routing term ∂a/∂P included (option A).
+func (a *Attributor) routeColumns(q queryRow) ([]int32, [][]float64, error) {
+	h, err := a.graphs.runHead([][]int32{q.tokens}, 1, [][]float64{q.weights}, false, true, a.Config.Seed, noNoise)
+	if err != nil {
+		return nil, nil, err
+	}
+	cols, _, ce := slotColumns(h, 0)
+	return cols, ce, nil
+}
+
+// cachedQuery scores one query with a cached method (MethodPrism, MethodPrismDiagC, MethodPrismFullC,
+// MethodPrismCodes or MethodPrismDot; the table in attribution.go): the query's gradient columns, their
+// preconditioning, and the postings of the matching cache. Scores are divided by N_tok.
+func (a *Attributor) cachedQuery(q queryRow, method string) ([]float64, error) {
+	route := method == MethodPrism || method == MethodPrismDiagC
+	var cols []int32
+	var g [][]float64
+	var err error
+	if route {
+		cols, g, err = a.routeColumns(q)
+	} else {
+		cols, g, err = a.codeColumns(q)
+	}
 	if err != nil {
 		return nil, err
 	}
-	if precondition {
+	switch method {
+	case MethodPrism, MethodPrismFullC:
+		if cols, g, err = a.Curvature.solveColumns(cols, g); err != nil {
+			return nil, errors.WithMessage(err, "prism attribution: full co-usage solve")
+		}
+	case MethodPrismDiagC, MethodPrismCodes:
 		for n, j := range cols {
 			g[n] = a.Blocks.Apply(int(j), g[n])
 		}
+	case MethodPrismDot:
+	default:
+		return nil, errors.Errorf("prism attribution: %q is not a cached method", method)
 	}
-	return scale(a.Cache.Scores(cols, g), 1/float64(a.NumTokens)), nil
+	var scores []float64
+	if route {
+		scores = a.Columns.Scores(cols, g)
+	} else {
+		scores = a.Cache.Scores(cols, g)
+	}
+	return scale(scores, 1/float64(a.NumTokens)), nil
 }
 
-// prismFullCQuery scores one query with the cached gradients preconditioned by the full co-usage H of the
-// reference (reference.solve): the ablation between MethodPrism (diagonal C) and MethodReference (also ∂a/∂P, REC and R2).
-func (a *Attributor) prismFullCQuery(q queryRow) ([]float64, error) {
-	cols, g, err := a.prismColumns(q)
-	if err != nil {
-		return nil, err
+// cachedBytes returns the memory a cached method scores from: its cache and its preconditioner.
+func (a *Attributor) cachedBytes(method string) int64 {
+	switch method {
+	case MethodPrism:
+		return a.Columns.Bytes() + a.Curvature.Bytes()
+	case MethodPrismDiagC:
+		return a.Columns.Bytes() + a.Blocks.Bytes()
+	case MethodPrismFullC:
+		return a.Cache.Bytes() + a.Curvature.Bytes()
+	case MethodPrismCodes:
+		return a.Cache.Bytes() + a.Blocks.Bytes()
 	}
-	r := a.ref
-	D := r.H.D
-	b := make([]float64, r.H.K*D)
-	for n, j := range cols {
-		copy(b[int(j)*D:(int(j)+1)*D], g[n])
-	}
-	x, _, err := r.solve(b, a.Config)
-	if err != nil {
-		return nil, errors.WithMessage(err, "prism attribution: full-C solve")
-	}
-	var xc []int32
-	var xg [][]float64
-	for j := 0; j < r.H.K; j++ {
-		if xj := x[j*D : (j+1)*D]; !allZero(xj) {
-			xc, xg = append(xc, int32(j)), append(xg, xj)
-		}
-	}
-	return scale(a.Cache.Scores(xc, xg), 1/float64(a.NumTokens)), nil
+	return a.Cache.Bytes()
 }
+
+// cachedMethods lists the methods cachedQuery serves, default first.
+var cachedMethods = []string{MethodPrism, MethodPrismDiagC, MethodPrismFullC, MethodPrismCodes, MethodPrismDot}
 
 func scale(x []float64, c float64) []float64 {
 	for i := range x {
@@ -370,8 +514,8 @@ type Hit struct {
 }
 
 // Methods lists the methods Query accepts.
-var Methods = []string{MethodPrism, MethodPrismDot, MethodPrismFullC, MethodReference, MethodReferenceCE, MethodEKFAC,
-	MethodEKFACBank, MethodGradDot}
+var Methods = []string{MethodPrism, MethodPrismDiagC, MethodPrismFullC, MethodPrismCodes, MethodPrismDot, MethodReference,
+	MethodReferenceCE, MethodEKFAC, MethodEKFACBank, MethodGradDot}
 
 // Query ranks the corpus for a text query ("prompt|completion": the completion's cross-entropy is attributed; a
 // text without "|" attributes every token after the first) with one of Methods and returns the top sequences,
@@ -397,27 +541,24 @@ func (a *Attributor) Scores(qs []queryRow, method string) ([][]float64, error) {
 	out := make([][]float64, len(qs))
 	var err error
 	switch method {
-	case MethodPrism, MethodPrismDot:
+	case MethodPrism, MethodPrismDiagC, MethodPrismFullC, MethodPrismCodes, MethodPrismDot:
 		for i, q := range qs {
-			if out[i], err = a.prismQuery(q, method == MethodPrism); err != nil {
+			if out[i], err = a.cachedQuery(q, method); err != nil {
 				return nil, err
 			}
 		}
-	case MethodReference, MethodReferenceCE, MethodPrismFullC:
+	case MethodReference, MethodReferenceCE:
 		if err := a.fitReference(); err != nil {
 			return nil, err
 		}
 		for i, q := range qs {
-			var full, ce []float64
-			if method == MethodPrismFullC {
-				out[i], err = a.prismFullCQuery(q)
-			} else if full, ce, _, err = a.referenceQuery(q); method == MethodReference {
-				out[i] = full
-			} else {
-				out[i] = ce
-			}
+			full, ce, err := a.referenceQuery(q)
 			if err != nil {
 				return nil, err
+			}
+			out[i] = full
+			if method == MethodReferenceCE {
+				out[i] = ce
 			}
 		}
 	case MethodEKFAC, MethodGradDot:
@@ -443,47 +584,26 @@ func (a *Attributor) Scores(qs []queryRow, method string) ([][]float64, error) {
 	return out, nil
 }
 
-// reference is the full prototype-space reference of spec §6.3.
+// reference is the full prototype-space reference of spec §6.3: per-sequence gradients in float64, solved with
+// the Attributor's CoUsage curvature (the same sparse C, C_rec, S, n_j and λ).
 type reference struct {
-	H     *influence.KronSum
-	pre   *influence.Blocks
 	cols  [][]int32     // per corpus sequence: the prototypes with a non-zero gradient column
 	grads [][][]float64 // per corpus sequence and column: G^ref_{s,j} [D]
 	ce    [][][]float64 // the same with the cross-entropy part only
-	// direct solves H exactly in the eigenbasis of S when K ≤ DirectMaxK; otherwise CG with the blocks pre.
-	direct *influence.KronEigenSolver
-	offC   float64 // off-diagonal mass of C
-	bytes  int64   // memory of the gradients
-	solver int64   // memory of what a solve needs: the factors, or the sparse C, E and S
-	iters  []int   // CG iterations of each query solved
+	bytes int64         // memory of the gradients
 }
 
-// solve returns H⁻¹ b, directly or by CG (to CGTol, preconditioned by the diagonal-C blocks).
-func (r *reference) solve(b []float64, ac AttributionConfig) ([]float64, influence.CGStats, error) {
-	if r.direct != nil {
-		return r.direct.Solve(b), influence.CGStats{}, nil
-	}
-	return r.H.Solve(b, r.pre, ac.CGTol, ac.CGMaxIter)
-}
-
-// fitReference runs the reference pass over the corpus: per-sequence gradients with ∂a/∂P, REC and R2, and the full
-// sparse co-usage matrices C and C_rec.
+// fitReference runs the reference pass over the corpus: per-sequence gradients with ∂a/∂P, REC and R2.
 func (a *Attributor) fitReference() error {
 	if a.ref != nil {
 		return nil
 	}
-	m := a.Model
-	pc := m.Prism
-	K, D := pc.NumPrototypes, m.Cfg.Width
-	stats := influence.NewCodeStats(K, D, true)
+	D := a.Model.Cfg.Width
 	r := &reference{}
 	start := time.Now()
 	err := a.batches(func(first int, rows [][]int32) error {
 		h, err := a.graphs.runHead(rows, a.batch(), nil, true, true, a.Config.Seed, labelTag(first))
 		if err != nil {
-			return err
-		}
-		if err := addHeadStats(stats, h); err != nil {
 			return err
 		}
 		for row := 0; row < h.rows; row++ {
@@ -496,33 +616,7 @@ func (a *Attributor) fitReference() error {
 	if err != nil {
 		return err
 	}
-	C := stats.CoUse.Sparse()
-	rec := stats.CoUseW
-	if !pc.RecNorm {
-		rec = stats.CoUse
-	}
-	E := rec.Scaled(2 * pc.RecWeight)
-	delta := make([]float64, K)
-	for j := range delta {
-		delta[j] = 2*pc.R1Weight + 2*pc.R2Weight*float64(stats.Counts[j])
-	}
-	E.AddDiag(delta)
-	Es := E.Sparse()
-	r.H = &influence.KronSum{D: D, K: K, S: stats.FisherMean(), C: C, E: Es, Damping: a.Blocks.Damping}
-	if r.pre, err = influence.NewBlocks(r.H.S, D, C.Diag(), Es.Diag(), a.Blocks.Damping, 0); err != nil {
-		return err
-	}
-	r.offC = C.OffDiagonalMass()
-	r.solver = int64(12*(C.NNZ()+Es.NNZ()) + 8*D*D)
 	a.Timings["reference_fit"] = time.Since(start).Seconds()
-	if K <= a.Config.DirectMaxK {
-		start = time.Now()
-		if r.direct, err = influence.NewKronEigenSolver(r.H); err != nil {
-			return err
-		}
-		r.solver = r.direct.Bytes()
-		a.Timings["reference_factor"] = time.Since(start).Seconds()
-	}
 	a.ref = r
 	return nil
 }
@@ -570,26 +664,25 @@ func allZero(x []float64) bool {
 	return true
 }
 
-// referenceQuery solves x_q = H_ref⁻¹ vec(G^ref_q) (reference.solve) and returns ⟨x_q, G^ref_s⟩/N_tok for every
-// corpus sequence, the same with the cross-entropy part of G^ref_s only (the MethodReferenceCE ablation), and the CG
-// statistics. The query gradient is its completion's cross-entropy.
-func (a *Attributor) referenceQuery(q queryRow) (full, ce []float64, st influence.CGStats, err error) {
-	h, err := a.graphs.runHead([][]int32{q.tokens}, 1, [][]float64{q.weights}, false, true, a.Config.Seed, "prism/attribution/query")
+// referenceQuery solves x_q = H_ref⁻¹ vec(G^ref_q) (Attributor.Curvature) and returns ⟨x_q, G^ref_s⟩/N_tok for every
+// corpus sequence and the same with the cross-entropy part of G^ref_s only (the MethodReferenceCE ablation). The
+// query gradient is its completion's cross-entropy with ∂a/∂P.
+func (a *Attributor) referenceQuery(q queryRow) (full, ce []float64, err error) {
+	h, err := a.graphs.runHead([][]int32{q.tokens}, 1, [][]float64{q.weights}, false, true, a.Config.Seed, noNoise)
 	if err != nil {
-		return nil, nil, st, err
+		return nil, nil, err
 	}
 	r := a.ref
-	D := r.H.D
-	b := make([]float64, r.H.K*D)
+	D := a.Model.Cfg.Width
 	cols, g, _ := slotColumns(h, 0)
+	b := make([]float64, a.Curvature.H.K*D)
 	for n, j := range cols {
 		copy(b[int(j)*D:(int(j)+1)*D], g[n])
 	}
-	x, st, err := r.solve(b, a.Config)
+	x, err := a.Curvature.Solve(b)
 	if err != nil {
-		return nil, nil, st, errors.WithMessage(err, "prism attribution: reference solve")
+		return nil, nil, errors.WithMessage(err, "prism attribution: reference solve")
 	}
-	r.iters = append(r.iters, st.Iterations)
 	full, ce = make([]float64, len(a.Corpus)), make([]float64, len(a.Corpus))
 	for s := range full {
 		for n, j := range r.cols[s] {
@@ -598,5 +691,5 @@ func (a *Attributor) referenceQuery(q queryRow) (full, ce []float64, st influenc
 			ce[s] += influence.Dot(xj, r.ce[s][n])
 		}
 	}
-	return scale(full, 1/float64(a.NumTokens)), scale(ce, 1/float64(a.NumTokens)), st, nil
+	return scale(full, 1/float64(a.NumTokens)), scale(ce, 1/float64(a.NumTokens)), nil
 }

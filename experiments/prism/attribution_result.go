@@ -129,8 +129,9 @@ func RunAttributionWith(cfg Config, ac AttributionConfig, opts ...Option) (*Attr
 	}
 	key := struct {
 		Run         string            `json:"run"`
+		Version     int               `json:"version"` // the cache format and method set
 		Attribution AttributionConfig `json:"attribution"`
-	}{m.Run.Config.Name() + "-" + m.Run.Config.Hash(), ac}
+	}{m.Run.Config.Name() + "-" + m.Run.Config.Hash(), attributionCache, ac}
 	res, hit, err := store.LoadOrCompute(m.Dir, "attribution", key, func() (*AttributionResult, error) {
 		return AttributeModel(m, ac, opts...)
 	})
@@ -170,25 +171,24 @@ func AttributeModel(m *Model, ac AttributionConfig, opts ...Option) (*Attributio
 	}
 	// Prototype-space methods: warm up (graph compilation), then time every query.
 	prismFit := at.Stats.FitSeconds + at.Stats.IndexSeconds
-	for _, name := range []string{MethodPrism, MethodPrismDot} {
-		pre := name == MethodPrism
-		if _, err := at.prismQuery(qs[0], pre); err != nil {
+	for _, name := range cachedMethods {
+		if _, err := at.cachedQuery(qs[0], name); err != nil {
 			return nil, err
 		}
 		scores := make([][]float64, len(qs))
 		var tm queryTimes
 		for i, q := range qs {
 			w := startWatch()
-			if scores[i], err = at.prismQuery(q, pre); err != nil {
+			if scores[i], err = at.cachedQuery(q, name); err != nil {
 				return nil, err
 			}
 			tm.add(w.stop())
 		}
-		bytes := at.Cache.Bytes()
-		if pre {
-			bytes += at.Blocks.Bytes()
+		fit := prismFit
+		if name == MethodPrism || name == MethodPrismFullC {
+			fit += at.Timings["prism_factor"]
 		}
-		add(tm.result(MethodResult{Name: name, FitSeconds: prismFit, Bytes: bytes}), scores)
+		add(tm.result(MethodResult{Name: name, FitSeconds: fit, Bytes: at.cachedBytes(name)}), scores)
 	}
 	o.logf("prism attribution: cached method %.3g ms per query, cache %.3g MB", res.Method(MethodPrism).QueryMs,
 		float64(res.Method(MethodPrism).Bytes)/1e6)
@@ -196,39 +196,27 @@ func AttributeModel(m *Model, ac AttributionConfig, opts ...Option) (*Attributio
 	if err := at.fitReference(); err != nil {
 		return nil, err
 	}
-	if _, _, _, err := at.referenceQuery(qs[0]); err != nil {
+	if _, _, err := at.referenceQuery(qs[0]); err != nil {
 		return nil, err
 	}
-	at.ref.iters = nil
+	at.Curvature.iters = nil
 	refScores, refCE := make([][]float64, len(qs)), make([][]float64, len(qs))
 	var tm queryTimes
 	for i, q := range qs {
 		w := startWatch()
-		if refScores[i], refCE[i], _, err = at.referenceQuery(q); err != nil {
+		if refScores[i], refCE[i], err = at.referenceQuery(q); err != nil {
 			return nil, err
 		}
 		tm.add(w.stop())
 	}
-	refIters := meanInts(at.ref.iters)
-	refFit := at.Timings["reference_fit"] + at.Timings["reference_factor"]
-	refBytes := at.ref.bytes + at.ref.solver
+	refIters := meanInts(at.Curvature.iters)
+	refFit := at.Timings["reference_fit"] + at.Timings["prism_factor"]
+	refBytes := at.ref.bytes + at.Curvature.Bytes()
 	add(tm.result(MethodResult{Name: MethodReference, FitSeconds: refFit, Bytes: refBytes}), refScores)
 	// The ablation shares the reference's solve; its time and memory are the reference's.
 	add(tm.result(MethodResult{Name: MethodReferenceCE, FitSeconds: refFit, Bytes: refBytes}), refCE)
 	o.logf("prism attribution: reference %.3g ms per query (%s)", res.Method(MethodReference).QueryMs,
-		map[bool]string{true: "direct solve", false: fmt.Sprintf("%.1f CG iterations", refIters)}[at.ref.direct != nil])
-	fullC := make([][]float64, len(qs))
-	tm = queryTimes{}
-	for i, q := range qs {
-		w := startWatch()
-		if fullC[i], err = at.prismFullCQuery(q); err != nil {
-			return nil, err
-		}
-		tm.add(w.stop())
-	}
-	// Its fit counts the reference's whole pass, of which it needs only the co-usage matrices (an over-estimate).
-	add(tm.result(MethodResult{Name: MethodPrismFullC, FitSeconds: prismFit + refFit,
-		Bytes: at.Cache.Bytes() + at.ref.solver}), fullC)
+		map[bool]string{true: "direct solve", false: fmt.Sprintf("%.1f CG iterations", refIters)}[at.Curvature.Direct != nil])
 
 	budget := res.Method(MethodPrism).Bytes
 	if ac.wantBlocks() {
@@ -421,9 +409,7 @@ func conditioning(at *Attributor) AttributionConditioning {
 	}
 	c.BlockCondMean = meanFinite(conds)
 	c.UsedFraction = float64(len(conds)) / float64(len(at.Stats.Usage))
-	if at.ref != nil {
-		c.OffDiagC = at.ref.offC
-	}
+	c.OffDiagC = at.Curvature.OffDiagonalMass()
 	return c
 }
 

@@ -15,11 +15,8 @@ type AttributionSweepPoint struct {
 	Weight        float64                 `json:"weight"`
 	ValPerplexity float64                 `json:"val_perplexity"`
 	Conditions    AttributionConditioning `json:"conditioning"`
-	// Overlap, OverlapFullC and OverlapDot are Overlap@k with the reference of the cached method, of the cached
-	// gradients with the full co-usage C, and of the prototype-space dot product.
-	Overlap      []OverlapStat `json:"overlap"`
-	OverlapFullC []OverlapStat `json:"overlap_full_c"`
-	OverlapDot   []OverlapStat `json:"overlap_dot"`
+	// Overlaps holds Overlap@k with the reference of every cached method (the table in attribution.go), by name.
+	Overlaps map[string][]OverlapStat `json:"overlaps"`
 	// PrismQueryMs is the cached method's median per-query latency.
 	PrismQueryMs float64 `json:"prism_query_ms"`
 }
@@ -44,9 +41,11 @@ func RunAttributionSweep(cfg Config, opts ...Option) (*AttributionSweep, error) 
 		if err != nil {
 			return nil, err
 		}
-		p := AttributionSweepPoint{Weight: w, Conditions: res.Conditions, Overlap: res.Method(MethodPrism).Overlap,
-			OverlapFullC: res.Method(MethodPrismFullC).Overlap, OverlapDot: res.Method(MethodPrismDot).Overlap,
+		p := AttributionSweepPoint{Weight: w, Conditions: res.Conditions, Overlaps: map[string][]OverlapStat{},
 			PrismQueryMs: res.Method(MethodPrism).QueryMs}
+		for _, name := range cachedMethods {
+			p.Overlaps[name] = res.Method(name).Overlap
+		}
 		if m, err := LoadOrTrain(c, false, opts...); err == nil && m.Run != nil {
 			p.ValPerplexity = m.Run.Val.Perplexity
 		}
@@ -55,15 +54,19 @@ func RunAttributionSweep(cfg Config, opts ...Option) (*AttributionSweep, error) 
 	return sw, nil
 }
 
-// AttributionSweepChart plots Overlap@k (the first k of the config) with the reference against λ_1 = λ_2 for the
-// cached method, the full-C ablation and the dot product; the subtitle lists κ and the off-diagonal mass of C.
+// AttributionSweepChart plots Overlap@k (the first k of the config) with the reference against λ_1 = λ_2 for every
+// cached method; the subtitle lists κ and the off-diagonal mass of C.
 func AttributionSweepChart(s *AttributionSweep) *charts.Line {
 	x := make([]float64, len(s.Points))
-	series := []plot.Series{{Name: MethodPrism}, {Name: MethodPrismFullC}, {Name: MethodPrismDot}}
+	series := make([]plot.Series, len(cachedMethods))
+	for j, name := range cachedMethods {
+		series[j].Name = name
+	}
 	sub := ""
 	for i, p := range s.Points {
 		x[i] = p.Weight
-		for j, o := range [][]OverlapStat{p.Overlap, p.OverlapFullC, p.OverlapDot} {
+		for j, name := range cachedMethods {
+			o := p.Overlaps[name]
 			v := math.NaN()
 			if len(o) > 0 {
 				v = o[0].Mean

@@ -6,8 +6,15 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gomlx/gomlx/pkg/core/dtypes"
+	. "github.com/gomlx/gomlx/pkg/core/graph"
+	"github.com/gomlx/gomlx/pkg/core/tensors"
+	"github.com/gomlx/gomlx/pkg/ml/context"
 	"github.com/stretchr/testify/require"
+	"gonum.org/v1/gonum/mat"
 
+	"github.com/protolab/protolab/layers/decoder"
+	"github.com/protolab/protolab/layers/prism"
 	"github.com/protolab/protolab/workbench/influence"
 )
 
@@ -40,8 +47,8 @@ func TestRunAttribution_Tiny(t *testing.T) {
 	for _, m := range res.Methods {
 		names = append(names, m.Name)
 	}
-	require.Equal(t, []string{MethodPrism, MethodPrismDot, MethodReference, MethodReferenceCE, MethodPrismFullC,
-		MethodEKFAC, MethodGradDot, MethodEKFACBank}, names)
+	require.Equal(t, []string{MethodPrism, MethodPrismDiagC, MethodPrismFullC, MethodPrismCodes, MethodPrismDot,
+		MethodReference, MethodReferenceCE, MethodEKFAC, MethodGradDot, MethodEKFACBank}, names)
 	require.Equal(t, 160, res.NumSeqs)
 	require.Equal(t, 160*cfg.Data.SeqLen, res.NumTokens)
 	require.Equal(t, 4, res.NumQueries)
@@ -95,9 +102,10 @@ func influenceParams(r *AttributionResult) int {
 	return n
 }
 
-// TestAttributor_CachedScoresEqualBlockFormula recomputes the cached method's scores from an independent head pass:
-// dense per-sequence gradients G_s = Σ_t u_t a_tᵀ and I(q, s) = Σ_j g_{q,j}ᵀ(H_jj + λI)⁻¹ g_{s,j}/N_tok. It then
-// reloads the cache from disk and checks that the scores are unchanged.
+// TestAttributor_CachedScoresEqualBlockFormula recomputes the scores of spec §6.2 as written (MethodPrismCodes) from
+// an independent head pass: dense per-sequence gradients G_s = Σ_t u_t a_tᵀ and
+// I(q, s) = Σ_j g_{q,j}ᵀ(H_jj + λI)⁻¹ g_{s,j}/N_tok. It then reloads the cache from disk and checks that the scores
+// of every cached method are unchanged.
 func TestAttributor_CachedScoresEqualBlockFormula(t *testing.T) {
 	m := tinyModel(t)
 	ac := shortAttribution()
@@ -106,7 +114,7 @@ func TestAttributor_CachedScoresEqualBlockFormula(t *testing.T) {
 	require.NoError(t, err)
 	require.False(t, at.Cached)
 	qs := at.validationQueries()[:2]
-	got, err := at.Scores(qs, MethodPrism)
+	got, err := at.Scores(qs, MethodPrismCodes)
 	require.NoError(t, err)
 
 	K, D, k := m.Prism.NumPrototypes, m.Cfg.Width, m.Prism.TopK
@@ -140,9 +148,14 @@ func TestAttributor_CachedScoresEqualBlockFormula(t *testing.T) {
 	require.NoError(t, err)
 	require.True(t, again.Cached)
 	require.FileExists(t, filepath.Join(again.dir, CodesFile))
-	reloaded, err := again.Scores(qs, MethodPrism)
-	require.NoError(t, err)
-	require.Equal(t, got, reloaded)
+	require.FileExists(t, filepath.Join(again.dir, ColumnsFile))
+	for _, method := range cachedMethods {
+		want, err := at.Scores(qs, method)
+		require.NoError(t, err)
+		reloaded, err := again.Scores(qs, method)
+		require.NoError(t, err)
+		require.Equal(t, want, reloaded, method)
+	}
 }
 
 // TestAttributor_TextQuery checks how a text becomes a query: the completion after "|" is attributed, a text
@@ -239,12 +252,14 @@ func TestRunAttributionSweep_Tiny(t *testing.T) {
 	require.Equal(t, 1.0, hi.Weight)
 	require.Less(t, hi.Conditions.BlockCondMean, lo.Conditions.BlockCondMean)
 	require.Greater(t, lo.ValPerplexity, 1.0)
-	require.Len(t, lo.Overlap, len(cfg.Attribution.TopK))
+	for _, name := range cachedMethods {
+		require.Len(t, lo.Overlaps[name], len(cfg.Attribution.TopK), name)
+	}
 	require.Contains(t, AttributionSweepChart(sw).RenderSnippet().Option, `"name":"prism_full_c"`)
 }
 
-// TestAttributor_ReferenceDirectEqualsCG: the reference's exact eigenbasis solve and its CG solve (to 1e-10) give
-// the same scores, for the reference and the full-C ablation.
+// TestAttributor_ReferenceDirectEqualsCG: the exact eigenbasis solve of the co-usage curvature and its CG solve (to
+// 1e-10) give the same scores, for the reference and the cached methods that use it.
 func TestAttributor_ReferenceDirectEqualsCG(t *testing.T) {
 	m := tinyModel(t)
 	ac := shortAttribution()
@@ -255,17 +270,124 @@ func TestAttributor_ReferenceDirectEqualsCG(t *testing.T) {
 	ac.DirectMaxK, ac.CGTol = 0, 1e-10
 	cg, err := NewAttributor(m, ac)
 	require.NoError(t, err)
-	for _, method := range []string{MethodReference, MethodPrismFullC} {
+	require.Nil(t, cg.Curvature.Direct)
+	require.NotNil(t, at.Curvature.Direct)
+	for _, method := range []string{MethodReference, MethodPrism, MethodPrismFullC} {
 		want, err := cg.Scores(qs, method)
 		require.NoError(t, err)
-		require.Nil(t, cg.ref.direct)
 		got, err := at.Scores(qs, method)
 		require.NoError(t, err)
-		require.NotNil(t, at.ref.direct)
 		for q := range want {
 			for s := range want[q] {
 				require.InDelta(t, want[q][s], got[q][s], 1e-6*(math.Abs(want[q][s])+1e-9), "%s q%d s%d", method, q, s)
 			}
+		}
+	}
+}
+
+// TestAttributor_PrismEqualsDenseInfluence recomputes MethodPrism from its definition with plain loops: each
+// sequence's gradient G_s = ∇_P Σ_{t∈s} CE_t (residual held fixed, so ∂a/∂P included) by autodiff with respect to
+// the bank variable, the query's G_q likewise on its completion, the dense curvature
+// H[(i,d),(j,e)] = C_ij S_de + (E_ij + λδ_ij) δ_de with C, C_rec and n_j counted from an independent head pass and
+// S = mean ũũᵀ of the fitting pass, and I(q, s) = ⟨H⁻¹ vec(G_q), vec(G_s)⟩/N_tok by a dense solve.
+func TestAttributor_PrismEqualsDenseInfluence(t *testing.T) {
+	m := tinyModel(t)
+	ac := shortAttribution()
+	ac.TrainSeqs = 12
+	at, err := NewAttributor(m, ac)
+	require.NoError(t, err)
+	qs := at.validationQueries()[:2]
+	got, err := at.Scores(qs, MethodPrism)
+	require.NoError(t, err)
+
+	pc := m.Prism
+	K, D, k := pc.NumPrototypes, m.Cfg.Width, pc.TopK
+	N := len(at.Corpus)
+	gradPC := pc
+	gradPC.Residual = prism.ResidualStopGrad
+	// One compiled graph: ∇_P Σ_t w_t CE_t over a [N, T+1] batch; rows get weight 1 one at a time.
+	exec, err := context.NewExec(m.Backend, m.Ctx.Reuse(), func(ctx *context.Context, batch, w *Node) *Node {
+		in, tg := splitBatch(batch)
+		d := decoder.PrismHead(ctx, m.Cfg, gradPC, in)
+		bank := prism.BankVariable(ctx).ValueGraph(batch.Graph())
+		return ConvertDType(Gradient(ReduceAllSum(Mul(w, decoder.CrossEntropy(d.Logits, tg))), bank)[0], dtypes.Float64)
+	})
+	require.NoError(t, err)
+	rows := append(append([][]int32(nil), at.Corpus...), qs[0].tokens, qs[1].tokens)
+	T := len(rows[0]) - 1
+	flat := make([]int32, 0, len(rows)*(T+1))
+	for _, r := range rows {
+		flat = append(flat, r...)
+	}
+	batch := tensors.FromFlatDataAndDimensions(flat, len(rows), T+1)
+	gradOf := func(row int, weights []float64) []float64 { // [K·D], row j = p_j's gradient
+		w := make([]float64, len(rows)*T)
+		for t := 0; t < T; t++ {
+			w[row*T+t] = 1
+			if weights != nil {
+				w[row*T+t] = weights[t]
+			}
+		}
+		res, err := exec.Exec(batch, floatTensor(w, m.Cfg.DTypeOf(), len(rows), T))
+		require.NoError(t, err)
+		return tensors.MustCopyFlatData[float64](res[0])
+	}
+
+	// C, C_rec and n_j from a head pass of the corpus, by loops; S from the fitting pass's sampled gradients.
+	h, err := at.graphs.runHead(at.Corpus, N, nil, false, false, 1, "test")
+	require.NoError(t, err)
+	C, Crec, near := make([]float64, K*K), make([]float64, K*K), make([]float64, K)
+	for tok := 0; tok < N*T; tok++ {
+		near[h.idx[tok*k]]++
+		for i := 0; i < k; i++ {
+			for i2 := 0; i2 < k; i2++ {
+				a, a2 := float64(h.acts[tok*k+i]), float64(h.acts[tok*k+i2])
+				C[int(h.idx[tok*k+i])*K+int(h.idx[tok*k+i2])] += a * a2
+				Crec[int(h.idx[tok*k+i])*K+int(h.idx[tok*k+i2])] += h.w[tok] * a * a2
+			}
+		}
+	}
+	if !pc.RecNorm {
+		Crec = C
+	}
+	S := make([]float64, D*D)
+	for tok := 0; tok < N*T; tok++ {
+		for d := 0; d < D; d++ {
+			for e := 0; e < D; e++ {
+				S[d*D+e] += float64(at.sampled[tok*D+d]) * float64(at.sampled[tok*D+e]) / float64(N*T)
+			}
+		}
+	}
+	lambda := at.Blocks.Damping
+	H := mat.NewDense(K*D, K*D, nil)
+	for i := 0; i < K; i++ {
+		for j := 0; j < K; j++ {
+			E := 2 * pc.RecWeight * Crec[i*K+j]
+			if i == j {
+				E += 2*pc.R1Weight + 2*pc.R2Weight*near[j] + lambda
+			}
+			for d := 0; d < D; d++ {
+				for e := 0; e < D; e++ {
+					v := C[i*K+j] * S[d*D+e]
+					if d == e {
+						v += E
+					}
+					H.Set(i*D+d, j*D+e, v)
+				}
+			}
+		}
+	}
+	Gs := make([][]float64, N)
+	for s := range Gs {
+		Gs[s] = gradOf(s, nil)
+	}
+	for qi, q := range qs {
+		var x mat.VecDense
+		require.NoError(t, x.SolveVec(H, mat.NewVecDense(K*D, gradOf(N+qi, q.weights))))
+		for s := range Gs {
+			want := mat.Dot(&x, mat.NewVecDense(K*D, Gs[s])) / float64(at.NumTokens)
+			// The Tiny model runs in float32.
+			require.InDelta(t, want, got[qi][s], 1e-3*math.Abs(want)+1e-9, "query %d, sequence %d", qi, s)
 		}
 	}
 }

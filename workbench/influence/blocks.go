@@ -51,6 +51,19 @@ func (s *SparseSym) OffDiagonalMass() float64 {
 	return off / all
 }
 
+// Accumulator returns an accumulator holding the same matrix, to be scaled or added to.
+func (s *SparseSym) Accumulator() *SymAccumulator {
+	a := NewSymAccumulator(s.K)
+	for i := 0; i < s.K; i++ {
+		for p := s.RowStart[i]; p < s.RowStart[i+1]; p++ {
+			if j := int(s.Cols[p]); j >= i {
+				a.Add(i, j, s.Vals[p])
+			}
+		}
+	}
+	return a
+}
+
 // SymAccumulator sums entries of a symmetric K×K matrix; Add(i, j, v) adds v to M_ij and M_ji once (i ≠ j) or to M_ii.
 type SymAccumulator struct {
 	K int

@@ -138,6 +138,11 @@ func TestKronSum_CGMatchesDenseSolve(t *testing.T) {
 		t.Fatal(err)
 	}
 	wbtest.RequireClose(t, "eigenbasis solve", refSolve(t, Hm, x), es.Solve(x), 1e-10)
+	// A right-hand side with zero rows (a query's inactive prototypes), which Solve skips.
+	sparse := append([]float64(nil), x...)
+	clear(sparse[D : 3*D])
+	clear(sparse[5*D:])
+	wbtest.RequireClose(t, "eigenbasis solve, zero rows", refSolve(t, Hm, sparse), es.Solve(sparse), 1e-10)
 	if _, _, err := h.Solve(x, nil, 1e-12, 1); err == nil {
 		t.Fatal("CG reported convergence after one iteration")
 	}

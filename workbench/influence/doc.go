@@ -44,6 +44,16 @@
 // every column j: (sequence, token, a_{t,j}). A query then costs |act(q)|·D² for (9) plus Σ_{j∈act(q)} |post_j|·D for
 // (11), with no backward pass over training data. Unpreconditioned, (11) is the prototype-space gradient dot product.
 //
+// ColumnCache (columns.go) stores instead the columns g_{s,j} themselves, once per sequence and used column, grouped
+// by column. Any preconditioned query x = (H + λI)⁻¹ vec(G_q), with the blocks of (9) or the full H of (8), is then
+// scored exactly as
+//
+//	(12) I(q, s) = Σ_{j ∈ supp(x) ∩ act(s)} ⟨x_j, g_{s,j}⟩
+//
+// at Σ_{j∈supp(x)} |post_j|·D per query. Because it keeps sums rather than per-token factors, its columns may carry
+// terms that are not of the form a_{t,j} u_t (PRISM: the routing term ∂a/∂P through the cosine), which CodeCache
+// cannot represent.
+//
 // # Reference solver (kron.go)
 //
 // KronSum is (8) with the full sparse C and E; Solve finds x = H⁻¹ b by conjugate gradients preconditioned with the

@@ -4,6 +4,7 @@ import (
 	"math"
 
 	"github.com/pkg/errors"
+	"gonum.org/v1/gonum/floats"
 	"gonum.org/v1/gonum/mat"
 )
 
@@ -140,16 +141,17 @@ func allZero(x []float64) bool {
 
 // KronEigenSolver solves H x = b exactly for H = C ⊗ S + E ⊗ I + λI (doc.go, equation 8) through the eigenbasis of
 // S = Q diag(σ) Qᵀ: with X̃ = X Q (row layout: x̃_j = Qᵀ x_j), H splits into D independent K×K systems
-// (σ_m C + E + λI) x̃_{·,m} = b̃_{·,m} (spec/prism.md §5), each factorised once by Cholesky. Memory D·K² float64s,
-// so it is meant for banks of up to a few thousand prototypes; a query then costs 2·K·D² + 2·D·K² flops.
+// (σ_m C + E + λI) x̃_{·,m} = b̃_{·,m} (spec/prism.md §5), each inverted once (through its Cholesky factor). Memory
+// D·K² float64s, so it is meant for banks of up to a few thousand prototypes. A right-hand side with n non-zero rows
+// (a query's active prototypes) costs n·D² + D·K·n + K·D² multiply-adds.
 type KronEigenSolver struct {
 	D, K     int
 	Q, Sigma []float64
-	chol     []mat.Cholesky
+	inv      [][]float64 // [D][K·K]: (σ_m C + E + λI)⁻¹, symmetric
 }
 
-// NewKronEigenSolver factorises the D systems of h. It fails if S's eigendecomposition fails or a system is not
-// positive definite.
+// NewKronEigenSolver factorises and inverts the D systems of h. It fails if S's eigendecomposition fails or a
+// system is not positive definite.
 func NewKronEigenSolver(h *KronSum) (*KronEigenSolver, error) {
 	if err := h.Validate(); err != nil {
 		return nil, err
@@ -169,8 +171,9 @@ func NewKronEigenSolver(h *KronSum) (*KronEigenSolver, error) {
 			}
 		}
 	}
-	s := &KronEigenSolver{D: D, K: K, Q: q, Sigma: sigma, chol: make([]mat.Cholesky, D)}
+	s := &KronEigenSolver{D: D, K: K, Q: q, Sigma: sigma, inv: make([][]float64, D)}
 	a := make([]float64, K*K)
+	var chol mat.Cholesky
 	for m := 0; m < D; m++ {
 		clear(a)
 		dense(h.C, sigma[m], a)
@@ -178,40 +181,47 @@ func NewKronEigenSolver(h *KronSum) (*KronEigenSolver, error) {
 		for i := 0; i < K; i++ {
 			a[i*K+i] += h.Damping
 		}
-		if !s.chol[m].Factorize(mat.NewSymDense(K, a)) {
+		if !chol.Factorize(mat.NewSymDense(K, a)) {
 			return nil, errors.Errorf("influence.NewKronEigenSolver: system %d (σ=%g) is not positive definite", m, sigma[m])
+		}
+		var inv mat.SymDense
+		if err := chol.InverseTo(&inv); err != nil {
+			return nil, errors.Wrapf(err, "influence.NewKronEigenSolver: inverting system %d", m)
+		}
+		s.inv[m] = make([]float64, K*K)
+		for i := 0; i < K; i++ {
+			for j := 0; j < K; j++ {
+				s.inv[m][i*K+j] = inv.At(i, j)
+			}
 		}
 	}
 	return s, nil
 }
 
-// Solve returns H⁻¹ b for b [K·D] (row layout). Panics on a wrong length.
+// Solve returns H⁻¹ b for b [K·D] (row layout), skipping the zero rows of b. Panics on a wrong length.
 func (s *KronEigenSolver) Solve(b []float64) []float64 {
 	D, K := s.D, s.K
 	if len(b) != K*D {
 		panic(errors.Errorf("influence.KronEigenSolver.Solve: len(b)=%d, want K·D = %d", len(b), K*D))
 	}
 	Q := mat.NewDense(D, D, s.Q)
-	var bt mat.Dense
-	bt.Mul(mat.NewDense(K, D, b), Q) // rows b_jᵀ Q: [K, D]
-	xt := mat.NewDense(K, D, nil)
-	col := mat.NewVecDense(K, nil)
-	var sol mat.VecDense
-	for m := 0; m < D; m++ {
-		for j := 0; j < K; j++ {
-			col.SetVec(j, bt.At(j, m))
+	xt := make([]float64, D*K) // [D, K]: row m is x̃_{·,m}
+	bt := mat.NewVecDense(D, nil)
+	for j := 0; j < K; j++ {
+		bj := b[j*D : (j+1)*D]
+		if allZero(bj) {
+			continue
 		}
-		if err := s.chol[m].SolveVecTo(&sol, col); err != nil {
-			panic(errors.Wrapf(err, "influence.KronEigenSolver.Solve: system %d", m))
-		}
-		for j := 0; j < K; j++ {
-			xt.Set(j, m, sol.AtVec(j))
+		bt.MulVec(Q.T(), mat.NewVecDense(D, bj)) // b̃_j = Qᵀ b_j
+		for m := 0; m < D; m++ {
+			// x̃_{·,m} += (row j of the symmetric inverse)·b̃_{j,m}
+			floats.AddScaled(xt[m*K:(m+1)*K], bt.AtVec(m), s.inv[m][j*K:(j+1)*K])
 		}
 	}
 	var x mat.Dense
-	x.Mul(xt, Q.T())
+	x.Mul(mat.NewDense(D, K, xt).T(), Q.T()) // rows x_jᵀ = x̃_jᵀ Qᵀ: [K, D]
 	return denseData(&x)
 }
 
-// Bytes returns the memory of the factors: D triangular K×K factors (stored full) and Q, σ.
+// Bytes returns the memory of the D inverses and Q, σ.
 func (s *KronEigenSolver) Bytes() int64 { return 8 * int64(s.D*s.K*s.K+s.D*s.D+s.D) }
