@@ -2,6 +2,7 @@ package prism
 
 import (
 	"math"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -389,5 +390,30 @@ func TestAttributor_PrismEqualsDenseInfluence(t *testing.T) {
 			// The Tiny model runs in float32.
 			require.InDelta(t, want, got[qi][s], 1e-3*math.Abs(want)+1e-9, "query %d, sequence %d", qi, s)
 		}
+	}
+}
+
+// TestRunAttribution_SmallOverlap runs the prototype-space part of the Small attribution study (minutes on 2 cores;
+// skipped with -short) and checks the brief's agreement target: the cached method's Overlap@k with the full
+// prototype-space reference is at least 0.8 for every k of the preset. The speed-up over EK-FAC is a timing and is
+// reported by `protolab attribute --compare --preset small`, not asserted. Set PRISM_SMALL_OUT to keep the run.
+func TestRunAttribution_SmallOverlap(t *testing.T) {
+	if testing.Short() {
+		t.Skip("the Small attribution study takes minutes")
+	}
+	cfg := Small()
+	cfg.Out = os.Getenv("PRISM_SMALL_OUT")
+	if cfg.Out == "" {
+		cfg.Out = t.TempDir()
+	}
+	ac := cfg.Attribution
+	ac.EKFAC = EKFACNone
+	res, err := RunAttributionWith(cfg, ac, Progress(nil))
+	require.NoError(t, err)
+	var sb strings.Builder
+	require.NoError(t, WriteAttributionTable(&sb, res))
+	t.Logf("Small attribution:\n%s", sb.String())
+	for _, o := range res.Method(MethodPrism).Overlap {
+		require.GreaterOrEqual(t, o.Mean, 0.8, "Overlap@%d", o.K)
 	}
 }
