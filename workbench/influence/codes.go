@@ -283,10 +283,15 @@ func (c *CodeCache) Save(path string) error {
 	if c.PostStart == nil {
 		return errors.Errorf("influence.CodeCache.Save %s: call Index first", path)
 	}
+	header := []int64{int64(c.K), int64(c.D), int64(c.TopK), int64(c.NumSeqs()), int64(c.NumTokens()), int64(len(c.PostSeq))}
+	return writeArrays(path, codeMagic, header, c.SeqStart, c.Indices, c.Acts, c.Grads, c.PostStart, c.PostSeq, c.PostTok, c.PostAct)
+}
+
+// writeArrays writes the fixed-size values (arrays and slices) to path atomically, little-endian, in order.
+func writeArrays(path string, values ...any) error {
 	return store.WriteFileAtomic(path, func(w io.Writer) error {
 		bw := bufio.NewWriterSize(w, 1<<20)
-		header := []int64{int64(c.K), int64(c.D), int64(c.TopK), int64(c.NumSeqs()), int64(c.NumTokens()), int64(len(c.PostSeq))}
-		for _, x := range []any{codeMagic, header, c.SeqStart, c.Indices, c.Acts, c.Grads, c.PostStart, c.PostSeq, c.PostTok, c.PostAct} {
+		for _, x := range values {
 			if err := binary.Write(bw, binary.LittleEndian, x); err != nil {
 				return err
 			}

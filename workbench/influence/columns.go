@@ -10,8 +10,6 @@ import (
 	"github.com/pkg/errors"
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas32"
-
-	"github.com/protolab/protolab/workbench/store"
 )
 
 // ColumnCache is the per-sequence form of the cached statistics (doc.go, equation 12; spec/prism.md §6.2 option A):
@@ -156,16 +154,8 @@ func (c *ColumnCache) Save(path string) error {
 	if c.ColStart == nil {
 		return errors.Errorf("influence.ColumnCache.Save %s: call Index first", path)
 	}
-	return store.WriteFileAtomic(path, func(w io.Writer) error {
-		bw := bufio.NewWriterSize(w, 1<<20)
-		header := []int64{int64(c.K), int64(c.D), int64(c.NumSeqs), int64(len(c.PostSeq))}
-		for _, x := range []any{columnMagic, header, c.ColStart, c.PostSeq, c.PostGrad} {
-			if err := binary.Write(bw, binary.LittleEndian, x); err != nil {
-				return err
-			}
-		}
-		return bw.Flush()
-	})
+	header := []int64{int64(c.K), int64(c.D), int64(c.NumSeqs), int64(len(c.PostSeq))}
+	return writeArrays(path, columnMagic, header, c.ColStart, c.PostSeq, c.PostGrad)
 }
 
 // LoadColumnCache reads a cache written by Save, checking its magic, sizes and offsets.
