@@ -126,9 +126,13 @@ type SAEConfig struct {
 
 // InterveneConfig configures the interventions (spec §5, §7.4).
 type InterveneConfig struct {
-	// Sequences is the number of validation sequences ΔProb and ΔPPL are measured on; > 0.
+	// Sequences is the number of calibration sequences, drawn from the first half of the validation split, on
+	// which each target's prototype is selected; > 0.
 	Sequences int `json:"sequences"`
-	// MinOccurrences drops targets with fewer occurrences as a next token in those sequences; ≥ 1.
+	// HeldOut is the number of held-out sequences, drawn from the second half of the validation split, on which
+	// the selected prototypes' ΔProb and ΔPPL are reported; > 0.
+	HeldOut int `json:"held_out"`
+	// MinOccurrences drops targets with fewer word occurrences in either split; ≥ 1.
 	MinOccurrences int `json:"min_occurrences"`
 	// Sweeps lists the intervention kinds applied to every prototype alone (a prototype × target matrix each);
 	// must contain InterveneWrite. The other kinds are measured on each target's best prototype only.
@@ -197,6 +201,7 @@ func Tiny() Config {
 	c.SAE.Model.TargetL0 = 2
 	c.SAE.BatchSize = 64
 	c.Intervene.Sequences = 8
+	c.Intervene.HeldOut = 8
 	c.Intervene.MinOccurrences = 1
 	c.Intervene.Sweeps = []string{InterveneWrite, InterveneRead, InterveneReinit}
 	c.Robust.Prompts = 4
@@ -259,7 +264,7 @@ func Small() Config {
 			MinPurity: 0.5, Alpha: 0.01, ThemeExcess: 0.25, NoneLabel: true, MinLabelCount: 20, NullUnits: 64, DeadMass: 1e-6,
 			DashboardTokens: 8},
 		SAE: SAEConfig{Enabled: true, Model: sm, Train: st, BatchSize: 256},
-		Intervene: InterveneConfig{Sequences: 128, MinOccurrences: 5, Sweeps: []string{InterveneWrite}, ReinitSeed: 7, MaxPPLChange: 0.01,
+		Intervene: InterveneConfig{Sequences: 128, HeldOut: 128, MinOccurrences: 5, Sweeps: []string{InterveneWrite}, ReinitSeed: 7, MaxPPLChange: 0.01,
 			MinProbDrop: 0.15},
 		Robust: RobustConfig{Prompts: 48, MaxTokens: 24, TopK: 10,
 			Perturbations: []string{PerturbSwap, PerturbDrop, PerturbInsert}},
@@ -294,6 +299,7 @@ func Paper() Config {
 	c.SAE.Train.Steps = 5000
 	c.SAE.BatchSize = 1024
 	c.Intervene.Sequences = 512
+	c.Intervene.HeldOut = 512
 	c.Intervene.MinOccurrences = 20
 	c.Intervene.Sweeps = []string{InterveneWrite, InterveneRead, InterveneReinit}
 	c.Robust.Prompts = 500
@@ -387,8 +393,8 @@ func (c Config) Validate() error {
 	}
 	iv := c.Intervene
 	switch {
-	case iv.Sequences <= 0:
-		return errors.Errorf("intervene.sequences=%d, want > 0", iv.Sequences)
+	case iv.Sequences <= 0 || iv.HeldOut <= 0:
+		return errors.Errorf("intervene.sequences=%d, intervene.held_out=%d, want > 0", iv.Sequences, iv.HeldOut)
 	case iv.MinOccurrences < 1:
 		return errors.Errorf("intervene.min_occurrences=%d, want ≥ 1", iv.MinOccurrences)
 	case !slices.Contains(iv.Sweeps, InterveneWrite):
