@@ -215,15 +215,11 @@ func runCorpus(backend backends.Backend, cfg Config, cc CorpusConfig, prov *run.
 		return nil, "", err
 	}
 	cr := &CorpusResult{Source: cc.Source, Labels: cc.Labels}
-	tc := cfg.Train
-	if cc.TrainSteps > 0 {
-		tc.Steps = cc.TrainSteps
-	}
 	var models []*Model
 	if err := prov.Time("train_"+cc.Source, func() error {
 		for _, mcfg := range []RunConfig{
-			{Mixer: proto.Mixer, Seed: cfg.Seed, Data: dc, Model: proto, Train: tc},
-			{Mixer: llama.Mixer, Seed: cfg.Seed, Data: dc, Model: llama, Train: tc},
+			{Mixer: proto.Mixer, Seed: cfg.Seed, Data: dc, Model: proto, Train: cfg.Train},
+			{Mixer: llama.Mixer, Seed: cfg.Seed, Data: dc, Model: llama, Train: cfg.Train},
 		} {
 			mcfg.Train.Seed = cfg.Seed
 			m, err := loadOrTrain(backend, mcfg, prep, cfg.Out, o)

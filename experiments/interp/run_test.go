@@ -250,18 +250,6 @@ func TestBuildEvalSet_SyntheticLabels(t *testing.T) {
 	require.Empty(t, none.tokens.Names)
 }
 
-// TestRun_CorpusTrainSteps: a corpus's train_steps replaces train.steps for both of its models.
-func TestRun_CorpusTrainSteps(t *testing.T) {
-	cfg := Tiny()
-	cfg.Corpora[0].TrainSteps = 3
-	cfg.SAE.Enabled = false
-	res, err := Run(cfg, Log(nil))
-	require.NoError(t, err)
-	for _, m := range res.Corpora[0].Models {
-		require.Contains(t, m.Name, "-s3-", m.Mixer)
-	}
-}
-
 func TestConfig_PresetsValidate(t *testing.T) {
 	for _, name := range []string{"tiny", "small", "paper"} {
 		c, err := Preset(name)
@@ -274,9 +262,6 @@ func TestConfig_PresetsValidate(t *testing.T) {
 	c = Tiny()
 	c.Corpora[0].Labels = LabelsInForce
 	require.ErrorContains(t, c.Validate(), "interventions need")
-	c = Tiny()
-	c.Corpora[0].TrainSteps = -1
-	require.ErrorContains(t, c.Validate(), "train_steps")
 	c = Tiny()
 	c.Intervene.HeldOut = 0
 	require.ErrorContains(t, c.Validate(), "held_out")
