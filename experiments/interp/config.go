@@ -241,7 +241,8 @@ func Small() Config {
 	// (ProtoT training alone 234 CPU-s, the whole study > 2× this preset's). The full study with 1,000 steps,
 	// R = 32 and the spread: −5.4%, 6/18, 477 CPU-s. Longer training moves the document latents (topic, country)
 	// into a layer-1 hub prototype whose write mask lowers concept words by ≈15–38% but raises perplexity by
-	// 6–41%; no single prototype carries one concept value selectively at this size.
+	// 6–41%; no single prototype carries one concept value selectively at this size. Rerun a variant with
+	// PROTOLAB_INTERP_SET (small_test.go), e.g. "train.steps=1500;model.protot.num_prototypes=32".
 	m.ProtoT.WriteTempInit = 0.3
 	m.ProtoT.SharedWriteTempInit = 0.5
 	m.ProtoT.ReadTempInit = 0.3
@@ -275,8 +276,8 @@ func Small() Config {
 			MinPurity: 0.5, Alpha: 0.01, ThemeExcess: 0.25, NoneLabel: true, MinLabelCount: 20, NullUnits: 64, DeadMass: 1e-6,
 			DashboardTokens: 8},
 		SAE: SAEConfig{Enabled: true, Model: sm, Train: st, BatchSize: 256},
-		Intervene: InterveneConfig{Sequences: 128, HeldOut: 128, MinOccurrences: 5, Sweeps: []string{InterveneWrite}, ReinitSeed: 7, MaxPPLChange: 0.01,
-			MinProbDrop: 0.15},
+		Intervene: InterveneConfig{Sequences: 128, HeldOut: 128, MinOccurrences: 5, Sweeps: []string{InterveneWrite},
+			ReinitSeed: 7, MaxPPLChange: 0.01, MinProbDrop: 0.15},
 		Robust: RobustConfig{Prompts: 48, MaxTokens: 24, TopK: 10,
 			Perturbations: []string{PerturbSwap, PerturbDrop, PerturbInsert}},
 	}
