@@ -263,6 +263,10 @@ func TestConfig_PresetsValidate(t *testing.T) {
 	c.Corpora[0].Labels = LabelsInForce
 	require.ErrorContains(t, c.Validate(), "interventions need")
 	c = Tiny()
+	require.NoError(t, run.Override(&c, "model.protot.decay_init_max=0.995"))
+	require.Equal(t, 0.995, c.Model.ProtoT.DecayInitMax)
+	require.NoError(t, c.Validate())
+	c = Tiny()
 	c.Intervene.HeldOut = 0
 	require.ErrorContains(t, c.Validate(), "held_out")
 	c = Tiny()

@@ -39,7 +39,9 @@ type Config struct {
 	// DecayInitMax spreads the initial decays over the prototypes: 0 means every β_k starts at DecayInit (the
 	// official code); a value in (DecayInit, 1) spaces the initial half-lives h_k = ln ½ / ln β_k geometrically
 	// from DecayInit's (k = 0) to DecayInitMax's (k = R−1), so that some channels start with a long memory.
-	DecayInitMax float64 `json:"decay_init_max"`
+	// Omitted from JSON when 0, so that configs written before the field existed, and the cache keys hashed from
+	// them, are unchanged.
+	DecayInitMax float64 `json:"decay_init_max,omitempty"`
 	// WriteTempInit is the initial write temperature τ_w of layers without shared routing; ≠ 0. Official: 1.
 	WriteTempInit float64 `json:"write_temp_init"`
 	// SharedWriteTempInit is the initial τ_w of the shared-routing layers (layer 0); ≠ 0. Official: 3, which makes

@@ -1,6 +1,7 @@
 package protot
 
 import (
+	"encoding/json"
 	"fmt"
 	"math"
 	"strings"
@@ -307,6 +308,9 @@ func TestDecayLogitInit_SpreadHandCase(t *testing.T) {
 		if !wbtest.Close(got[k], gamma[k], 1e-12) {
 			t.Errorf("variable γ_%d = %g, want %g", k, gamma[k], got[k])
 		}
+	}
+	if b, err := json.Marshal(DefaultConfig()); err != nil || strings.Contains(string(b), "decay_init_max") {
+		t.Errorf("DefaultConfig JSON %s (err %v): decay_init_max 0 must be omitted (cache keys unchanged)", b, err)
 	}
 	one := cfg
 	one.NumPrototypes = 1
