@@ -49,7 +49,7 @@ func BenchmarkInterventionPass(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	if _, err := sc.logProbs(); err != nil { // builds the graph
+	if _, err := sc.logProbs(batches); err != nil { // builds the graph
 		b.Fatal(err)
 	}
 	R := mc.ProtoT.NumPrototypes
@@ -63,7 +63,7 @@ func BenchmarkInterventionPass(b *testing.B) {
 		if err := protot.SetMasks(m.Ctx.In(decoder.BlockScope(0)), mc.ProtoT, 0, mask, nil); err != nil {
 			b.Fatal(err)
 		}
-		if _, err := sc.logProbs(); err != nil {
+		if _, err := sc.logProbs(batches); err != nil {
 			b.Fatal(err)
 		}
 	}

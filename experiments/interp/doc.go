@@ -54,20 +54,40 @@
 //
 // # Interventions
 //
-// Targets are the labels carried by at least intervene.min_occurrences next tokens of the scored validation
-// positions; an occurrence is a position whose next token carries the label. With p and p′ the probabilities of
-// the next token before and after the intervention,
+// The interventions run on two disjoint sets of validation sequences: a calibration split (intervene.sequences
+// sequences from the first half of the validation stream), on which prototypes are selected, and a held-out split
+// (intervene.held_out sequences from the second half), on which every reported effect is measured. Nothing is
+// selected on the held-out split.
 //
-//	ΔProb(ℓ) = mean over occurrences of ℓ of (p′ − p)/p,      ΔPPL = ppl′/ppl − 1 over all scored positions.
+// A target is a concept value ("country=Egypt"); its words are those the corpus marks with it (the synthetic
+// lexicon: "Cairo", "Egypt", "Egyptian", …). Spec §7.4: an occurrence is a position whose gold continuation is such
+// a word, and a word of several tokens is scored as the product of its teacher-forced token probabilities. With
+// scored input positions n (each predicting the token after it), an occurrence is a pair (n, m): the target of n is
+// the first token of a marked word of m tokens that ends within the sequence, and
+//
+//	p(word) = Π_{i<m} p(x_{n+i+1} | x_{≤n+i})
+//	ΔProb(ℓ) = mean over occurrences of ℓ of (p′(word) − p(word))/p(word)
+//	ΔPPL     = ppl′/ppl − 1, ppl = exp(−mean over all scored positions of log p)
+//
+// with p′ the probability under the intervention; ΔPPL is measured on the same split as ΔProb. Targets are the
+// labels with at least intervene.min_occurrences occurrences in each split.
 //
 // The sweep intervenes on every prototype alone (L·R columns) for each kind: the write mask (spec §5: the
 // prototype leaves the write softmax), the read mask (it leaves the read softmax) and re-initialisation (its row of
-// P resampled as at init with intervene.reinit_seed). Per target it reports the spec §7.4 columns (Max ΔProb:
-// largest magnitude over prototypes; Mean ΔProb; Max and Mean ΔPPL), the best prototype (most negative write
-// ΔProb) under all three kinds, the best among those moving perplexity by less than intervene.max_ppl_change, the
-// effect of write-masking every prototype named with the target at once, and the neutral control (the prototype
-// of smallest mean |ΔProb| over targets). Masks and prototypes are variables, so one compiled executable serves
-// the whole sweep; Intervention.Builds records the number of graph builds (1).
+// P resampled as at init with intervene.reinit_seed). The write mask is the intervention of spec §7.4 and of the
+// paper's table ("WriteMask"); the other two are reported beside it. Per target, on the calibration split:
+//
+//	best       = argmin_p ΔProb_cal(p, ℓ)
+//	selective  = argmin_p ΔProb_cal(p, ℓ) over |ΔPPL_cal(p)| < intervene.max_ppl_change
+//	control    = argmin_p mean_ℓ |ΔProb_cal(p, ℓ)|     (one neutral control for all targets)
+//
+// and their held-out effects are reported, with the spec §7.4 columns of the held-out sweep (Max ΔProb: largest
+// magnitude over prototypes; Mean ΔProb; Max and Mean ΔPPL) and the effect of write-masking every prototype named
+// with the target at once. A target passes when its selective prototype's held-out write ΔProb ≤
+// −intervene.min_prob_drop with held-out |ΔPPL| < intervene.max_ppl_change. For comparison only, the table also
+// gives the in-sample choice (the same argmin taken on the held-out split itself), which shows how much a
+// selection on the evaluation data would flatter the result. Masks and prototypes are variables, so one compiled
+// executable serves the whole sweep on both splits; Intervention.Builds records the number of graph builds (1).
 //
 // # Robustness
 //

@@ -22,13 +22,12 @@ const (
 	InterveneReinit = "reinit" // its row of P is resampled as at initialisation
 )
 
-// scorer evaluates the log-probability of every target token of fixed batches with the model's current variable
-// values. The executable is compiled once: masks and prototypes are variables, so interventions change its inputs,
+// scorer evaluates the log-probability of every target token of batches [B, T+1] (int32, all of one shape) with
+// the model's current variable values. The executable is compiled once: masks and prototypes are variables, so interventions change its inputs,
 // not its graph; builds counts the graph constructions, which stays 1 over a whole sweep.
 type scorer struct {
-	exec    *context.Exec
-	batches []*tensors.Tensor // [B, T+1] int32, all of one shape
-	builds  int
+	exec   *context.Exec
+	builds int
 }
 
 func newScorer(m *Model, batches []*tensors.Tensor) (*scorer, error) {
@@ -36,7 +35,7 @@ func newScorer(m *Model, batches []*tensors.Tensor) (*scorer, error) {
 		return nil, errors.New("interp: no batches to score interventions on")
 	}
 	cfg := m.Config.Model
-	s := &scorer{batches: batches}
+	s := &scorer{}
 	var err error
 	s.exec, err = context.NewExec(m.Backend, m.Ctx.Reuse(), func(ctx *context.Context, batch *graph.Node) *graph.Node {
 		s.builds++
@@ -46,9 +45,9 @@ func newScorer(m *Model, batches []*tensors.Tensor) (*scorer, error) {
 }
 
 // logProbs returns log p(target) of every input position of the batches, row-major: [N_batches·B·T].
-func (s *scorer) logProbs() ([]float64, error) {
+func (s *scorer) logProbs(batches []*tensors.Tensor) ([]float64, error) {
 	var out []float64
-	for i, b := range s.batches {
+	for i, b := range batches {
 		res, err := s.exec.Exec(b)
 		if err != nil {
 			return nil, errors.Wrapf(err, "interp: scoring batch %d", i)
@@ -58,13 +57,24 @@ func (s *scorer) logProbs() ([]float64, error) {
 	return out, nil
 }
 
+// Occurrence is one occurrence of a target word among the scored positions: the inputs Pos … Pos+Len−1 predict
+// its Len tokens, so its teacher-forced probability is the product of their Len probabilities (spec §7.4).
+type Occurrence struct {
+	Pos int `json:"pos"`
+	Len int `json:"len"`
+}
+
 // Effect compares a log-probability vector with the baseline: ΔProb per target (mean over its occurrences of
-// p′/p − 1) and ΔPPL (ppl′/ppl − 1 over all positions).
-func Effect(base, lp []float64, occurrences [][]int) (dProb []float64, dPPL float64) {
+// p′/p − 1, p the product of the word's token probabilities) and ΔPPL (ppl′/ppl − 1 over all positions).
+func Effect(base, lp []float64, occurrences [][]Occurrence) (dProb []float64, dPPL float64) {
 	dProb = make([]float64, len(occurrences))
 	for j, occ := range occurrences {
-		for _, n := range occ {
-			dProb[j] += math.Exp(lp[n]-base[n]) - 1
+		for _, o := range occ {
+			d := 0.0
+			for n := o.Pos; n < o.Pos+o.Len; n++ {
+				d += lp[n] - base[n]
+			}
+			dProb[j] += math.Expm1(d)
 		}
 		if len(occ) > 0 {
 			dProb[j] /= float64(len(occ))
@@ -79,45 +89,71 @@ func Effect(base, lp []float64, occurrences [][]int) (dProb []float64, dPPL floa
 	return dProb, math.Expm1((sb - sl) / float64(len(base)))
 }
 
-// Sweep is the effect of intervening on each prototype alone, for every target.
-type Sweep struct {
-	Kind string `json:"kind"`
-	// Prob[p][j] is ΔProb of target j when prototype p (Intervention.Prototypes) is intervened on.
-	Prob [][]float64 `json:"prob"`
-	// PPL[p] is ΔPPL of prototype p's intervention.
-	PPL []float64 `json:"ppl"`
+// wordProb returns the mean over occurrences of the word probability exp(Σ log p).
+func wordProb(lp []float64, occ []Occurrence) float64 {
+	s := 0.0
+	for _, o := range occ {
+		x := 0.0
+		for n := o.Pos; n < o.Pos+o.Len; n++ {
+			x += lp[n]
+		}
+		s += math.Exp(x)
+	}
+	return s / float64(max(1, len(occ)))
 }
 
-// TargetEffect summarises the interventions for one target (spec §7.4).
+// Sweep is the effect of intervening on each prototype alone, for every target, on the held-out split (Prob,
+// PPL) and on the calibration split the prototypes are selected on (CalProb, CalPPL).
+type Sweep struct {
+	Kind string `json:"kind"`
+	// Prob[p][j] is the held-out ΔProb of target j when prototype p (Intervention.Prototypes) is intervened on.
+	Prob [][]float64 `json:"prob"`
+	// PPL[p] is the held-out ΔPPL of prototype p's intervention.
+	PPL     []float64   `json:"ppl"`
+	CalProb [][]float64 `json:"cal_prob"`
+	CalPPL  []float64   `json:"cal_ppl"`
+}
+
+// TargetEffect summarises the interventions for one target (spec §7.4). Prototypes are selected on the
+// calibration split and every reported effect is measured on the held-out split.
 type TargetEffect struct {
-	Target      string  `json:"target"`
-	Occurrences int     `json:"occurrences"`
-	BaseProb    float64 `json:"base_prob"` // mean p of the target tokens without intervention
-	// MaxProb is the write-mask ΔProb of largest magnitude over prototypes, MeanProb its mean; MaxPPL and MeanPPL
-	// likewise for ΔPPL (spec §7.4 columns).
+	Target         string  `json:"target"`
+	Occurrences    int     `json:"occurrences"`     // held-out word occurrences
+	CalOccurrences int     `json:"cal_occurrences"` // calibration word occurrences
+	BaseProb       float64 `json:"base_prob"`       // mean held-out word probability without intervention
+	// MaxProb is the held-out write-mask ΔProb of largest magnitude over prototypes, MeanProb its mean; MaxPPL and
+	// MeanPPL likewise for ΔPPL (spec §7.4 columns).
 	MaxProb  float64 `json:"max_prob"`
 	MeanProb float64 `json:"mean_prob"`
 	MaxPPL   float64 `json:"max_ppl"`
 	MeanPPL  float64 `json:"mean_ppl"`
-	// Best is the prototype whose write mask lowers the target most; its effects under each intervention kind
-	// (ΔProb and ΔPPL, indexed like Intervention.Kinds).
+	// Best is the prototype whose write mask lowers the target most on the calibration split; its held-out
+	// effects under each intervention kind (ΔProb and ΔPPL, indexed like Intervention.Kinds).
 	Best     string    `json:"best"`
 	BestProb []float64 `json:"best_prob"`
 	BestPPL  []float64 `json:"best_ppl"`
-	// Selective is the prototype lowering the target most among those whose write mask moves perplexity by less
-	// than intervene.max_ppl_change ("" when none); its write effect.
-	Selective     string  `json:"selective"`
-	SelectiveProb float64 `json:"selective_prob"`
-	SelectivePPL  float64 `json:"selective_ppl"`
-	// Named lists the prototypes named with the target (by π); NamedProb and NamedPPL are the effect of write-masking
-	// all of them at once (zero when Named is empty or would mask a whole layer).
+	// Selective is the prototype lowering the target most on the calibration split among those whose write
+	// mask moves calibration perplexity by less than intervene.max_ppl_change ("" when none); SelectiveProb and
+	// SelectivePPL its held-out write effect, SelectiveCalProb its calibration ΔProb.
+	Selective        string  `json:"selective"`
+	SelectiveProb    float64 `json:"selective_prob"`
+	SelectivePPL     float64 `json:"selective_ppl"`
+	SelectiveCalProb float64 `json:"selective_cal_prob"`
+	// InSample is the prototype a selection on the held-out split itself would pick (most negative held-out
+	// write ΔProb with held-out |ΔPPL| < max_ppl_change), with its held-out effect: an optimistic reference that
+	// shows the selection bias, never the reported figure.
+	InSample     string  `json:"in_sample"`
+	InSampleProb float64 `json:"in_sample_prob"`
+	InSamplePPL  float64 `json:"in_sample_ppl"`
+	// Named lists the prototypes named with the target (by π); NamedProb and NamedPPL are the held-out effect of
+	// write-masking all of them at once (zero when Named is empty or would mask a whole layer).
 	Named     []string `json:"named"`
 	NamedProb float64  `json:"named_prob"`
 	NamedPPL  float64  `json:"named_ppl"`
-	// ControlProb is the target's write ΔProb of the neutral control prototype (Intervention.Control).
+	// ControlProb is the target's held-out write ΔProb of the neutral control prototype (Intervention.Control).
 	ControlProb float64 `json:"control_prob"`
-	// Pass: Best's write mask lowers the target by at least intervene.min_prob_drop with |ΔPPL| below
-	// intervene.max_ppl_change.
+	// Pass: the Selective prototype's held-out write mask lowers the target by at least intervene.min_prob_drop
+	// with held-out |ΔPPL| below intervene.max_ppl_change.
 	Pass bool `json:"pass"`
 }
 
@@ -127,35 +163,61 @@ type Intervention struct {
 	Targets    []string `json:"targets"`
 	Kinds      []string `json:"kinds"`
 	Sweeps     []Sweep  `json:"sweeps"` // one per kind of intervene.sweeps: every prototype × every target
-	BasePPL    float64  `json:"base_ppl"`
-	Tokens     int      `json:"tokens"` // scored positions
-	// Control is the neutral control: the prototype with the smallest mean |write ΔProb| over targets; ControlPPL
-	// its ΔPPL.
+	// BasePPL and Tokens are the held-out perplexity and number of scored positions; CalTokens the calibration's.
+	BasePPL   float64 `json:"base_ppl"`
+	Tokens    int     `json:"tokens"`
+	CalTokens int     `json:"cal_tokens"`
+	// Control is the neutral control: the prototype with the smallest mean |write ΔProb| over targets on the
+	// calibration split; ControlPPL its held-out ΔPPL.
 	Control    string         `json:"control"`
 	ControlPPL float64        `json:"control_ppl"`
 	Effects    []TargetEffect `json:"effects"`
 	// Builds is the number of times the scoring graph was built over the whole study: 1 means one compiled
 	// executable served every intervention.
 	Builds int `json:"builds"`
-	// Passed counts the targets whose Pass holds; SelectivePassed those whose Selective prototype lowers the target
-	// by at least min_prob_drop.
-	Passed          int `json:"passed"`
-	SelectivePassed int `json:"selective_passed"`
+	// Passed counts the targets whose Pass holds; InSamplePassed those whose InSample prototype would reach
+	// min_prob_drop (selection on the evaluation data: a reference, not the target).
+	Passed         int `json:"passed"`
+	InSamplePassed int `json:"in_sample_passed"`
 }
 
 // protoName names prototype k of layer l.
 func protoName(l, k int) string { return fmt.Sprintf("L%d P%d", l, k) }
 
-// intervene sweeps every prototype of m (a ProtoT model) with each kind of ic.Sweeps on the evaluation batches,
-// measures the other kinds on each target's best prototype and the named-set masks, and summarises per target. named maps a label to the prototypes (layer, k) named with it.
-func intervene(m *Model, es *evalSet, ic InterveneConfig, batchSize int, named map[string][][2]int) (*Intervention,
-	error) {
+// wordOccurrences returns, per label id of es, the positions whose target starts a word carrying the label (and
+// ending within the sequence), with the word's length in tokens.
+func wordOccurrences(es *evalSet) [][]Occurrence {
+	out := make([][]Occurrence, len(es.tokens.Names))
+	for n, k := range es.nextWord {
+		if k == 0 {
+			continue
+		}
+		for _, l := range es.next[n] {
+			out[l] = append(out[l], Occurrence{Pos: n, Len: k})
+		}
+	}
+	return out
+}
+
+// intervene sweeps every prototype of m (a ProtoT model) with each kind of ic.Sweeps on the calibration split
+// cal and the held-out split held, selects per target the best prototypes on cal, measures them (and the other
+// kinds, and the named-set masks) on held, and summarises per target. named maps a label to the prototypes
+// (layer, k) named with it.
+func intervene(m *Model, cal, held *evalSet, ic InterveneConfig, batchSize int, named map[string][][2]int) (
+	*Intervention, error) {
 	cfg := m.Config.Model
 	L, R := cfg.NumLayers, cfg.ProtoT.NumPrototypes
-	batches := es.batches(ic.Sequences, batchSize)
-	sc, err := newScorer(m, batches)
+	calB, heldB := cal.batches(len(cal.seqs), batchSize), held.batches(len(held.seqs), batchSize)
+	if len(calB) > 0 && len(heldB) > 0 && !slices.Equal(calB[0].Shape().Dimensions, heldB[0].Shape().Dimensions) {
+		// One executable for both splits: score the held-out split in batches of the calibration's shape.
+		heldB = held.batches(len(held.seqs), calB[0].Shape().Dimensions[0])
+	}
+	sc, err := newScorer(m, calB)
 	if err != nil {
 		return nil, err
+	}
+	if len(heldB) == 0 {
+		return nil, errors.New("interp: no held-out batches to score interventions on")
 	}
 	block := func(l int) *context.Context { return m.Ctx.In(decoder.BlockScope(l)) }
 	clearAll := func() error {
@@ -169,40 +231,51 @@ func intervene(m *Model, es *evalSet, ic InterveneConfig, batchSize int, named m
 	if err := clearAll(); err != nil {
 		return nil, err
 	}
-	base, err := sc.logProbs()
+	score := func() (calLP, heldLP []float64, err error) {
+		if calLP, err = sc.logProbs(calB); err != nil {
+			return nil, nil, err
+		}
+		heldLP, err = sc.logProbs(heldB)
+		return calLP, heldLP, err
+	}
+	baseCal, baseHeld, err := score()
 	if err != nil {
 		return nil, err
 	}
-	// Targets: labels with enough occurrences as the next token of a scored position. Scored position n of the
-	// batches is input n of the evaluation set (both row-major over the same sequences).
-	N := len(base)
-	iv := &Intervention{Kinds: []string{InterveneWrite, InterveneRead, InterveneReinit}, Tokens: N}
-	var occ [][]int
-	for l, name := range es.tokens.Names {
-		if name == NoneLabel {
-			continue
-		}
-		var o []int
-		for n := range N {
-			for _, x := range es.next[n] {
-				if int(x) == l {
-					o = append(o, n)
-				}
+	// Positions are row-major over each split's scored sequences, like its evaluation set (whole batches only).
+	trim := func(occ []Occurrence, n int) []Occurrence {
+		var out []Occurrence
+		for _, o := range occ {
+			if o.Pos+o.Len <= n {
+				out = append(out, o)
 			}
 		}
-		if len(o) >= ic.MinOccurrences {
+		return out
+	}
+	calOcc, heldOcc := wordOccurrences(cal), wordOccurrences(held)
+	iv := &Intervention{Kinds: []string{InterveneWrite, InterveneRead, InterveneReinit}, Tokens: len(baseHeld),
+		CalTokens: len(baseCal)}
+	var occC, occH [][]Occurrence
+	for l, name := range held.tokens.Names {
+		c := slices.Index(cal.tokens.Names, name)
+		if name == NoneLabel || c < 0 {
+			continue
+		}
+		oc, oh := trim(calOcc[c], len(baseCal)), trim(heldOcc[l], len(baseHeld))
+		if len(oc) >= ic.MinOccurrences && len(oh) >= ic.MinOccurrences {
 			iv.Targets = append(iv.Targets, name)
-			occ = append(occ, o)
+			occC, occH = append(occC, oc), append(occH, oh)
 		}
 	}
 	if len(iv.Targets) == 0 {
-		return nil, errors.Errorf("interp: no label occurs %d times as a next token in %d positions", ic.MinOccurrences, N)
+		return nil, errors.Errorf("interp: no label occurs %d times as a next word in both the calibration (%d "+
+			"positions) and the held-out split (%d positions)", ic.MinOccurrences, len(baseCal), len(baseHeld))
 	}
 	meanLP := 0.0
-	for _, x := range base {
+	for _, x := range baseHeld {
 		meanLP += x
 	}
-	iv.BasePPL = math.Exp(-meanLP / float64(N))
+	iv.BasePPL = math.Exp(-meanLP / float64(len(baseHeld)))
 
 	apply := func(kind string, l int, ks []int) (restore func() error, err error) {
 		switch kind {
@@ -245,44 +318,62 @@ func intervene(m *Model, es *evalSet, ic InterveneConfig, batchSize int, named m
 		}
 		return nil, errors.Errorf("interp: unknown intervention %q", kind)
 	}
-	measure := func(kind string, l int, ks []int) ([]float64, float64, error) {
-		restore, err := apply(kind, l, ks)
+	type effect struct {
+		prob, calProb []float64
+		ppl, calPPL   float64
+	}
+	measure := func(kind string, byLayer map[int][]int) (effect, error) {
+		var restores []func() error
+		undo := func() error {
+			var first error
+			for _, r := range restores {
+				if err := r(); err != nil && first == nil {
+					first = err
+				}
+			}
+			return first
+		}
+		for l, ks := range byLayer {
+			r, err := apply(kind, l, ks)
+			if err != nil {
+				if uerr := undo(); uerr != nil {
+					return effect{}, uerr
+				}
+				return effect{}, err
+			}
+			restores = append(restores, r)
+		}
+		lc, lh, err := score()
+		if uerr := undo(); err == nil {
+			err = uerr
+		}
 		if err != nil {
-			return nil, 0, err
+			return effect{}, err
 		}
-		lp, err := sc.logProbs()
-		if rerr := restore(); err == nil {
-			err = rerr
-		}
-		if err != nil {
-			return nil, 0, err
-		}
-		dp, dppl := Effect(base, lp, occ)
-		return dp, dppl, nil
+		var e effect
+		e.calProb, e.calPPL = Effect(baseCal, lc, occC)
+		e.prob, e.ppl = Effect(baseHeld, lh, occH)
+		return e, nil
 	}
 	for l := range L {
 		for k := range R {
 			iv.Prototypes = append(iv.Prototypes, protoName(l, k))
 		}
 	}
-	type effect struct {
-		prob []float64
-		ppl  float64
-	}
 	single := map[string]map[int]effect{} // by kind, by prototype index p = l·R + k
 	get := func(kind string, p int) (effect, error) {
 		if e, ok := single[kind][p]; ok {
 			return e, nil
 		}
-		dp, dppl, err := measure(kind, p/R, []int{p % R})
+		e, err := measure(kind, map[int][]int{p / R: {p % R}})
 		if err != nil {
 			return effect{}, errors.WithMessagef(err, "interp: %s intervention on %s", kind, iv.Prototypes[p])
 		}
 		if single[kind] == nil {
 			single[kind] = map[int]effect{}
 		}
-		single[kind][p] = effect{dp, dppl}
-		return single[kind][p], nil
+		single[kind][p] = e
+		return e, nil
 	}
 	for _, kind := range iv.Kinds {
 		if !slices.Contains(ic.Sweeps, kind) {
@@ -294,15 +385,15 @@ func intervene(m *Model, es *evalSet, ic InterveneConfig, batchSize int, named m
 			if err != nil {
 				return nil, err
 			}
-			sw.Prob = append(sw.Prob, e.prob)
-			sw.PPL = append(sw.PPL, e.ppl)
+			sw.Prob, sw.PPL = append(sw.Prob, e.prob), append(sw.PPL, e.ppl)
+			sw.CalProb, sw.CalPPL = append(sw.CalProb, e.calProb), append(sw.CalPPL, e.calPPL)
 		}
 		iv.Sweeps = append(iv.Sweeps, sw)
 	}
 	write := iv.Sweeps[0]
-	// Neutral control: smallest mean |ΔProb| over targets under the write mask.
+	// Neutral control: smallest mean |ΔProb| over targets under the write mask, on the calibration split.
 	control, controlScore := 0, math.Inf(1)
-	for p, row := range write.Prob {
+	for p, row := range write.CalProb {
 		s := 0.0
 		for _, x := range row {
 			s += math.Abs(x)
@@ -314,12 +405,8 @@ func intervene(m *Model, es *evalSet, ic InterveneConfig, batchSize int, named m
 	iv.Control, iv.ControlPPL = iv.Prototypes[control], write.PPL[control]
 	P := len(iv.Prototypes)
 	for j, target := range iv.Targets {
-		te := TargetEffect{Target: target, Occurrences: len(occ[j]), ControlProb: write.Prob[control][j]}
-		for _, n := range occ[j] {
-			te.BaseProb += math.Exp(base[n])
-		}
-		te.BaseProb /= float64(len(occ[j]))
-		best, selective := 0, -1
+		te := TargetEffect{Target: target, Occurrences: len(occH[j]), CalOccurrences: len(occC[j]),
+			BaseProb: wordProb(baseHeld, occH[j]), ControlProb: write.Prob[control][j]}
 		for p := range P {
 			x, y := write.Prob[p][j], write.PPL[p]
 			te.MeanProb += x / float64(P)
@@ -330,13 +417,9 @@ func intervene(m *Model, es *evalSet, ic InterveneConfig, batchSize int, named m
 			if math.Abs(y) > math.Abs(te.MaxPPL) {
 				te.MaxPPL = y
 			}
-			if x < write.Prob[best][j] {
-				best = p
-			}
-			if math.Abs(y) < ic.MaxPPLChange && (selective < 0 || x < write.Prob[selective][j]) {
-				selective = p
-			}
 		}
+		best, selective := SelectPrototype(write.CalProb, write.CalPPL, j, ic.MaxPPLChange)
+		_, inSample := SelectPrototype(write.Prob, write.PPL, j, ic.MaxPPLChange)
 		te.Best = iv.Prototypes[best]
 		for _, kind := range iv.Kinds {
 			e, err := get(kind, best)
@@ -346,12 +429,17 @@ func intervene(m *Model, es *evalSet, ic InterveneConfig, batchSize int, named m
 			te.BestProb = append(te.BestProb, e.prob[j])
 			te.BestPPL = append(te.BestPPL, e.ppl)
 		}
-		te.Pass = te.BestProb[0] <= -ic.MinProbDrop && math.Abs(te.BestPPL[0]) < ic.MaxPPLChange
 		if selective >= 0 {
 			te.Selective = iv.Prototypes[selective]
 			te.SelectiveProb, te.SelectivePPL = write.Prob[selective][j], write.PPL[selective]
-			if te.SelectiveProb <= -ic.MinProbDrop {
-				iv.SelectivePassed++
+			te.SelectiveCalProb = write.CalProb[selective][j]
+			te.Pass = te.SelectiveProb <= -ic.MinProbDrop && math.Abs(te.SelectivePPL) < ic.MaxPPLChange
+		}
+		if inSample >= 0 {
+			te.InSample = iv.Prototypes[inSample]
+			te.InSampleProb, te.InSamplePPL = write.Prob[inSample][j], write.PPL[inSample]
+			if te.InSampleProb <= -ic.MinProbDrop {
+				iv.InSamplePassed++
 			}
 		}
 		if te.Pass {
@@ -363,10 +451,14 @@ func intervene(m *Model, es *evalSet, ic InterveneConfig, batchSize int, named m
 				te.Named = append(te.Named, protoName(lk[0], lk[1]))
 				byLayer[lk[0]] = append(byLayer[lk[0]], lk[1])
 			}
-			if dp, dppl, err := measureSet(apply, sc, base, occ, byLayer); err == nil {
-				te.NamedProb, te.NamedPPL = dp[j], dppl
-			} else if errors.Cause(err) != errWholeLayer {
-				return nil, err
+			if wholeLayer(byLayer, R) {
+				te.Named = append(te.Named, "(a whole layer: not masked)")
+			} else {
+				e, err := measure(InterveneWrite, byLayer)
+				if err != nil {
+					return nil, errors.WithMessagef(err, "interp: masking the prototypes named %s", target)
+				}
+				te.NamedProb, te.NamedPPL = e.prob[j], e.ppl
 			}
 		}
 		iv.Effects = append(iv.Effects, te)
@@ -375,39 +467,34 @@ func intervene(m *Model, es *evalSet, ic InterveneConfig, batchSize int, named m
 	return iv, clearAll()
 }
 
-// errWholeLayer marks a named set that covers every prototype of a layer (masking it is invalid, spec §5).
-var errWholeLayer = errors.New("the set covers a whole layer")
+// wholeLayer reports whether the set covers every prototype of some layer (masking it is invalid, spec §5).
+func wholeLayer(byLayer map[int][]int, R int) bool {
+	for _, ks := range byLayer {
+		seen := map[int]bool{}
+		for _, k := range ks {
+			seen[k] = true
+		}
+		if len(seen) == R {
+			return true
+		}
+	}
+	return false
+}
 
-// measureSet write-masks several prototypes of several layers at once and returns the effect.
-func measureSet(apply func(kind string, l int, ks []int) (func() error, error), sc *scorer, base []float64,
-	occ [][]int, byLayer map[int][]int) ([]float64, float64, error) {
-	var restores []func() error
-	undo := func() error {
-		var first error
-		for _, r := range restores {
-			if err := r(); err != nil && first == nil {
-				first = err
-			}
+// SelectPrototype picks, for target j of a sweep (prob[p][j] the ΔProb and ppl[p] the ΔPPL of prototype p), the
+// prototype with the most negative ΔProb (best) and the one with the most negative ΔProb among those with
+// |ΔPPL| < maxPPL (selective; −1 when none). Ties go to the lower index. Called with the calibration sweep, it is
+// the selection; the held-out sweep only measures what it selected.
+func SelectPrototype(prob [][]float64, ppl []float64, j int, maxPPL float64) (best, selective int) {
+	best, selective = 0, -1
+	for p := range prob {
+		x := prob[p][j]
+		if x < prob[best][j] {
+			best = p
 		}
-		return first
-	}
-	for l, ks := range byLayer {
-		r, err := apply(InterveneWrite, l, ks)
-		if err != nil {
-			if uerr := undo(); uerr != nil {
-				return nil, 0, uerr
-			}
-			return nil, 0, errWholeLayer
+		if math.Abs(ppl[p]) < maxPPL && (selective < 0 || x < prob[selective][j]) {
+			selective = p
 		}
-		restores = append(restores, r)
 	}
-	lp, err := sc.logProbs()
-	if uerr := undo(); err == nil {
-		err = uerr
-	}
-	if err != nil {
-		return nil, 0, err
-	}
-	dp, dppl := Effect(base, lp, occ)
-	return dp, dppl, nil
+	return best, selective
 }

@@ -21,7 +21,11 @@ type evalSet struct {
 	offset []int     // [N] stream offset of each input
 	tokens *Tokens   // N = S·T input tokens
 	// next[n] holds the label ids of the target of input n (the token after it): [N].
-	next     [][]int32
+	next [][]int32
+	// nextWord[n] is the number of tokens of the word whose first token is the target of input n, when that word
+	// ends within the sequence (targets n … n+nextWord[n]−1 spell it); 0 when the target does not start a word or
+	// the word runs past the sequence end: [N].
+	nextWord []int
 	docStart []int // per document of the stream, the offset of its first token
 	tok      *tokenizer.Tokenizer
 }
@@ -38,16 +42,24 @@ const NoneLabel = "none"
 // selected concept) that the lexicon lists for the word, e.g. every supersense WordNet knows for it.
 func buildEvalSet(prep *lmdata.Prepared, cc CorpusConfig, sequences, minCount int, none bool,
 	lexical func(word string) []string) (*evalSet, error) {
+	return buildEvalSetIn(prep, cc, 0, prep.ValSeqs.NumSequences(), sequences, minCount, none, lexical)
+}
+
+// buildEvalSetIn is buildEvalSet over validation sequences [from, to) only: `sequences` of them, evenly spaced.
+func buildEvalSetIn(prep *lmdata.Prepared, cc CorpusConfig, from, to, sequences, minCount int, none bool,
+	lexical func(word string) []string) (*evalSet, error) {
 	p := prep.ValSeqs
-	S := min(sequences, p.NumSequences())
+	from, to = max(from, 0), min(to, p.NumSequences())
+	S := min(sequences, to-from)
 	if S <= 0 {
-		return nil, errors.Errorf("interp: the validation split of %s has no full sequence", cc.Source)
+		return nil, errors.Errorf("interp: the validation split of %s has no full sequence in [%d, %d)", cc.Source,
+			from, to)
 	}
 	T := p.SeqLen
 	es := &evalSet{T: T, stream: p.Stream, tok: prep.Tokenizer, docStart: p.DocStarts}
-	stride := p.NumSequences() / S
+	stride := (to - from) / S
 	for s := range S {
-		es.seqs = append(es.seqs, p.Sequence(s*stride))
+		es.seqs = append(es.seqs, p.Sequence(from+s*stride))
 	}
 	val := prep.Val
 	if val.Labels == nil {
@@ -83,8 +95,9 @@ func buildEvalSet(prep *lmdata.Prepared, cc CorpusConfig, sequences, minCount in
 		noneID = int32(len(labelNames))
 		labelNames = append(labelNames, NoneLabel)
 	}
-	// docLabels[d][i] are the label ids of token i of document d (i = its length for the trailing EOS).
-	docLabels := map[int][][]int32{}
+	// docLabels[d][i] are the label ids of token i of document d (i = its length for the trailing EOS), and
+	// docWords[d][i] the index of the word token i belongs to (-1: none, the EOS included).
+	docLabels, docWords := map[int][][]int32{}, map[int][]int32{}
 	labelsAt := func(o int) (int, []int32, error) {
 		d, i := p.Locate(0, o)
 		if _, ok := docLabels[d]; !ok {
@@ -137,16 +150,23 @@ func buildEvalSet(prep *lmdata.Prepared, cc CorpusConfig, sequences, minCount in
 				}
 			}
 			docLabels[d] = out
+			docWords[d] = append(slices.Clone(tl.Word), -1)
 		}
 		return d, docLabels[d][i], nil
+	}
+	// wordAt returns the document and word of stream offset o (word -1: none); o must have been labelled.
+	wordAt := func(o int) (int, int32) {
+		d, i := p.Locate(0, o)
+		return d, docWords[d][i]
 	}
 	N := S * T
 	of, next := make([][]int32, N), make([][]int32, N)
 	doc := make([]int32, N)
 	counts := make([]int, len(labelNames))
+	es.nextWord = make([]int, N)
 	for s := range S {
 		for t := range T {
-			n, o := s*T+t, s*stride*T+t
+			n, o := s*T+t, (from+s*stride)*T+t
 			es.offset = append(es.offset, o)
 			d, ls, err := labelsAt(o)
 			if err != nil {
@@ -159,6 +179,31 @@ func buildEvalSet(prep *lmdata.Prepared, cc CorpusConfig, sequences, minCount in
 			for _, l := range ls {
 				counts[l]++
 			}
+		}
+		// Word starts among the targets (stream offsets base+1 … base+T), and their lengths in tokens. Every
+		// offset base … base+T is labelled above.
+		base := (from + s*stride) * T
+		for t := range T {
+			d, w := wordAt(base + t + 1)
+			if pd, pw := wordAt(base + t); w < 0 || (pd == d && pw == w) {
+				continue
+			}
+			k := 1
+			for t+k < T {
+				if nd, nw := wordAt(base + t + 1 + k); nd != d || nw != w {
+					break
+				}
+				k++
+			}
+			if t+k == T && base+T+1 < len(p.Stream) { // the word reaches the last target: does it go on?
+				if _, _, err := labelsAt(base + T + 1); err != nil {
+					return nil, err
+				}
+				if nd, nw := wordAt(base + T + 1); nd == d && nw == w {
+					continue
+				}
+			}
+			es.nextWord[s*T+t] = k
 		}
 	}
 	// Drop rare labels (counted over the inputs) and renumber the rest in order.

@@ -252,8 +252,12 @@ func runCorpus(backend backends.Backend, cfg Config, cc CorpusConfig, prov *run.
 		return nil, "", err
 	}
 	if cc.Interventions {
-		if err := prov.Time("intervene_"+cc.Source, func() (err error) {
-			cr.Intervene, err = intervene(models[0], es, cfg.Intervene, cfg.Eval.BatchSize, namedPrototypes(cr))
+		if err := prov.Time("intervene_"+cc.Source, func() error {
+			cal, held, err := interventionSplits(prep, cc, cfg)
+			if err != nil {
+				return err
+			}
+			cr.Intervene, err = intervene(models[0], cal, held, cfg.Intervene, cfg.Eval.BatchSize, namedPrototypes(cr))
 			return err
 		}); err != nil {
 			return nil, "", err
@@ -266,4 +270,16 @@ func runCorpus(backend backends.Backend, cfg Config, cc CorpusConfig, prov *run.
 		return nil, "", err
 	}
 	return cr, "", nil
+}
+
+// interventionSplits returns the calibration split (intervene.sequences sequences of the first half of the
+// validation split) and the held-out split (intervene.held_out sequences of its second half) of the interventions,
+// labelled like the evaluation set but without dropping rare labels (targets are matched by name).
+func interventionSplits(prep *lmdata.Prepared, cc CorpusConfig, cfg Config) (cal, held *evalSet, err error) {
+	n := prep.ValSeqs.NumSequences()
+	if cal, err = buildEvalSetIn(prep, cc, 0, n/2, cfg.Intervene.Sequences, 1, cfg.Eval.NoneLabel, nil); err != nil {
+		return nil, nil, errors.WithMessage(err, "interp: the calibration split")
+	}
+	held, err = buildEvalSetIn(prep, cc, n/2, n, cfg.Intervene.HeldOut, 1, cfg.Eval.NoneLabel, nil)
+	return cal, held, errors.WithMessage(err, "interp: the held-out split")
 }

@@ -95,16 +95,30 @@ func TestRun_Tiny(t *testing.T) {
 			require.Len(t, row, len(iv.Targets))
 		}
 	}
+	for _, sw := range iv.Sweeps {
+		require.Len(t, sw.CalProb, L*R)
+		require.Len(t, sw.CalPPL, L*R)
+	}
+	require.Positive(t, iv.CalTokens)
+	require.Positive(t, iv.Tokens)
 	for j, e := range iv.Effects {
 		require.Equal(t, iv.Targets[j], e.Target)
+		require.GreaterOrEqual(t, e.Occurrences, cfg.Intervene.MinOccurrences)
+		require.GreaterOrEqual(t, e.CalOccurrences, cfg.Intervene.MinOccurrences)
 		best := indexOf(iv.Prototypes, e.Best)
 		require.GreaterOrEqual(t, best, 0)
 		for i := range iv.Kinds {
-			require.Equal(t, iv.Sweeps[i].Prob[best][j], e.BestProb[i])
+			require.Equal(t, iv.Sweeps[i].Prob[best][j], e.BestProb[i], "Best is reported on the held-out split")
 			require.Equal(t, iv.Sweeps[i].PPL[best], e.BestPPL[i])
 		}
 		for p := range iv.Prototypes {
-			require.GreaterOrEqual(t, iv.Sweeps[0].Prob[p][j], e.BestProb[0], "Best has the lowest write ΔProb")
+			require.GreaterOrEqual(t, iv.Sweeps[0].CalProb[p][j], iv.Sweeps[0].CalProb[best][j],
+				"Best has the lowest calibration write ΔProb")
+		}
+		if sel := indexOf(iv.Prototypes, e.Selective); sel >= 0 {
+			require.Equal(t, iv.Sweeps[0].Prob[sel][j], e.SelectiveProb)
+			require.Equal(t, iv.Sweeps[0].CalProb[sel][j], e.SelectiveCalProb)
+			require.Less(t, math.Abs(iv.Sweeps[0].CalPPL[sel]), cfg.Intervene.MaxPPLChange)
 		}
 	}
 
@@ -248,6 +262,13 @@ func TestConfig_PresetsValidate(t *testing.T) {
 	c = Tiny()
 	c.Corpora[0].Labels = LabelsInForce
 	require.ErrorContains(t, c.Validate(), "interventions need")
+	c = Tiny()
+	require.NoError(t, run.Override(&c, "model.protot.decay_init_max=0.995"))
+	require.Equal(t, 0.995, c.Model.ProtoT.DecayInitMax)
+	require.NoError(t, c.Validate())
+	c = Tiny()
+	c.Intervene.HeldOut = 0
+	require.ErrorContains(t, c.Validate(), "held_out")
 	c = Tiny()
 	require.Error(t, run.Override(&c, "eval.no_such_key=1"))
 	_, err := Preset("huge")

@@ -5,10 +5,14 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/protolab/protolab/workbench/run"
 )
 
 // TestRun_Small runs the Small preset (minutes of CPU; skipped with -short) and logs the tables the report quotes.
-// $PROTOLAB_INTERP_OUT, when set, is the output folder, so that trained models are reused between runs. It checks
+// $PROTOLAB_INTERP_OUT, when set, is the output folder, so that trained models are reused between runs;
+// $PROTOLAB_INTERP_SET, when set, are overrides applied to the preset (run.Override syntax, e.g.
+// "train.steps=1500;model.protot.num_prototypes=32"), which reproduce the variants the Small preset's comment lists. It checks
 // what must hold at any training outcome: both corpora analysed when WordNet is installed, every unit kind scored,
 // one compiled executable for the whole intervention sweep, and synonym perturbations on WordNet.
 func TestRun_Small(t *testing.T) {
@@ -16,11 +20,13 @@ func TestRun_Small(t *testing.T) {
 		t.Skip("the Small preset takes minutes")
 	}
 	cfg := Small()
+	set := os.Getenv("PROTOLAB_INTERP_SET")
+	require.NoError(t, run.Override(&cfg, set))
 	cfg.Out = os.Getenv("PROTOLAB_INTERP_OUT")
 	if cfg.Out == "" {
 		cfg.Out = t.TempDir()
 	}
-	res, err := Run(cfg, Log(os.Stderr))
+	res, err := Run(cfg, Log(os.Stderr), WithOverrides(set))
 	require.NoError(t, err)
 	for _, c := range res.Corpora {
 		require.Len(t, c.Kinds, 6, c.Source)

@@ -36,6 +36,12 @@ type Config struct {
 	ValueWidth int `json:"value_width"`
 	// DecayInit is the initial β_k = σ(γ_k) of every prototype, in (0, 1). Official code: 0.9.
 	DecayInit float64 `json:"decay_init"`
+	// DecayInitMax spreads the initial decays over the prototypes: 0 means every β_k starts at DecayInit (the
+	// official code); a value in (DecayInit, 1) spaces the initial half-lives h_k = ln ½ / ln β_k geometrically
+	// from DecayInit's (k = 0) to DecayInitMax's (k = R−1), so that some channels start with a long memory.
+	// Omitted from JSON when 0, so that configs written before the field existed, and the cache keys hashed from
+	// them, are unchanged.
+	DecayInitMax float64 `json:"decay_init_max,omitempty"`
 	// WriteTempInit is the initial write temperature τ_w of layers without shared routing; ≠ 0. Official: 1.
 	WriteTempInit float64 `json:"write_temp_init"`
 	// SharedWriteTempInit is the initial τ_w of the shared-routing layers (layer 0); ≠ 0. Official: 3, which makes
@@ -124,6 +130,9 @@ func (c Config) Validate(width int) error {
 		return errors.Errorf("protot: value width %d (value_width=%d, width=%d), want > 0", c.Dv(width), c.ValueWidth, width)
 	case !(c.DecayInit > 0 && c.DecayInit < 1):
 		return errors.Errorf("protot: decay_init=%g, want a value in (0, 1)", c.DecayInit)
+	case c.DecayInitMax != 0 && !(c.DecayInitMax > c.DecayInit && c.DecayInitMax < 1):
+		return errors.Errorf("protot: decay_init_max=%g, want 0 or a value in (decay_init=%g, 1)", c.DecayInitMax,
+			c.DecayInit)
 	case !finite(c.WriteTempInit) || c.WriteTempInit == 0:
 		return errors.Errorf("protot: write_temp_init=%g, want a finite non-zero value", c.WriteTempInit)
 	case !finite(c.SharedWriteTempInit) || c.SharedWriteTempInit == 0:
@@ -183,4 +192,29 @@ func (c Config) FLOPsPerToken(width, layer, T int) float64 {
 		f += 4 * R * Dv
 	}
 	return f
+}
+
+// DecayLogitInit returns the initial γ_k = logit(β_k) of the R prototypes: logit(DecayInit) for every k, or with
+// DecayInitMax set the logits of β_k = 2^(−1/h_k), h_k = h_0·(h_{R−1}/h_0)^(k/(R−1)) with h_0 and h_{R−1} the
+// half-lives of DecayInit and DecayInitMax (h_k = h_0 when R = 1).
+func (c Config) DecayLogitInit() []float64 {
+	R := c.NumPrototypes
+	out := make([]float64, R)
+	logit := func(b float64) float64 { return math.Log(b / (1 - b)) }
+	if c.DecayInitMax == 0 {
+		for k := range out {
+			out[k] = logit(c.DecayInit)
+		}
+		return out
+	}
+	h0, h1 := math.Ln2/-math.Log(c.DecayInit), math.Ln2/-math.Log(c.DecayInitMax)
+	for k := range out {
+		f := 0.0
+		if R > 1 {
+			f = float64(k) / float64(R-1)
+		}
+		h := h0 * math.Pow(h1/h0, f)
+		out[k] = logit(math.Exp(-math.Ln2 / h))
+	}
+	return out
 }

@@ -22,7 +22,7 @@ const (
 	VarValue      = "value"       // W_V [D_v, D]: U(±1/√D)
 	VarOutput     = "output"      // W_U [D, D_v]: U(±1/√D_v)
 	VarReadQuery  = "read_query"  // W_r [D, D]: U(±1/√D); absent in shared-routing layers
-	VarDecayLogit = "decay_logit" // γ [R]: logit(DecayInit)
+	VarDecayLogit = "decay_logit" // γ [R]: Config.DecayLogitInit (logit(DecayInit) by default)
 	VarWriteTemp  = "write_temp"  // τ_w, scalar: WriteTempInit (SharedWriteTempInit in shared-routing layers)
 	VarReadTemp   = "read_temp"   // τ_r, scalar: ReadTempInit; absent in shared-routing layers
 	VarAlpha      = "alpha"       // α, scalar: AlphaInit
@@ -37,6 +37,16 @@ const (
 func constant(value float64) context.VariableInitializer {
 	return func(g *Graph, shape shapes.Shape) *Node {
 		return BroadcastToDims(Scalar(g, shape.DType, value), shape.Dimensions...)
+	}
+}
+
+// constants initialises a vector variable with the given values.
+func constants(values []float64) context.VariableInitializer {
+	return func(g *Graph, shape shapes.Shape) *Node {
+		if shape.Rank() != 1 || shape.Dim(0) != len(values) {
+			panic(errors.Errorf("protot: initialising %s with %d values", shape, len(values)))
+		}
+		return ConvertDType(Const(g, values), shape.DType)
 	}
 }
 
@@ -68,7 +78,7 @@ func variables(ctx *context.Context, cfg Config, layer, D int, dtype dtypes.DTyp
 		Prototypes: value(ctx.WithInitializer(prototypeInit(ctx)), VarPrototypes, R, D),
 		Value:      value(uniform(ctx, D), VarValue, Dv, D),
 		Output:     value(uniform(ctx, Dv), VarOutput, D, Dv),
-		DecayLogit: value(ctx.WithInitializer(constant(math.Log(cfg.DecayInit/(1-cfg.DecayInit)))), VarDecayLogit, R),
+		DecayLogit: value(ctx.WithInitializer(constants(cfg.DecayLogitInit())), VarDecayLogit, R),
 		Alpha:      value(ctx.WithInitializer(constant(cfg.AlphaInit)), VarAlpha),
 	}
 	tauW := cfg.WriteTempInit

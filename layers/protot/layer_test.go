@@ -1,6 +1,7 @@
 package protot
 
 import (
+	"encoding/json"
 	"fmt"
 	"math"
 	"strings"
@@ -278,6 +279,46 @@ func TestReinitPrototype(t *testing.T) {
 	}
 }
 
+// TestDecayLogitInit_SpreadHandCase: decays 0.5 (half-life 1) to 2^(−1/4) (half-life 4) over R = 3 prototypes
+// give half-lives 1, 2, 4, i.e. β = 2^(−1), 2^(−1/2), 2^(−1/4); without DecayInitMax every γ is logit(0.9) = ln 9.
+// The mixer creates γ with these values.
+func TestDecayLogitInit_SpreadHandCase(t *testing.T) {
+	cfg := testConfig(3, 0, 5)
+	for _, g := range cfg.DecayLogitInit() {
+		if !wbtest.Close(math.Log(9), g, 1e-12) {
+			t.Fatalf("default γ = %g, want ln 9", g)
+		}
+	}
+	cfg.DecayInit, cfg.DecayInitMax = 0.5, math.Pow(2, -0.25)
+	if err := cfg.Validate(16); err != nil {
+		t.Fatalf("%+v", err)
+	}
+	got := cfg.DecayLogitInit()
+	for k, b := range []float64{0.5, math.Pow(2, -0.5), math.Pow(2, -0.25)} {
+		if want := math.Log(b / (1 - b)); !wbtest.Close(want, got[k], 1e-12) {
+			t.Errorf("γ_%d = %g, want logit(%g) = %g", k, got[k], b, want)
+		}
+	}
+	ctx := context.New()
+	x := wbtest.Tensor64(wbtest.Normal(wbtest.RNG(1), 2*3*16, 1), 2, 3, 16)
+	mixerExec(t, ctx, cfg, 1).MustExec(x)
+	vals, _ := variableValues(t, ctx)
+	gamma := vals["/"+blockScope(1)+"/"+Scope+"/"+VarDecayLogit]
+	for k := range got {
+		if !wbtest.Close(got[k], gamma[k], 1e-12) {
+			t.Errorf("variable γ_%d = %g, want %g", k, gamma[k], got[k])
+		}
+	}
+	if b, err := json.Marshal(DefaultConfig()); err != nil || strings.Contains(string(b), "decay_init_max") {
+		t.Errorf("DefaultConfig JSON %s (err %v): decay_init_max 0 must be omitted (cache keys unchanged)", b, err)
+	}
+	one := cfg
+	one.NumPrototypes = 1
+	if g := one.DecayLogitInit(); !wbtest.Close(0, g[0], 1e-12) {
+		t.Errorf("R = 1: γ = %g, want logit(0.5) = 0", g[0])
+	}
+}
+
 func TestConfig_Validate(t *testing.T) {
 	if err := DefaultConfig().Validate(256); err != nil {
 		t.Fatalf("DefaultConfig: %+v", err)
@@ -286,6 +327,7 @@ func TestConfig_Validate(t *testing.T) {
 		"num_prototypes":         func(c *Config) { c.NumPrototypes = 0 },
 		"value_width":            func(c *Config) { c.ValueWidth = -1 },
 		"decay_init":             func(c *Config) { c.DecayInit = 1 },
+		"decay_init_max":         func(c *Config) { c.DecayInitMax = 0.8 }, // below decay_init = 0.9
 		"write_temp_init":        func(c *Config) { c.WriteTempInit = 0 },
 		"shared_write_temp_init": func(c *Config) { c.SharedWriteTempInit = math.Inf(1) },
 		"read_temp_init":         func(c *Config) { c.ReadTempInit = math.NaN() },
