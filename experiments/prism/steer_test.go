@@ -163,6 +163,7 @@ func TestSuppressedStep_MatchesFullForward(t *testing.T) {
 func TestSuppress_TinyEndToEnd(t *testing.T) {
 	m := steerTinyModel(t)
 	sc := TinySuppress()
+	sc.Rule = RuleContexts
 	sc.Prototypes = []int{3, 1, 3}
 	res, err := Suppress(m, sc, Progress(nil))
 	require.NoError(t, err)
@@ -236,10 +237,11 @@ func TestSuppress_TinyEndToEnd(t *testing.T) {
 func TestConfig_SuppressionConfig(t *testing.T) {
 	cfg := Tiny()
 	require.Equal(t, cfg, cfg.SuppressionConfig(), "Tiny suppresses on the study's own model")
-	cfg.Steering.Suppress.Model = SuppressModel{Steps: 90, NumPrototypes: 32}
+	cfg.Steering.Suppress.Model = SuppressModel{Steps: 90, NumPrototypes: 32, TopK: 6}
 	sc := cfg.SuppressionConfig()
 	require.Equal(t, 90, sc.Train.Steps)
 	require.Equal(t, 32, sc.Prism.NumPrototypes)
+	require.Equal(t, 6, sc.Prism.TopK)
 	require.Equal(t, cfg.Train.LR, sc.Train.LR)
 	require.Equal(t, 40, cfg.Train.Steps, "the study's config is unchanged")
 	sc.Steering.Suppress.Model.LR = 0.5

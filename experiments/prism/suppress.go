@@ -54,6 +54,7 @@ type SuppressModel struct {
 	Steps         int     `json:"steps"`          // train.steps; ≥ 0
 	LR            float64 `json:"lr"`             // train.lr; ≥ 0
 	NumPrototypes int     `json:"num_prototypes"` // prism.num_prototypes (K); ≥ 0
+	TopK          int     `json:"top_k"`          // prism.top_k (k); ≥ 0
 }
 
 // SuppressConfig configures concept suppression (spec §10): keyword selection of the prototypes Ω, then generation
@@ -170,7 +171,7 @@ func (s SuppressConfig) Validate() error {
 	case s.Examples < 0:
 		return errors.Errorf("examples=%d, want ≥ 0", s.Examples)
 	}
-	if s.Model.Steps < 0 || s.Model.LR < 0 || math.IsInf(s.Model.LR, 0) || s.Model.NumPrototypes < 0 {
+	if s.Model.Steps < 0 || s.Model.LR < 0 || math.IsInf(s.Model.LR, 0) || s.Model.NumPrototypes < 0 || s.Model.TopK < 0 {
 		return errors.Errorf("model=%+v, want every field ≥ 0 (0 keeps the study's value)", s.Model)
 	}
 	for i, p := range s.Prototypes {
@@ -307,6 +308,9 @@ func (c Config) SuppressionConfig() Config {
 	}
 	if sm.NumPrototypes > 0 {
 		c.Prism.NumPrototypes = sm.NumPrototypes
+	}
+	if sm.TopK > 0 {
+		c.Prism.TopK = sm.TopK
 	}
 	return c
 }
