@@ -2,6 +2,7 @@ package prism
 
 import (
 	"encoding/json"
+	"math"
 	"os"
 	"testing"
 
@@ -39,7 +40,20 @@ func TestSuppress_SmallTargets(t *testing.T) {
 	b, err := json.MarshalIndent(res, "", "  ")
 	require.NoError(t, err)
 	t.Logf("suppression:\n%s", b)
+	for _, mode := range []string{SuppressZero, SuppressMask} {
+		md := res.Mode(mode)
+		t.Logf("%s: |Ω| = %d, concept rate %.4f → %.4f (−%.1f%%), other-text perplexity %+.2f%%", mode, len(res.Omega),
+			res.Mode(SuppressNone).ConceptRate, md.ConceptRate, 100*md.Reduction, 100*md.OtherChange)
+	}
 	require.LessOrEqual(t, q.RelPerplexity, 0.025)
 	require.GreaterOrEqual(t, q.Coverage.R1Bar, 0.9)
 	require.GreaterOrEqual(t, q.Coverage.R2, 0.9)
+	if set != "" {
+		return // the guard below is for the preset
+	}
+	// The brief's target (a cut of ≥ 75% at < 1%) is not reached at this scale: zero mode measured −47% at +0.6%.
+	// This guards that measurement: at least a 40% cut with other-text perplexity moving less than 1%.
+	z := res.Mode(SuppressZero)
+	require.GreaterOrEqual(t, z.Reduction, 0.4)
+	require.Less(t, math.Abs(z.OtherChange), 0.01)
 }
