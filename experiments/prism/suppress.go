@@ -49,7 +49,7 @@ var suppressRules = []string{RuleContexts, RuleMass, RuleSignature}
 
 // SuppressModel changes the study's PRISM run for the suppression study (Config.SuppressionConfig); a zero field
 // keeps the study's value. Concept-specific prototypes need a model that keeps a topic across sentences, which the
-// study's Small run (400 updates, K = 256) does not yet do.
+// study's Small run (400 updates, K = 256) does not do.
 type SuppressModel struct {
 	Steps         int     `json:"steps"`          // train.steps; ≥ 0
 	LR            float64 `json:"lr"`             // train.lr; ≥ 0
@@ -76,7 +76,7 @@ type SuppressConfig struct {
 	// TopContexts is the number of top-activating training contexts read per prototype (spec §10: 50; rule
 	// "contexts"); > 0.
 	TopContexts int `json:"top_contexts"`
-	// SignatureTokens is the number of most promoted tokens read per prototype (rule "signature"); in [1, V].
+	// SignatureTokens is the number of most promoted tokens read per prototype (rule "signature"); > 0, capped at V.
 	SignatureTokens int `json:"signature_tokens"`
 	// MinHitRate is the fraction of a prototype's top contexts (rule "contexts"), of its activation mass (rule
 	// "mass") or of its most promoted tokens (rule "signature") that must hit a keyword (spec §10: 0.5); in [0, 1].
