@@ -74,7 +74,8 @@ func Tiny() Config {
 
 // Small is a few minutes on a 2-core CPU with the pure-Go backend: two-layer models of width 32 on the synthetic
 // concept corpus, K = 256 = 8D prototypes with k = 8 (the low end of spec §12's 8D–16D range, and its k ablation),
-// 400 updates of 8×32 tokens of which 100 are CE-only, λ_rec = λ_1 = λ_2 = 0.1.
+// 400 updates of 8×32 tokens of which 100 are CE-only, λ_rec = λ_1 = λ_2 = 0.1. Suppression runs on its own PRISM
+// run (steering.suppress.model).
 func Small() Config {
 	d := lmdata.DefaultConfig()
 	d.Synthetic.NumDocs = 2000
@@ -98,6 +99,11 @@ func Small() Config {
 	t.EvalEvery = 0 // the final perplexity is what the study reports
 	t.EvalBatches = 4
 	t.CheckpointEvery = 0
+	st := DefaultSteering()
+	// No prototype of the 400-update, K = 256 run is specific to a topic (none passes a keyword rule), so
+	// suppression trains its own run: 1200 updates at lr 1e-2 with K = 1024 = 32D (above spec §12's 8D–16D) and
+	// spec §12's k = 16.
+	st.Suppress.Model = SuppressModel{Steps: 1200, LR: 1e-2, NumPrototypes: 1024, TopK: 16}
 	return Config{
 		Seed:        1,
 		Data:        d,
@@ -110,7 +116,7 @@ func Small() Config {
 		EvalBatches: 16,
 		Curvature:   CurvatureConfig{Batches: 2, Prototypes: 12, Sweep: []float64{0.01, 0.1, 1}},
 		Attribution: AttributionSmall(),
-		Steering:    DefaultSteering(),
+		Steering:    st,
 	}
 }
 
@@ -140,6 +146,7 @@ func Paper() Config {
 	c.EvalBatches = 0
 	c.Curvature = CurvatureConfig{Batches: 4, Prototypes: 16, Sweep: []float64{0.01, 0.1, 1}}
 	c.Attribution = AttributionPaper()
+	c.Steering.Suppress.Model = SuppressModel{} // the paper's model is large enough
 	return c
 }
 

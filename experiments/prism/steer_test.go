@@ -163,6 +163,7 @@ func TestSuppressedStep_MatchesFullForward(t *testing.T) {
 func TestSuppress_TinyEndToEnd(t *testing.T) {
 	m := steerTinyModel(t)
 	sc := TinySuppress()
+	sc.Rule = RuleContexts
 	sc.Prototypes = []int{3, 1, 3}
 	res, err := Suppress(m, sc, Progress(nil))
 	require.NoError(t, err)
@@ -217,5 +218,34 @@ func TestSuppress_TinyEndToEnd(t *testing.T) {
 		require.GreaterOrEqual(t, s.HitRate, sc.MinHitRate)
 		require.GreaterOrEqual(t, s.Contexts, sc.MinContexts)
 		require.NotEmpty(t, s.Example)
+		require.Len(t, s.Promoted, sc.SignatureTokens)
 	}
+
+	// Rule "signature" with a zero threshold selects every prototype, with its card's promoted tokens.
+	sc.Rule, sc.MinHitRate = RuleSignature, 0
+	sig, err := Suppress(m, sc, Progress(nil))
+	require.NoError(t, err)
+	require.Len(t, sig.Omega, m.Prism.NumPrototypes)
+	for i, s := range sig.Selected {
+		require.Equal(t, i, s.Prototype)
+		require.True(t, s.HitRate >= 0 && s.HitRate <= 1)
+		require.Len(t, s.Promoted, sc.SignatureTokens)
+	}
+}
+
+// TestConfig_SuppressionConfig: the suppression model's non-zero fields replace the study's, zero ones keep them.
+func TestConfig_SuppressionConfig(t *testing.T) {
+	cfg := Tiny()
+	require.Equal(t, cfg, cfg.SuppressionConfig(), "Tiny suppresses on the study's own model")
+	cfg.Steering.Suppress.Model = SuppressModel{Steps: 90, NumPrototypes: 32, TopK: 6}
+	sc := cfg.SuppressionConfig()
+	require.Equal(t, 90, sc.Train.Steps)
+	require.Equal(t, 32, sc.Prism.NumPrototypes)
+	require.Equal(t, 6, sc.Prism.TopK)
+	require.Equal(t, cfg.Train.LR, sc.Train.LR)
+	require.Equal(t, 40, cfg.Train.Steps, "the study's config is unchanged")
+	sc.Steering.Suppress.Model.LR = 0.5
+	require.Equal(t, 0.5, sc.SuppressionConfig().Train.LR)
+	cfg.Steering.Suppress.Model.LR = -1
+	require.ErrorContains(t, cfg.Validate(), "steering.suppress: model=")
 }

@@ -1,6 +1,7 @@
 package prism
 
 import (
+	"math"
 	"slices"
 	"time"
 
@@ -37,11 +38,31 @@ const (
 	// the share of its activation mass Σa on contexts with a keyword is at least MinHitRate. It favours
 	// prototypes that are specific to the concept over ones that are broadly active but peak on it.
 	RuleMass = "mass"
+	// RuleSignature (our variant) reads the prototype's card instead of its contexts: it is selected when at
+	// least MinHitRate of the SignatureTokens tokens its logit signature W p_i promotes most are keyword tokens
+	// (tokens that begin a keyword and no other word of the training text). It uses the model only.
+	RuleSignature = "signature"
 )
+
+// suppressRules lists the values of SuppressConfig.Rule.
+var suppressRules = []string{RuleContexts, RuleMass, RuleSignature}
+
+// SuppressModel changes the study's PRISM run for the suppression study (Config.SuppressionConfig); a zero field
+// keeps the study's value. Concept-specific prototypes need a model that keeps a topic across sentences, which the
+// study's Small run (400 updates, K = 256) does not do.
+type SuppressModel struct {
+	Steps         int     `json:"steps"`          // train.steps; ≥ 0
+	LR            float64 `json:"lr"`             // train.lr; ≥ 0
+	NumPrototypes int     `json:"num_prototypes"` // prism.num_prototypes (K); ≥ 0
+	TopK          int     `json:"top_k"`          // prism.top_k (k); ≥ 0
+}
 
 // SuppressConfig configures concept suppression (spec §10): keyword selection of the prototypes Ω, then generation
 // and perplexity with Ω suppressed. Start from DefaultSuppress.
 type SuppressConfig struct {
+	// Model is the PRISM run suppression uses (RunSuppression, Config.SuppressionConfig); Suppress itself takes
+	// the model it is given.
+	Model SuppressModel `json:"model"`
 	// Concept and Value name the suppressed concept of the synthetic corpus (data.SyntheticWords gives its
 	// keywords when Keywords is empty), e.g. "topic" and "food".
 	Concept string `json:"concept"`
@@ -50,13 +71,15 @@ type SuppressConfig struct {
 	Keywords []string `json:"keywords"`
 	// Prototypes, when set, is Ω itself (bank indices) and the keyword selection is skipped.
 	Prototypes []int `json:"prototypes"`
-	// Rule is RuleContexts ("contexts", spec §10) or RuleMass ("mass").
+	// Rule is RuleContexts ("contexts", spec §10), RuleMass ("mass") or RuleSignature ("signature").
 	Rule string `json:"rule"`
 	// TopContexts is the number of top-activating training contexts read per prototype (spec §10: 50; rule
 	// "contexts"); > 0.
 	TopContexts int `json:"top_contexts"`
-	// MinHitRate is the fraction of a prototype's top contexts (rule "contexts") or of its activation mass (rule
-	// "mass") that must be on contexts with a keyword (spec §10: 0.5); in [0, 1].
+	// SignatureTokens is the number of most promoted tokens read per prototype (rule "signature"); > 0, capped at V.
+	SignatureTokens int `json:"signature_tokens"`
+	// MinHitRate is the fraction of a prototype's top contexts (rule "contexts"), of its activation mass (rule
+	// "mass") or of its most promoted tokens (rule "signature") that must hit a keyword (spec §10: 0.5); in [0, 1].
 	MinHitRate float64 `json:"min_hit_rate"`
 	// MinContexts is the least number of contexts (activations) a selected prototype has (fewer: too little
 	// evidence); in [1, TopContexts].
@@ -82,26 +105,29 @@ type SuppressConfig struct {
 	Examples int `json:"examples"`
 }
 
-// DefaultSuppress returns the Small preset's settings: suppress topic "food" by keyword selection over the top 50
-// contexts (8 tokens back, 1 ahead) of 64 training batches at a 50% hit rate with at least 10 contexts; 512
+// DefaultSuppress returns the Small preset's settings: suppress topic "food" by keyword selection over the prototype
+// cards, rule "signature" (half of the 10 most promoted tokens begin a keyword; rule "contexts" reads the top 50
+// contexts, 8 tokens back and 1 ahead, of 64 training batches at a 50% hit rate with at least 10 contexts); 512
 // samples of 40 tokens at temperature 1 (no top-k), 64 per batch; perplexity on up to 256 validation sequences.
+// On the Small suppression model, "signature" cut the concept more than "contexts" at a similar perplexity cost.
 func DefaultSuppress() SuppressConfig {
 	return SuppressConfig{
-		Concept:       "topic",
-		Value:         "food",
-		Rule:          RuleContexts,
-		TopContexts:   50,
-		MinHitRate:    0.5,
-		MinContexts:   10,
-		WindowBefore:  8,
-		WindowAfter:   1,
-		SelectBatches: 64,
-		Samples:       512,
-		PromptSeed:    2002,
-		SampleBatch:   64,
-		Sample:        eval.SampleConfig{MaxNewTokens: 40, Temperature: 1, StopToken: -1, Seed: 11},
-		EvalSequences: 256,
-		Examples:      4,
+		Concept:         "topic",
+		Value:           "food",
+		Rule:            RuleSignature,
+		TopContexts:     50,
+		SignatureTokens: 10,
+		MinHitRate:      0.5,
+		MinContexts:     10,
+		WindowBefore:    8,
+		WindowAfter:     1,
+		SelectBatches:   64,
+		Samples:         512,
+		PromptSeed:      2002,
+		SampleBatch:     64,
+		Sample:          eval.SampleConfig{MaxNewTokens: 40, Temperature: 1, StopToken: -1, Seed: 11},
+		EvalSequences:   256,
+		Examples:        4,
 	}
 }
 
@@ -124,8 +150,10 @@ func (s SuppressConfig) Validate() error {
 	switch {
 	case len(s.Keywords) == 0 && (s.Concept == "" || s.Value == ""):
 		return errors.New("concept and value are empty and no keywords are given")
-	case s.Rule != RuleContexts && s.Rule != RuleMass:
-		return errors.Errorf("rule=%q, want %q or %q", s.Rule, RuleContexts, RuleMass)
+	case !slices.Contains(suppressRules, s.Rule):
+		return errors.Errorf("rule=%q, want one of %q", s.Rule, suppressRules)
+	case s.SignatureTokens <= 0:
+		return errors.Errorf("signature_tokens=%d, want > 0", s.SignatureTokens)
 	case s.TopContexts <= 0:
 		return errors.Errorf("top_contexts=%d, want > 0", s.TopContexts)
 	case !(s.MinHitRate >= 0 && s.MinHitRate <= 1):
@@ -144,6 +172,9 @@ func (s SuppressConfig) Validate() error {
 		return errors.Errorf("eval_sequences=%d, want > 0", s.EvalSequences)
 	case s.Examples < 0:
 		return errors.Errorf("examples=%d, want ≥ 0", s.Examples)
+	}
+	if s.Model.Steps < 0 || s.Model.LR < 0 || math.IsInf(s.Model.LR, 0) || s.Model.NumPrototypes < 0 || s.Model.TopK < 0 {
+		return errors.Errorf("model=%+v, want every field ≥ 0 (0 keeps the study's value)", s.Model)
 	}
 	for i, p := range s.Prototypes {
 		if p < 0 {
@@ -203,9 +234,11 @@ func omegaActive(d prism.Decomposition, omega *Node) *Node {
 // SelectedPrototype is one prototype of Ω chosen by keyword selection.
 type SelectedPrototype struct {
 	Prototype int     `json:"prototype"`
-	HitRate   float64 `json:"hit_rate"` // share of its top contexts (or of its activation mass) with a keyword
+	HitRate   float64 `json:"hit_rate"` // share of its top contexts, activation mass or promoted tokens hitting a keyword
 	Contexts  int     `json:"contexts"` // contexts read (≤ TopContexts under rule "contexts")
 	Example   string  `json:"example"`  // its most activating context
+	// Promoted are the SignatureTokens tokens its signature W p_i promotes most, decoded (its card).
+	Promoted []string `json:"promoted"`
 }
 
 // SuppressionMode holds the measurements under one mode. Rates are means over samples; SEs are sample standard
@@ -265,9 +298,29 @@ func (r *SuppressionResult) Mode(name string) *SuppressionMode {
 	return nil
 }
 
-// RunSuppression loads (or trains) the PRISM model of cfg and runs Suppress with cfg.Steering.Suppress. With
-// cfg.Out set, the result is cached in the model's run folder as suppression-<hash>.json.
+// SuppressionConfig returns the study's configuration with cfg.Steering.Suppress.Model applied: the one whose
+// PRISM run the suppression study uses.
+func (c Config) SuppressionConfig() Config {
+	sm := c.Steering.Suppress.Model
+	if sm.Steps > 0 {
+		c.Train.Steps = sm.Steps
+	}
+	if sm.LR > 0 {
+		c.Train.LR = sm.LR
+	}
+	if sm.NumPrototypes > 0 {
+		c.Prism.NumPrototypes = sm.NumPrototypes
+	}
+	if sm.TopK > 0 {
+		c.Prism.TopK = sm.TopK
+	}
+	return c
+}
+
+// RunSuppression loads (or trains) the PRISM model of cfg.SuppressionConfig() and runs Suppress with
+// cfg.Steering.Suppress. With cfg.Out set, the result is cached in the model's run folder as suppression-<hash>.json.
 func RunSuppression(cfg Config, opts ...Option) (*SuppressionResult, error) {
+	cfg = cfg.SuppressionConfig()
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}

@@ -2,6 +2,7 @@ package prism
 
 import (
 	"math"
+	"slices"
 
 	"github.com/gomlx/gomlx/pkg/core/dtypes"
 	. "github.com/gomlx/gomlx/pkg/core/graph"
@@ -20,7 +21,8 @@ import (
 const suppressEvalBatch = 16
 
 // selectByKeywords fills res.Omega, res.Selected and res.BaseHitRate from the top-activating contexts of the
-// first SelectBatches training batches.
+// first SelectBatches training batches (rules "contexts" and "mass") or from the prototypes' logit signatures (rule
+// "signature"); every selected prototype's card gets its most activating context and its most promoted tokens.
 func selectByKeywords(m *Model, sc SuppressConfig, kw []string, res *SuppressionResult) error {
 	batches, err := m.trainTensors(sc.SelectBatches)
 	if err != nil {
@@ -73,11 +75,38 @@ func selectByKeywords(m *Model, sc SuppressConfig, kw []string, res *Suppression
 		top = st.N // every activation
 	}
 	per := topContexts(st.Indices, st.Acts, st.TopK, st.K, top)
-	res.Selected = selectPrototypes(per, sc.MinContexts, sc.MinHitRate, sc.Rule == RuleMass, hit)
+	all := make([]int, st.K)
+	for i := range all {
+		all[i] = i
+	}
+	rows, err := signatures(m, all)
+	if err != nil {
+		return err
+	}
+	sig := slices.Concat(rows...) // [K, V]
+	V := m.Cfg.VocabSize
+	toks := keywordTokens(m.Data.Tokenizer.Encode, kw, m.Data.Train.Texts)
+	sigHits, promoted := signatureHits(sig, V, toks, min(sc.SignatureTokens, V))
+	switch sc.Rule {
+	case RuleSignature:
+		res.Selected = nil
+		for i, h := range sigHits {
+			if h >= sc.MinHitRate {
+				res.Selected = append(res.Selected, SelectedPrototype{Prototype: i, HitRate: h, Contexts: len(per[i])})
+			}
+		}
+	default:
+		res.Selected = selectPrototypes(per, sc.MinContexts, sc.MinHitRate, sc.Rule == RuleMass, hit)
+	}
 	res.Omega = []int{}
 	for i := range res.Selected {
 		p := res.Selected[i].Prototype
-		res.Selected[i].Example = window(per[p][0].tok)
+		if len(per[p]) > 0 {
+			res.Selected[i].Example = window(per[p][0].tok)
+		}
+		for _, v := range promoted[p] {
+			res.Selected[i].Promoted = append(res.Selected[i].Promoted, m.Data.Tokenizer.DecodeString([]int32{v}))
+		}
 		res.Omega = append(res.Omega, p)
 	}
 	return nil

@@ -2,6 +2,7 @@ package prism
 
 import (
 	"math"
+	"slices"
 	"sort"
 	"strings"
 	"unicode"
@@ -120,4 +121,68 @@ func selectPrototypes(per [][]activation, minContexts int, minHit float64, byMas
 		}
 	}
 	return out
+}
+
+// keywordTokens returns the tokens that begin a keyword and no other word, in increasing order: the first token of
+// encode(" "+w) for every keyword w (words follow a space in running text), less the first tokens of every other
+// word of texts (the training documents). A keyword whose first token also starts other words (" m" of " market")
+// has no token of its own and is left out: a logit signature cannot promote it without promoting the others.
+func keywordTokens(encode func(string) []int32, keywords, texts []string) []int32 {
+	set := map[string]bool{}
+	for _, w := range keywords {
+		set[w] = true
+	}
+	first := map[int32]bool{}
+	for _, w := range keywords {
+		if e := encode(" " + w); len(e) > 0 {
+			first[e[0]] = true
+		}
+	}
+	seen := map[string]bool{}
+	for _, text := range texts {
+		for _, w := range SplitWords(text) {
+			if set[w] || seen[w] {
+				continue
+			}
+			seen[w] = true
+			if e := encode(" " + w); len(e) > 0 {
+				delete(first, e[0])
+			}
+		}
+	}
+	out := make([]int32, 0, len(first))
+	for v := range first {
+		out = append(out, v)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// signatureHits returns, per prototype, the fraction of the top tokens its logit signature promotes most (the
+// largest entries of sig[i], sig [K, V] row-major; ties: lower token first) that are in toks, and those tokens.
+// Unlike the softmax share it does not depend on ‖p_i‖.
+func signatureHits(sig []float64, V int, toks []int32, top int) (hits []float64, promoted [][]int32) {
+	in := make([]bool, V)
+	for _, v := range toks {
+		in[v] = true
+	}
+	K := len(sig) / V
+	hits, promoted = make([]float64, K), make([][]int32, K)
+	order := make([]int32, V)
+	for i := range K {
+		row := sig[i*V : (i+1)*V]
+		for v := range order {
+			order[v] = int32(v)
+		}
+		sort.SliceStable(order, func(a, b int) bool { return row[order[a]] > row[order[b]] })
+		promoted[i] = slices.Clone(order[:top])
+		n := 0
+		for _, v := range promoted[i] {
+			if in[v] {
+				n++
+			}
+		}
+		hits[i] = float64(n) / float64(top)
+	}
+	return hits, promoted
 }

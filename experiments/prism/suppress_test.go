@@ -229,3 +229,27 @@ func TestSelectPrototypes_KeywordRule(t *testing.T) {
 	require.Len(t, sel, 1)
 	require.InDelta(t, 0.9/2.4, sel[0].HitRate, 1e-15)
 }
+
+// TestKeywordTokens uses a hand-written encoder: " market" and " morning" share their first token 7, so market has
+// no token of its own; " soup" (5) and " bread" (3) start no other word of the texts.
+func TestKeywordTokens(t *testing.T) {
+	enc := map[string][]int32{" soup": {5}, " market": {7, 8}, " morning": {7, 9}, " bread": {3}, " the": {1},
+		" The": {2}}
+	encode := func(s string) []int32 { return enc[s] }
+	got := keywordTokens(encode, []string{"soup", "market", "bread"}, []string{"The morning bread.", "the soup"})
+	require.Equal(t, []int32{3, 5}, got)
+	got = keywordTokens(encode, []string{"soup", "market", "bread"}, []string{"the soup"})
+	require.Equal(t, []int32{3, 5, 7}, got, "without morning in the texts, 7 starts only a keyword")
+}
+
+// TestSignatureHits: row 0 promotes tokens 3, 1, 2 most (1 and 2 tie; the lower token comes first), two of which
+// are keyword tokens {1, 3}; row 1 promotes 2, 0, 4, none of them.
+func TestSignatureHits(t *testing.T) {
+	sig := []float64{
+		0.5, 0.7, 0.7, 0.9, 0.1,
+		0.8, -1, 0.9, -2, 0.3,
+	}
+	hits, promoted := signatureHits(sig, 5, []int32{1, 3}, 3)
+	require.Equal(t, [][]int32{{3, 1, 2}, {2, 0, 4}}, promoted)
+	wbtest.RequireClose(t, "hits", []float64{2.0 / 3, 0}, hits, 1e-15)
+}
