@@ -357,15 +357,19 @@ func (s *study) runSweeps(specs []sweepSpec) ([]Curve, [][]*trained, error) {
 func (s *study) chain(sp sweepSpec, seed int) (chainResult, error) {
 	c := s.cfg
 	gaussian := sp.prior == "gaussian"
-	steps, data := c.steps(sp.kind, gaussian), c.Data
+	data := c.Data
 	data.Batch = c.batch(sp.kind)
 	var out chainResult
 	var prev *trained
-	for _, m := range sp.ms {
+	for i, m := range sp.ms {
+		steps := c.steps(sp.kind, gaussian, i == len(sp.ms)-1)
 		mc := c.Model
 		mc.Kind, mc.Measurements = sp.kind, m
 		if gaussian && c.Sweep.GaussianHidden > 0 {
 			mc.Hidden = c.Sweep.GaussianHidden
+		}
+		if gaussian && c.Sweep.GaussianKeyGain > 0 {
+			mc.KeyGain = c.Sweep.GaussianKeyGain
 		}
 		tc := c.Train
 		tc.Steps = steps

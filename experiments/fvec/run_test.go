@@ -363,13 +363,15 @@ func TestConfig_PresetsAndValidate(t *testing.T) {
 		t.Errorf("override not applied: %+v", c.Sweep.TreeM)
 	}
 	for key, mutate := range map[string]func(*Config){
-		"sweep.tree_m":      func(c *Config) { c.Sweep.TreeM = []int{2, 1} },
-		"sweep.tree_kinds":  func(c *Config) { c.Sweep.TreeKinds = []string{"z"} },
-		"sweep.seeds":       func(c *Config) { c.Sweep.Seeds = 0 },
-		"data.tokens":       func(c *Config) { c.Data.Tokens = 0 },
-		"sweep.patch_kinds": func(c *Config) { c.Sweep.PatchKinds = []string{"b"} },
-		"data.gaussian_dim": func(c *Config) { c.Data.GaussianDim = 1 },
-		"model":             func(c *Config) { c.Model.Hidden = 0 },
+		"sweep.tree_m":            func(c *Config) { c.Sweep.TreeM = []int{2, 1} },
+		"sweep.tree_kinds":        func(c *Config) { c.Sweep.TreeKinds = []string{"z"} },
+		"sweep.seeds":             func(c *Config) { c.Sweep.Seeds = 0 },
+		"data.tokens":             func(c *Config) { c.Data.Tokens = 0 },
+		"sweep.patch_kinds":       func(c *Config) { c.Sweep.PatchKinds = []string{"b"} },
+		"data.gaussian_dim":       func(c *Config) { c.Data.GaussianDim = 1 },
+		"model":                   func(c *Config) { c.Model.Hidden = 0 },
+		"sweep.a_last_steps":      func(c *Config) { c.Sweep.ALastSteps = -1 },
+		"sweep.gaussian_key_gain": func(c *Config) { c.Sweep.GaussianKeyGain = -1 },
 	} {
 		c := Small()
 		mutate(&c)
@@ -379,5 +381,35 @@ func TestConfig_PresetsAndValidate(t *testing.T) {
 	}
 	if filepath.Base(ResultFile) != ResultFile {
 		t.Error("ResultFile must be a bare name")
+	}
+}
+
+// Model A at the largest tree M trains for sweep.a_last_steps; every other model and depth keeps its own steps.
+func TestConfig_Steps(t *testing.T) {
+	c := Small()
+	c.Train.Steps, c.Sweep.ASteps, c.Sweep.ALastSteps, c.Sweep.LinearSteps, c.Sweep.GaussianSteps = 10, 20, 30, 40, 50
+	for _, tc := range []struct {
+		kind           string
+		gaussian, last bool
+		want           int
+	}{
+		{linattn.KindA, false, false, 20},
+		{linattn.KindA, false, true, 30},
+		{linattn.KindA, true, true, 50},
+		{linattn.KindAPrime, false, true, 10},
+		{linattn.KindB, false, true, 10},
+		{linattn.KindC, false, true, 40},
+	} {
+		if got := c.steps(tc.kind, tc.gaussian, tc.last); got != tc.want {
+			t.Errorf("steps(%s, gaussian=%v, last=%v) = %d, want %d", tc.kind, tc.gaussian, tc.last, got, tc.want)
+		}
+	}
+	c.Sweep.ALastSteps = 0
+	if got := c.steps(linattn.KindA, false, true); got != 20 {
+		t.Errorf("a_last_steps=0: steps = %d, want a_steps = 20", got)
+	}
+	if tiny := Tiny(); tiny.Sweep.ALastSteps != 0 || tiny.Model.KeyGain != 0 {
+		t.Errorf("Tiny inherits a_last_steps=%d, key_gain=%g from Small, want 0 (seconds)", tiny.Sweep.ALastSteps,
+			tiny.Model.KeyGain)
 	}
 }

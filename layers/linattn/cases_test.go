@@ -143,7 +143,7 @@ func caseA(rng *rand.Rand, patch bool) model {
 			if patch {
 				pt = &Patch{Keys: in[pk], Mask: in[pm]}
 			}
-			return ForwardA(in[0], in[1], ws, mlpFrom(in, ro), act, testGain, pt)
+			return ForwardA(in[0], in[1], ws, mlpFrom(in, ro), act, testKeyGain, testGain, pt)
 		},
 		ref: func(v [][]float64, act string) refOut {
 			ws := make([]refMLPW, tM)
@@ -159,7 +159,8 @@ func caseA(rng *rand.Rand, patch bool) model {
 			if patch {
 				pt = &refPatch{keys: v[pk], mask: v[pm]}
 			}
-			return refForwardA(v[0], v[1], tB, tN, tD, ws, refMLPFrom(v, ro, tM, tHo, tD), act, testGain, pt)
+			return refForwardA(v[0], v[1], tB, tN, tD, ws, refMLPFrom(v, ro, tM, tHo, tD), act, testKeyGain, testGain,
+				pt)
 		},
 	}
 }

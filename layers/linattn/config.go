@@ -42,6 +42,11 @@ type Config struct {
 	// optimisation: the statistics are small (|φ_ℓ| ≈ α^{ℓ−1} on the tree prior) and gating a key on them needs
 	// large weights, which Adam reaches only after about |w|/lr steps.
 	WorkspaceGain float64 `json:"workspace_gain"`
+	// KeyGain is g_k > 0 of eq. (8) for the workspace where it enters model A's key MLPs; 0 means WorkspaceGain.
+	// Every readout and A′'s query MLPs keep WorkspaceGain. Gating a key on small statistics needs workspace
+	// weights far larger than the x-weights; the readout needs nothing of the kind, and one gain for both slows
+	// one of them (package doc, eq. 8).
+	KeyGain float64 `json:"key_gain"`
 }
 
 // Gain returns the workspace gain g with the zero value resolved.
@@ -50,6 +55,14 @@ func (c Config) Gain() float64 {
 		return 1
 	}
 	return c.WorkspaceGain
+}
+
+// KeyGainOrDefault returns g_k with the zero value resolved (KeyGain, or Gain when it is 0).
+func (c Config) KeyGainOrDefault() float64 {
+	if c.KeyGain == 0 {
+		return c.Gain()
+	}
+	return c.KeyGain
 }
 
 // DefaultConfig returns model A with 4 layers, H = 128 (spec §5), GELU and LeCun-normal initialisation.
@@ -82,6 +95,8 @@ func (c Config) Validate() error {
 		return errors.Errorf("linattn: init_scale=%g, want a finite value > 0", c.InitScale)
 	case !(c.WorkspaceGain >= 0) || math.IsInf(c.WorkspaceGain, 0):
 		return errors.Errorf("linattn: workspace_gain=%g, want a finite value ≥ 0 (0 means 1)", c.WorkspaceGain)
+	case !(c.KeyGain >= 0) || math.IsInf(c.KeyGain, 0):
+		return errors.Errorf("linattn: key_gain=%g, want a finite value ≥ 0 (0 means workspace_gain)", c.KeyGain)
 	}
 	return nil
 }

@@ -163,10 +163,11 @@ func patchAll(keys, donor, mask *Node) *Node {
 // ForwardA is model A, eqs. (3)–(4): x [B|1, N, D], y [B, N] → Output with L = len(layers) layers. An x of batch 1
 // is shared by all B contexts (each context still has its own y, hence its own θ and label noise): the products
 // x_i·W_x, the cost that grows with D, are then computed once for the batch instead of once per context.
-// layers[ℓ−1] holds the weights of MLP_ℓ (Wp nil for ℓ = 1, [ℓ−1, H] after); readout maps R^L → R^D. The workspace enters every MLP
-// multiplied by gain (eq. 8). A non-nil patch replaces layer ℓ's keys by the donor's where its mask is 1, before φ_ℓ
+// layers[ℓ−1] holds the weights of MLP_ℓ (Wp nil for ℓ = 1, [ℓ−1, H] after); readout maps R^L → R^D. The workspace
+// enters the key MLPs multiplied by keyGain and the readout multiplied by gain (eq. 8). A non-nil patch replaces layer ℓ's keys by the donor's where its mask is 1, before φ_ℓ
 // is taken, so later layers read the corrupted workspace. Panics on bad shapes.
-func ForwardA(x, y *Node, layers []KeyWeights, readout MLPWeights, act string, gain float64, patch *Patch) Output {
+func ForwardA(x, y *Node, layers []KeyWeights, readout MLPWeights, act string, keyGain, gain float64,
+	patch *Patch) Output {
 	B, N, D, _ := checkTokens("ForwardA", x, y)
 	Bx := x.Shape().Dim(0)
 	L := len(layers)
@@ -193,8 +194,8 @@ func ForwardA(x, y *Node, layers []KeyWeights, readout MLPWeights, act string, g
 			if w.Wp.Rank() != 2 || w.Wp.Shape().Dim(0) != l-1 || w.Wp.Shape().Dim(1) != H {
 				panic(errors.Errorf("linattn.ForwardA: layer %d w_p.shape=%s, want [%d, H=%d]", l, w.Wp.Shape(), l-1, H))
 			}
-			prev := MulScalar(Stack(phis[:l-1], 1), gain) // g·p_{ℓ−1}: [B, ℓ−1]
-			bias = Add(Dot(prev, w.Wp), bias)             // [B, H]: the p-block of the first layer, per context
+			prev := MulScalar(Stack(phis[:l-1], 1), keyGain) // g_k·p_{ℓ−1}: [B, ℓ−1]
+			bias = Add(Dot(prev, w.Wp), bias)                // [B, H]: the p-block of the first layer, per context
 		}
 		// Implicit broadcasting of the size-1 axes ([Bx, N, H] + [B|1, 1, H]): the bias is shared by the context's
 		// tokens and, with shared x, the x-part by the contexts, and neither is copied out to [rows, N, H] first.
@@ -232,7 +233,8 @@ func channel(k, y *Node) *Node {
 }
 
 // ForwardAPrime is model A′ of spec §5, eq. (9): x [B|1, N, D] (batch 1: shared, see ForwardA), y [B, N] → Output
-// with L = len(queries) + 1 layers. Layer 1's query is q1 [D]; layer ℓ ≥ 2's is queries[ℓ−2] applied to g·p_{ℓ−1} (an MLP R^{ℓ−1} → R^D). The keys
+// with L = len(queries) + 1 layers. Layer 1's query is q1 [D]; layer ℓ ≥ 2's is queries[ℓ−2] applied to g·p_{ℓ−1}
+// (an MLP R^{ℓ−1} → R^D), and the readout reads g·p (eq. 8, g = gain). The keys
 // reported (and patched) are the scalar channel keys q_ℓᵀx_i, so key patching is query patching. Panics on bad
 // shapes.
 func ForwardAPrime(x, y, q1 *Node, queries []MLPWeights, readout MLPWeights, act string, gain float64,
@@ -370,7 +372,8 @@ func Model(ctx *context.Context, cfg Config, x, y *Node, patch *Patch) Output {
 			}
 			keys[l-1] = w
 		}
-		out = ForwardA(x, y, keys, readoutWeights(ctx, cfg, x, D), cfg.Activation, cfg.Gain(), patch)
+		out = ForwardA(x, y, keys, readoutWeights(ctx, cfg, x, D), cfg.Activation, cfg.KeyGainOrDefault(), cfg.Gain(),
+			patch)
 	case KindB:
 		hc := ctx.In(ScopeHeads)
 		heads := HeadWeights{

@@ -2,6 +2,7 @@ package linattn
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -25,6 +26,9 @@ const tB, tN, tD, tH, tHo, tM = 2, 5, 4, 3, 5, 3
 
 // testGain is the workspace gain g of eq. (8) in the parity and gradient tests.
 const testGain = 1.7
+
+// testKeyGain is the key gain g_k of eq. (8), different from testGain so that the tests tell the two apart.
+const testKeyGain = 2.3
 
 // run executes the model's graph once and returns θ̂, p and keys flattened to float64.
 func (m model) run(t *testing.T, p *params, dtype dtypes.DType, act string) refOut {
@@ -251,6 +255,7 @@ func TestConfig_Validate(t *testing.T) {
 		"activation":     func(c *Config) { c.Activation = "tanh" },
 		"init_scale":     func(c *Config) { c.InitScale = 0 },
 		"workspace_gain": func(c *Config) { c.WorkspaceGain = -1 },
+		"key_gain":       func(c *Config) { c.KeyGain = math.Inf(1) },
 	}
 	for key, mutate := range bad {
 		c := DefaultConfig()
@@ -261,6 +266,13 @@ func TestConfig_Validate(t *testing.T) {
 		}
 	}
 	c := DefaultConfig()
+	if c.WorkspaceGain = 3; c.KeyGainOrDefault() != 3 {
+		t.Errorf("key_gain=0 with workspace_gain=3: KeyGainOrDefault() = %g, want 3", c.KeyGainOrDefault())
+	}
+	if c.KeyGain = 16; c.KeyGainOrDefault() != 16 || c.Gain() != 3 {
+		t.Errorf("key_gain=16, workspace_gain=3: gains %g and %g, want 16 and 3", c.KeyGainOrDefault(), c.Gain())
+	}
+	c = DefaultConfig()
 	c.Kind, c.Hidden = KindC, 0 // C has no MLP
 	if err := c.Validate(); err != nil {
 		t.Errorf("model C with hidden=0: %v", err)

@@ -56,7 +56,7 @@ type refOut struct{ theta, p, keys []float64 }
 
 // refForwardA is eqs. (3)–(4). layer ℓ's key MLP reads u = [x_i; p_{ℓ−1}] with first-layer weights [D+ℓ−1, H]
 // (rows 0…D−1 act on x, the rest on p), written here as one concatenated input, as in the spec.
-func refForwardA(x, y []float64, B, N, D int, keys []refMLPW, readout refMLPW, act string, g float64,
+func refForwardA(x, y []float64, B, N, D int, keys []refMLPW, readout refMLPW, act string, gk, g float64,
 	patch *refPatch) refOut {
 	L := len(keys)
 	out := refOut{p: make([]float64, B*L), keys: make([]float64, B*N*L)}
@@ -67,7 +67,7 @@ func refForwardA(x, y []float64, B, N, D int, keys []refMLPW, readout refMLPW, a
 			for i := 0; i < N; i++ {
 				u := append([]float64{}, x[(b*N+i)*D:(b*N+i+1)*D]...)
 				for _, v := range p {
-					u = append(u, g*v) // eq. (8)
+					u = append(u, gk*v) // eq. (8)
 				}
 				k := keys[l-1].apply(u, act)[0]
 				k = patch.patched(k, b, i, l-1, N, L)
