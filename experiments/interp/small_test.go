@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/protolab/protolab/workbench/run"
+	"github.com/protolab/protolab/workbench/wbtest"
 )
 
 // TestRun_Small runs the Small preset (minutes of CPU; skipped with -short) and logs the tables the report quotes.
@@ -16,16 +17,11 @@ import (
 // what must hold at any training outcome: both corpora analysed when WordNet is installed, every unit kind scored,
 // one compiled executable for the whole intervention sweep, and synonym perturbations on WordNet.
 func TestRun_Small(t *testing.T) {
-	if testing.Short() {
-		t.Skip("the Small preset takes minutes")
-	}
+	out := wbtest.LongRun(t, "the Small preset takes minutes", "PROTOLAB_INTERP_OUT")
 	cfg := Small()
 	set := os.Getenv("PROTOLAB_INTERP_SET")
 	require.NoError(t, run.Override(&cfg, set))
-	cfg.Out = os.Getenv("PROTOLAB_INTERP_OUT")
-	if cfg.Out == "" {
-		cfg.Out = t.TempDir()
-	}
+	cfg.Out = out
 	res, err := Run(cfg, Log(os.Stderr), WithOverrides(set))
 	require.NoError(t, err)
 	for _, c := range res.Corpora {

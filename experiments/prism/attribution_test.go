@@ -2,7 +2,6 @@ package prism
 
 import (
 	"math"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -17,6 +16,7 @@ import (
 	"github.com/protolab/protolab/layers/decoder"
 	"github.com/protolab/protolab/layers/prism"
 	"github.com/protolab/protolab/workbench/influence"
+	"github.com/protolab/protolab/workbench/wbtest"
 )
 
 // shortAttribution is AttributionTiny cut down for -short: 160 corpus sequences, 4 queries, one timed query, an LDS
@@ -398,14 +398,8 @@ func TestAttributor_PrismEqualsDenseInfluence(t *testing.T) {
 // prototype-space reference is at least 0.8 for every k of the preset. The speed-up over EK-FAC is a timing and is
 // reported by `protolab attribute --compare --preset small`, not asserted. Set PRISM_SMALL_OUT to keep the run.
 func TestRunAttribution_SmallOverlap(t *testing.T) {
-	if testing.Short() {
-		t.Skip("the Small attribution study takes minutes")
-	}
 	cfg := Small()
-	cfg.Out = os.Getenv("PRISM_SMALL_OUT")
-	if cfg.Out == "" {
-		cfg.Out = t.TempDir()
-	}
+	cfg.Out = wbtest.LongRun(t, "the Small attribution study takes minutes", "PRISM_SMALL_OUT")
 	ac := cfg.Attribution
 	ac.EKFAC = EKFACNone
 	res, err := RunAttributionWith(cfg, ac, Progress(nil))

@@ -2,10 +2,11 @@ package prism
 
 import (
 	"math"
-	"os"
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/protolab/protolab/workbench/wbtest"
 )
 
 // TestRun_TinyStudy runs the whole Tiny study into a folder, checks the shape and ranges of every part of the
@@ -56,14 +57,8 @@ func TestRun_TinyStudy(t *testing.T) {
 // targets: PRISM perplexity within 2.5% of the dense head, R̄1 and R2 ≥ 0.9, and a damped condition number of the
 // exact Hessian that falls as the clustering weight grows. Set PRISM_SMALL_OUT to keep the run folders.
 func TestRun_SmallTargets(t *testing.T) {
-	if testing.Short() {
-		t.Skip("the Small study takes minutes")
-	}
 	cfg := Small()
-	cfg.Out = os.Getenv("PRISM_SMALL_OUT")
-	if cfg.Out == "" {
-		cfg.Out = t.TempDir()
-	}
+	cfg.Out = wbtest.LongRun(t, "the Small study takes minutes", "PRISM_SMALL_OUT")
 	res, err := Run(cfg, Progress(nil))
 	require.NoError(t, err)
 	t.Logf("Small study:\n%s", res)

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/protolab/protolab/workbench/run"
+	"github.com/protolab/protolab/workbench/wbtest"
 )
 
 // TestSuppress_SmallTargets runs the suppression study at the Small preset (minutes on 2 cores; skipped with
@@ -17,16 +18,11 @@ import (
 // dense-head baseline (the #6 quality targets: perplexity within 2.5%, R̄1 and R2 ≥ 0.9) and logs the suppression
 // result as JSON.
 func TestSuppress_SmallTargets(t *testing.T) {
-	if testing.Short() {
-		t.Skip("the Small suppression study takes minutes")
-	}
+	out := wbtest.LongRun(t, "the Small suppression study takes minutes", "PRISM_SUPPRESS_OUT")
 	cfg := Small()
 	set := os.Getenv("PRISM_SUPPRESS_SET")
 	require.NoError(t, run.Override(&cfg, set))
-	cfg.Out = os.Getenv("PRISM_SUPPRESS_OUT")
-	if cfg.Out == "" {
-		cfg.Out = t.TempDir()
-	}
+	cfg.Out = out
 	sc := cfg.SuppressionConfig()
 	pm, err := LoadOrTrain(sc, false, WithOverrides(set))
 	require.NoError(t, err)

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"os"
 	"sync"
 	"testing"
 
@@ -117,4 +118,17 @@ func RequireGradient(t testing.TB, name string, f func(x []float64) float64, x, 
 	t.Helper()
 	numeric := FDGradient(f, x, 0)
 	RequireClose(t, name+" (analytic vs finite differences)", numeric, analytic, tol)
+}
+
+// LongRun starts a test that runs a Small preset: it skips under -short with the reason given, and returns the
+// output folder, $outEnv when set (so that trained models are reused between runs) or else a temporary folder.
+func LongRun(t testing.TB, reason, outEnv string) string {
+	t.Helper()
+	if testing.Short() {
+		t.Skip(reason)
+	}
+	if dir := os.Getenv(outEnv); dir != "" {
+		return dir
+	}
+	return t.TempDir()
 }
