@@ -5,8 +5,6 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
-
-	"github.com/protolab/protolab/workbench/lmdata"
 )
 
 // TestSelectPrototype_HandCase: three prototypes, two targets. Target 0: prototype 1 lowers it most (−30%) but
@@ -45,13 +43,7 @@ func TestBestSelective_HandCase(t *testing.T) {
 // letters, then no letter; or the full stop), and every such word start within the sequence is found; some words span several
 // tokens. The calibration and held-out splits come from disjoint halves of the validation stream.
 func TestBuildEvalSet_NextWord(t *testing.T) {
-	cfg := Tiny()
-	dc := cfg.Data
-	dc.Source = lmdata.SourceSynthetic
-	prep, err := lmdata.Prepare(dc, "")
-	require.NoError(t, err)
-	es, err := buildEvalSet(prep, Synthetic(), 40, 1, true, nil)
-	require.NoError(t, err)
+	_, prep, es := tinySyntheticEvalSet(t)
 	isLetter := func(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' }
 	dec := func(o int) string { return prep.Tokenizer.DecodeString([]int32{es.stream[o]}) }
 	multi, words := 0, 0
@@ -94,6 +86,7 @@ func TestBuildEvalSet_NextWord(t *testing.T) {
 	require.Greater(t, words, 100)
 	require.Positive(t, multi, "some words span several tokens")
 
+	cfg := Tiny()
 	cal, held, err := interventionSplits(prep, Synthetic(), cfg)
 	require.NoError(t, err)
 	half := prep.ValSeqs.NumSequences() / 2 * es.T

@@ -187,17 +187,24 @@ func indexOf(xs []string, x string) int {
 	return -1
 }
 
-// TestBuildEvalSet_SyntheticLabels checks the token labels against the synthetic lexicon: every token that
-// decodes to a whole word carries exactly the marked values of that word, and the labels of the next token are
-// those of the following input.
-func TestBuildEvalSet_SyntheticLabels(t *testing.T) {
-	cfg := Tiny()
-	dc := cfg.Data
+// tinySyntheticEvalSet prepares the Tiny synthetic corpus and the evaluation set of its first 40 validation
+// sequences (seed 1, with labels) that the buildEvalSet tests read.
+func tinySyntheticEvalSet(t *testing.T) (lmdata.Config, *lmdata.Prepared, *evalSet) {
+	t.Helper()
+	dc := Tiny().Data
 	dc.Source = lmdata.SourceSynthetic
 	prep, err := lmdata.Prepare(dc, "")
 	require.NoError(t, err)
 	es, err := buildEvalSet(prep, Synthetic(), 40, 1, true, nil)
 	require.NoError(t, err)
+	return dc, prep, es
+}
+
+// TestBuildEvalSet_SyntheticLabels checks the token labels against the synthetic lexicon: every token that
+// decodes to a whole word carries exactly the marked values of that word, and the labels of the next token are
+// those of the following input.
+func TestBuildEvalSet_SyntheticLabels(t *testing.T) {
+	dc, prep, es := tinySyntheticEvalSet(t)
 	require.Equal(t, min(40, prep.ValSeqs.NumSequences())*dc.SeqLen, es.N())
 	// The labels each word form marks, from the lexicon.
 	want := map[string][]string{}

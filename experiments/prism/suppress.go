@@ -173,7 +173,7 @@ func (s SuppressConfig) Validate() error {
 	case s.Examples < 0:
 		return errors.Errorf("examples=%d, want ≥ 0", s.Examples)
 	}
-	if s.Model.Steps < 0 || s.Model.LR < 0 || math.IsInf(s.Model.LR, 0) || s.Model.NumPrototypes < 0 || s.Model.TopK < 0 {
+	if s.Model.Steps < 0 || !(s.Model.LR >= 0) || math.IsInf(s.Model.LR, 0) || s.Model.NumPrototypes < 0 || s.Model.TopK < 0 {
 		return errors.Errorf("model=%+v, want every field ≥ 0 (0 keeps the study's value)", s.Model)
 	}
 	for i, p := range s.Prototypes {

@@ -6,6 +6,8 @@ import (
 	"sort"
 	"strings"
 	"unicode"
+
+	"github.com/protolab/protolab/workbench/influence"
 )
 
 // Keyword scoring of generations and keyword selection of prototypes (spec §10).
@@ -168,16 +170,10 @@ func signatureHits(sig []float64, V int, toks []int32, top int) (hits []float64,
 	}
 	K := len(sig) / V
 	hits, promoted = make([]float64, K), make([][]int32, K)
-	order := make([]int32, V)
 	for i := range K {
-		row := sig[i*V : (i+1)*V]
-		for v := range order {
-			order[v] = int32(v)
-		}
-		sort.SliceStable(order, func(a, b int) bool { return row[order[a]] > row[order[b]] })
-		promoted[i] = slices.Clone(order[:top])
 		n := 0
-		for _, v := range promoted[i] {
+		for _, v := range influence.TopK(sig[i*V:(i+1)*V], top) {
+			promoted[i] = append(promoted[i], int32(v))
 			if in[v] {
 				n++
 			}
