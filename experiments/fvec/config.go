@@ -83,10 +83,11 @@ type SweepConfig struct {
 	// the budget better.
 	ASteps int `json:"a_steps"`
 	ABatch int `json:"a_batch"`
-	// ALastSteps is train.steps for model A at the largest M of the tree sweep only; 0 means ASteps. With Grow the
-	// smaller depths are a curriculum for the deepest model, which needs the most steps (its key MLPs gate on the
-	// most workspace coordinates) and is the one the depth advantage is judged at.
-	ALastSteps int `json:"a_last_steps"`
+	// ADepthSteps is train.steps for model A with M = 1, 2, … layers on the tree prior: entry M−1 for depth M (a
+	// missing or 0 entry means a_steps), so it keeps its meaning when tree_m changes. With Grow the smaller depths
+	// are a curriculum for the deepest model, which needs the most steps (its key MLPs gate on the most workspace
+	// coordinates) and is the one the depth advantage is judged at.
+	ADepthSteps []int `json:"a_depth_steps"`
 	// Workers is the number of models trained at once (each seed's sweep over M is one sequential chain); 0 means
 	// GOMAXPROCS. Results do not depend on it.
 	Workers int `json:"workers"`
@@ -123,8 +124,8 @@ func Tiny() Config {
 	c.Sweep.LinearSteps = 400
 	c.Sweep.ASteps = 0
 	c.Sweep.ABatch = 0
-	c.Sweep.ALastSteps = 0
-	c.Model.KeyGain = 0 // key_gain and a_last_steps were chosen for Small's depth-4 tree; Tiny keeps the defaults
+	c.Sweep.ADepthSteps = nil
+	c.Model.KeyGain = 0 // key_gain and a_depth_steps were chosen for Small's depth-4 tree; Tiny keeps the defaults
 	c.Sweep.GaussianKeyGain = 0
 	return c
 }
@@ -137,15 +138,16 @@ func Tiny() Config {
 //   - training batches share their tokens (data.shared_tokens; every context keeps its own θ and label noise), which
 //     makes a step of B, A′ and C nearly independent of the batch size: 64 contexts per step, 3000 steps per point
 //     (4000 for C, 1000 on the Gaussian prior);
-//   - model A's key MLPs still run per context, so A trains on 16 contexts per step, for 6000 steps at depths 1…3
-//     (a curriculum, with Grow) and 12,000 at depth 4, where the depth advantage is judged;
+//   - model A's key MLPs still run per context, so A trains on 16 contexts per step, for 3000, 3000 and 9000 steps
+//     at depths 1…3 (a curriculum, with Grow) and 18,000 at depth 4, where the depth advantage is judged
+//     (sweep.a_depth_steps);
 //   - model A's key MLPs read the workspace with gain 16 (model.key_gain, eq. 8 of layers/linattn; 1 on the
 //     Gaussian prior and for the readouts): gating a key on |φ_ℓ| ≈ α^{ℓ−1} needs workspace weights ≈ 10× the
 //     x-weights, which Adam at lr 1e-2 does not reach in 3000 steps from N(0, 1/fan_in);
 //   - narrow key MLPs (H = 32, 16 on the Gaussian prior), ReLU (faster to train than GELU here), lr 1e-2.
 //
 // At this budget neither deep model reaches the adaptive optimum at depth 4; measured with two seeds, B/A there is
-// 1.97 ± 0.04 and B/A′ 1.83 ± 0.07, and the study takes 885 CPU-s (package doc, "Findings"). See Paper for the
+// 2.03 ± 0.05 and B/A′ 1.83 ± 0.07, and the notebook takes 1048 CPU-s (package doc, "Findings"). See Paper for the
 // spec's setting.
 func Small() Config {
 	m := linattn.DefaultConfig()
@@ -179,17 +181,19 @@ func Small() Config {
 		Model: m,
 		Train: t,
 		Sweep: SweepConfig{
-			Seeds:           2,
-			TreeM:           []int{1, 2, 3, 4},
-			TreeKinds:       []string{linattn.KindA, linattn.KindAPrime, linattn.KindB, linattn.KindC},
-			GaussianM:       []int{2, 4, 8, 12},
-			GaussianKinds:   []string{linattn.KindA, linattn.KindB, linattn.KindC},
-			GaussianSteps:   1000,
-			GaussianHidden:  16,
-			LinearSteps:     4000,
-			ASteps:          6000, // depth 3, one seed, key gain 16: MSE 0.0652 after 3000 steps, 0.0535 after 6000
-			ABatch:          16,
-			ALastSteps:      12_000, // depth 4, one seed, key gain 16: MSE 0.0463 after 3000 steps, 0.0395 after 12,000
+			Seeds:          2,
+			TreeM:          []int{1, 2, 3, 4},
+			TreeKinds:      []string{linattn.KindA, linattn.KindAPrime, linattn.KindB, linattn.KindC},
+			GaussianM:      []int{2, 4, 8, 12},
+			GaussianKinds:  []string{linattn.KindA, linattn.KindB, linattn.KindC},
+			GaussianSteps:  1000,
+			GaussianHidden: 16,
+			LinearSteps:    4000,
+			ASteps:         6000, // depths past a_depth_steps
+			ABatch:         16,
+			// Depths 1…4; the package doc ("Findings") gives the measured allocations. Two seeds at depth 4: MSE
+			// 0.0359 with [6000, 6000, 6000, 12,000], 0.0348 with this list or with [3000, 3000, 6000, 20,000].
+			ADepthSteps:     []int{3000, 3000, 9000, 18_000},
 			GaussianKeyGain: 1,
 			Grow:            true,
 			PatchKinds:      []string{linattn.KindA, linattn.KindAPrime},
@@ -225,7 +229,7 @@ func Paper() Config {
 	c.Sweep.LinearSteps = 0
 	c.Sweep.ASteps = 0
 	c.Sweep.ABatch = 0
-	c.Sweep.ALastSteps = 0
+	c.Sweep.ADepthSteps = nil
 	c.Sweep.Grow = false
 	c.Model.KeyGain = 0 // the spec has no gains
 	c.Sweep.GaussianKeyGain = 0
@@ -283,10 +287,14 @@ func (c Config) Validate() error {
 	if !(s.GaussianKeyGain >= 0) {
 		return errors.Errorf("sweep.gaussian_key_gain=%g, want ≥ 0 (0 means model.key_gain)", s.GaussianKeyGain)
 	}
-	if s.GaussianSteps < 0 || s.LinearSteps < 0 || s.ASteps < 0 || s.ALastSteps < 0 {
-		return errors.Errorf("sweep.gaussian_steps=%d, sweep.linear_steps=%d, sweep.a_steps=%d, "+
-			"sweep.a_last_steps=%d: want ≥ 0 (0 means train.steps)", s.GaussianSteps, s.LinearSteps, s.ASteps,
-			s.ALastSteps)
+	if s.GaussianSteps < 0 || s.LinearSteps < 0 || s.ASteps < 0 {
+		return errors.Errorf("sweep.gaussian_steps=%d, sweep.linear_steps=%d, sweep.a_steps=%d: want ≥ 0 (0 means "+
+			"train.steps)", s.GaussianSteps, s.LinearSteps, s.ASteps)
+	}
+	for _, n := range s.ADepthSteps {
+		if n < 0 {
+			return errors.Errorf("sweep.a_depth_steps=%v: want entries ≥ 0 (0 means sweep.a_steps)", s.ADepthSteps)
+		}
 	}
 	if s.ABatch < 0 || s.Workers < 0 {
 		return errors.Errorf("sweep.a_batch=%d, sweep.workers=%d: want ≥ 0 (0 means data.batch, GOMAXPROCS)",
@@ -326,12 +334,11 @@ func (c Config) Validate() error {
 	return nil
 }
 
-// steps returns the training steps of a model of kind on the tree (gaussian = false) or Gaussian prior; last says
-// whether the model is at the largest M of its sweep.
-func (c Config) steps(kind string, gaussian, last bool) int {
+// steps returns the training steps of a model of kind with M = m on the tree (gaussian = false) or Gaussian prior.
+func (c Config) steps(kind string, gaussian bool, m int) int {
 	switch {
-	case !gaussian && last && kind == linattn.KindA && c.Sweep.ALastSteps > 0:
-		return c.Sweep.ALastSteps
+	case !gaussian && kind == linattn.KindA && m >= 1 && m <= len(c.Sweep.ADepthSteps) && c.Sweep.ADepthSteps[m-1] > 0:
+		return c.Sweep.ADepthSteps[m-1]
 	case kind == linattn.KindC && c.Sweep.LinearSteps > 0:
 		return c.Sweep.LinearSteps
 	case gaussian && c.Sweep.GaussianSteps > 0:

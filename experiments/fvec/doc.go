@@ -47,13 +47,19 @@
 // 63-dimensional x with no offset (any workspace-dependent mean of the key adds noise ∝ (1/N) Σ_i y_i), and gating on
 // statistics of size α^{ℓ−1} needs workspace weights far larger than N(0, 1/fan_in) gives. With one gain for keys and
 // readout (workspace_gain 1, 4 or 16) A stays at the best non-adaptive level (depth 4, one seed: 0.061, 0.061, 0.067);
-// a key gain of 16 with the readout at 1 (model.key_gain) gives 0.046, and the Small budget (6000 steps per depth,
-// 12,000 at depth 4) 0.0359 ± 0.0005 (two seeds): B/A 1.97 ± 0.04, B/A′ 1.83 ± 0.07 (16,000 steps at depth 4 give
-// 0.0354, B/A 2.00 ± 0.05, but take the notebook to its 10-minute limit: 600 s wall, 987 CPU-s). A's keys are then
-// workspace-gated: its patching ratio (max |ΔMSE| for j ≥ ℓ over j < ℓ) is 0.026, the shared-prefix zeros of spec §7.
-// What did not help A (one seed, depth 2 or 4): GELU, lr 3e-3 or 2e-2, H = 64 (key gain 16: 0.0456 against 0.0463 at
-// twice the cost) or 96 (gain 1: 0.056 against 0.061 at 2.5× the cost), batch 64, init scale 0.1, mirrored
-// "looks-linear" key initialisation, training without Grow (worse: 0.104 at depth 2 against 0.094). A deeper tree does
+// a key gain of 16 with the readout at 1 (model.key_gain) gives 0.046. More steps keep helping, slowly; what counts is
+// their total over the chain more than how they are spread over the depths (two seeds, depth-4 MSE against the
+// steps at depths 1…4): [6000, 6000, 6000, 12,000] 0.0359 ± 0.0005 (B/A 1.97 ± 0.04); [6000, 6000, 6000, 16,000]
+// 0.0354 (B/A 2.00 ± 0.05); [3000, 3000, 6000, 20,000] 0.0348; [3000, 3000, 9000, 18,000] (the Small preset,
+// sweep.a_depth_steps, same cost as the previous list and better at depth 3: 0.052 against 0.057) 0.0348 ± 0.0006:
+// B/A 2.03 ± 0.05, B/A′ 1.83 ± 0.07, log-linear R² 0.971. A's keys are then workspace-gated: its patching ratio
+// (max |ΔMSE| for j ≥ ℓ over j < ℓ) is 0.09 (0.03 at the 12,000-step budget), the shared-prefix zeros of spec §7.
+// What did not help A (one seed, depth 2 or 4; depth-4 MSE after 3000 steps per depth against 0.0463): GELU, lr 3e-3
+// or 2e-2, H = 64 (0.0456 at twice the cost) or 96 (gain 1: 0.056 against 0.061 at 2.5× the cost), H = 16 (0.0491),
+// batch 64, batch 8 for twice the steps (0.0514), Adam β₂ 0.99 (0.0509), init scale 0.1, mirrored "looks-linear" key
+// initialisation, per-coordinate key gains g_k·r^{j−1} for workspace coordinate j (r = 0.6, 1/α, 1/α²: 0.0486,
+// 0.0471, 0.0494), zero-initialised new readout rows when growing (0.0549), training without Grow (worse: 0.104 at
+// depth 2 against 0.094). A deeper tree does
 // not help either: at K = 7, depths 1…5, one seed, B/A is 1.08 and B/A′ 1.68 (gain 1). Result.Checks states the values
 // of each run.
 //

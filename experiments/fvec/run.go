@@ -361,8 +361,8 @@ func (s *study) chain(sp sweepSpec, seed int) (chainResult, error) {
 	data.Batch = c.batch(sp.kind)
 	var out chainResult
 	var prev *trained
-	for i, m := range sp.ms {
-		steps := c.steps(sp.kind, gaussian, i == len(sp.ms)-1)
+	for _, m := range sp.ms {
+		steps := c.steps(sp.kind, gaussian, m)
 		mc := c.Model
 		mc.Kind, mc.Measurements = sp.kind, m
 		if gaussian && c.Sweep.GaussianHidden > 0 {

@@ -370,7 +370,7 @@ func TestConfig_PresetsAndValidate(t *testing.T) {
 		"sweep.patch_kinds":       func(c *Config) { c.Sweep.PatchKinds = []string{"b"} },
 		"data.gaussian_dim":       func(c *Config) { c.Data.GaussianDim = 1 },
 		"model":                   func(c *Config) { c.Model.Hidden = 0 },
-		"sweep.a_last_steps":      func(c *Config) { c.Sweep.ALastSteps = -1 },
+		"sweep.a_depth_steps":     func(c *Config) { c.Sweep.ADepthSteps = []int{100, -1} },
 		"sweep.gaussian_key_gain": func(c *Config) { c.Sweep.GaussianKeyGain = -1 },
 	} {
 		c := Small()
@@ -384,32 +384,33 @@ func TestConfig_PresetsAndValidate(t *testing.T) {
 	}
 }
 
-// Model A at the largest tree M trains for sweep.a_last_steps; every other model and depth keeps its own steps.
+// Model A at depth M on the tree prior trains for entry M−1 of sweep.a_depth_steps (a_steps where it is missing or
+// 0); every other model keeps its own steps.
 func TestConfig_Steps(t *testing.T) {
 	c := Small()
-	c.Train.Steps, c.Sweep.ASteps, c.Sweep.ALastSteps, c.Sweep.LinearSteps, c.Sweep.GaussianSteps = 10, 20, 30, 40, 50
+	c.Train.Steps, c.Sweep.ASteps, c.Sweep.LinearSteps, c.Sweep.GaussianSteps = 10, 20, 40, 50
+	c.Sweep.ADepthSteps = []int{0, 30, 60}
 	for _, tc := range []struct {
-		kind           string
-		gaussian, last bool
-		want           int
+		kind     string
+		gaussian bool
+		m        int
+		want     int
 	}{
-		{linattn.KindA, false, false, 20},
-		{linattn.KindA, false, true, 30},
-		{linattn.KindA, true, true, 50},
-		{linattn.KindAPrime, false, true, 10},
-		{linattn.KindB, false, true, 10},
-		{linattn.KindC, false, true, 40},
+		{linattn.KindA, false, 1, 20}, // a 0 entry
+		{linattn.KindA, false, 2, 30},
+		{linattn.KindA, false, 3, 60},
+		{linattn.KindA, false, 4, 20}, // past the list
+		{linattn.KindA, true, 3, 50},  // the Gaussian prior ignores the list
+		{linattn.KindAPrime, false, 3, 10},
+		{linattn.KindB, false, 3, 10},
+		{linattn.KindC, false, 3, 40},
 	} {
-		if got := c.steps(tc.kind, tc.gaussian, tc.last); got != tc.want {
-			t.Errorf("steps(%s, gaussian=%v, last=%v) = %d, want %d", tc.kind, tc.gaussian, tc.last, got, tc.want)
+		if got := c.steps(tc.kind, tc.gaussian, tc.m); got != tc.want {
+			t.Errorf("steps(%s, gaussian=%v, M=%d) = %d, want %d", tc.kind, tc.gaussian, tc.m, got, tc.want)
 		}
 	}
-	c.Sweep.ALastSteps = 0
-	if got := c.steps(linattn.KindA, false, true); got != 20 {
-		t.Errorf("a_last_steps=0: steps = %d, want a_steps = 20", got)
-	}
-	if tiny := Tiny(); tiny.Sweep.ALastSteps != 0 || tiny.Model.KeyGain != 0 {
-		t.Errorf("Tiny inherits a_last_steps=%d, key_gain=%g from Small, want 0 (seconds)", tiny.Sweep.ALastSteps,
+	if tiny := Tiny(); tiny.Sweep.ADepthSteps != nil || tiny.Model.KeyGain != 0 {
+		t.Errorf("Tiny inherits a_depth_steps=%v, key_gain=%g from Small, want none (seconds)", tiny.Sweep.ADepthSteps,
 			tiny.Model.KeyGain)
 	}
 }
