@@ -109,7 +109,8 @@ type SuppressConfig struct {
 // cards, rule "signature" (half of the 10 most promoted tokens begin a keyword; rule "contexts" reads the top 50
 // contexts, 8 tokens back and 1 ahead, of 64 training batches at a 50% hit rate with at least 10 contexts); 512
 // samples of 40 tokens at temperature 1 (no top-k), 64 per batch; perplexity on up to 256 validation sequences.
-// On the Small suppression model, "signature" cut the concept more than "contexts" at a similar perplexity cost.
+// On the Small suppression model, zero mode, "signature" cut the concept by 58% at +0.58% other-text perplexity
+// and "contexts" by 72% at +0.95% (mask mode: 55% at +0.15% and 66% at +0.35%).
 func DefaultSuppress() SuppressConfig {
 	return SuppressConfig{
 		Concept:         "topic",
