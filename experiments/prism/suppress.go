@@ -105,17 +105,19 @@ type SuppressConfig struct {
 	Examples int `json:"examples"`
 }
 
-// DefaultSuppress returns the Small preset's settings: suppress topic "food" by keyword selection over the prototype
-// cards, rule "signature" (half of the 10 most promoted tokens begin a keyword; rule "contexts" reads the top 50
-// contexts, 8 tokens back and 1 ahead, of 64 training batches at a 50% hit rate with at least 10 contexts); 512
-// samples of 40 tokens at temperature 1 (no top-k), 64 per batch; perplexity on up to 256 validation sequences.
-// On the Small suppression model, zero mode, "signature" cut the concept by 58% at +0.58% other-text perplexity
-// and "contexts" by 72% at +0.95% (mask mode: 55% at +0.15% and 66% at +0.35%).
+// DefaultSuppress returns the Small preset's settings: suppress topic "food" by keyword selection over the top
+// training contexts of each prototype, spec §10's rule "contexts" (the top 50 contexts, 8 tokens back and 1 ahead,
+// of 64 training batches, at a 50% hit rate with at least 10 contexts; rule "signature" instead asks half of the 10
+// most promoted tokens of the card to begin a keyword); 512 samples of 40 tokens at temperature 1 (no top-k), 64 per
+// batch; perplexity on up to 256 validation sequences. On the Small suppression model (4800 updates), zero mode,
+// "contexts" cut the concept by 71.5% at +0.95% other-text perplexity and "signature" by 58.4% at +0.58% (mask
+// mode: 66.4% at +0.35% and 55.3% at +0.15%); on the earlier 1200-update model "signature" was ahead (47% at
+// +0.62% against 42% at +0.53%).
 func DefaultSuppress() SuppressConfig {
 	return SuppressConfig{
 		Concept:         "topic",
 		Value:           "food",
-		Rule:            RuleSignature,
+		Rule:            RuleContexts,
 		TopContexts:     50,
 		SignatureTokens: 10,
 		MinHitRate:      0.5,

@@ -47,10 +47,10 @@ func TestSuppress_SmallTargets(t *testing.T) {
 	if set != "" {
 		return // the guard below is for the preset
 	}
-	// The brief's target (a cut of ≥ 75% at < 1%) is not reached at this scale: zero mode measured −58.4% at
-	// +0.58% (mask −55.3% at +0.15%). This guards that measurement: at least a 50% cut with other-text perplexity
+	// The brief's target (a cut of ≥ 75% at < 1%) is not reached at this scale: zero mode measured −71.5% at
+	// +0.95% (mask −66.4% at +0.35%). This guards that measurement: at least a 65% cut with other-text perplexity
 	// moving less than 1%.
 	z := res.Mode(SuppressZero)
-	require.GreaterOrEqual(t, z.Reduction, 0.5)
+	require.GreaterOrEqual(t, z.Reduction, 0.65)
 	require.Less(t, math.Abs(z.OtherChange), 0.01)
 }
