@@ -77,10 +77,10 @@ type SweepConfig struct {
 	// LinearSteps is train.steps for model C on either prior (cheap steps, but its linear readout converges to the
 	// LMMSE optimum only slowly under batch noise); 0 means the prior's steps.
 	LinearSteps int `json:"linear_steps"`
-	// ASteps is train.steps for model A on the tree prior, and ABatch data.batch for model A on either prior; 0 means
-	// the prior's steps and data.batch. A's key MLPs read the workspace, so they run once per context and token even
-	// with shared tokens: its steps cost several times those of A′ and B, and a smaller batch with more steps uses
-	// the budget better.
+	// ASteps is train.steps for model A on the tree prior at the depths a_depth_steps leaves out, and ABatch
+	// data.batch for model A on either prior; 0 means the prior's steps and data.batch. A's key MLPs read the
+	// workspace, so they run once per context and token even with shared tokens: its steps cost several times those
+	// of A′ and B, and a smaller batch with more steps uses the budget better.
 	ASteps int `json:"a_steps"`
 	ABatch int `json:"a_batch"`
 	// ADepthSteps is train.steps for model A with M = 1, 2, … layers on the tree prior: entry M−1 for depth M (a
@@ -147,7 +147,7 @@ func Tiny() Config {
 //   - narrow key MLPs (H = 32, 16 on the Gaussian prior), ReLU (faster to train than GELU here), lr 1e-2.
 //
 // At this budget neither deep model reaches the adaptive optimum at depth 4; measured with two seeds, B/A there is
-// 2.03 ± 0.05 and B/A′ 1.83 ± 0.07, and the notebook takes 1048 CPU-s (package doc, "Findings"). See Paper for the
+// 2.03 ± 0.05 and B/A′ 1.83 ± 0.07, and the notebook takes 526 s wall, 998 CPU-s (package doc, "Findings"). See Paper for the
 // spec's setting.
 func Small() Config {
 	m := linattn.DefaultConfig()
