@@ -244,8 +244,14 @@ func TestConfig_SuppressionConfig(t *testing.T) {
 	require.Equal(t, 6, sc.Prism.TopK)
 	require.Equal(t, cfg.Train.LR, sc.Train.LR)
 	require.Equal(t, 40, cfg.Train.Steps, "the study's config is unchanged")
+	require.Equal(t, cfg.SeedBatches, sc.SeedBatches)
 	sc.Steering.Suppress.Model.LR = 0.5
+	sc.Steering.Suppress.Model.SeedBatches = 7
 	require.Equal(t, 0.5, sc.SuppressionConfig().Train.LR)
+	require.Equal(t, 7, sc.SuppressionConfig().SeedBatches)
 	cfg.Steering.Suppress.Model.LR = -1
+	require.ErrorContains(t, cfg.Validate(), "steering.suppress: model=")
+	cfg.Steering.Suppress.Model.LR = 0
+	cfg.Steering.Suppress.Model.SeedBatches = -1
 	require.ErrorContains(t, cfg.Validate(), "steering.suppress: model=")
 }

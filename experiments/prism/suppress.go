@@ -55,6 +55,7 @@ type SuppressModel struct {
 	LR            float64 `json:"lr"`             // train.lr; ≥ 0
 	NumPrototypes int     `json:"num_prototypes"` // prism.num_prototypes (K); ≥ 0
 	TopK          int     `json:"top_k"`          // prism.top_k (k); ≥ 0
+	SeedBatches   int     `json:"seed_batches"`   // seed_batches (batches the bank is seeded from); ≥ 0
 }
 
 // SuppressConfig configures concept suppression (spec §10): keyword selection of the prototypes Ω, then generation
@@ -109,10 +110,10 @@ type SuppressConfig struct {
 // training contexts of each prototype, spec §10's rule "contexts" (the top 50 contexts, 8 tokens back and 1 ahead,
 // of 64 training batches, at a 50% hit rate with at least 10 contexts; rule "signature" instead asks half of the 10
 // most promoted tokens of the card to begin a keyword); 512 samples of 40 tokens at temperature 1 (no top-k), 64 per
-// batch; perplexity on up to 256 validation sequences. On the Small suppression model (4800 updates), zero mode,
+// batch; perplexity on up to 256 validation sequences. On the 4800-update, K = 1024 suppression model, zero mode,
 // "contexts" cut the concept by 71.5% at +0.95% other-text perplexity and "signature" by 58.4% at +0.58% (mask
 // mode: 66.4% at +0.35% and 55.3% at +0.15%); on the earlier 1200-update model "signature" was ahead (47% at
-// +0.62% against 42% at +0.53%).
+// +0.62% against 42% at +0.53%). Config.Small's comment has the figures of the K = 2048 model it now uses.
 func DefaultSuppress() SuppressConfig {
 	return SuppressConfig{
 		Concept:         "topic",
@@ -176,7 +177,8 @@ func (s SuppressConfig) Validate() error {
 	case s.Examples < 0:
 		return errors.Errorf("examples=%d, want ≥ 0", s.Examples)
 	}
-	if s.Model.Steps < 0 || !(s.Model.LR >= 0) || math.IsInf(s.Model.LR, 0) || s.Model.NumPrototypes < 0 || s.Model.TopK < 0 {
+	if s.Model.Steps < 0 || !(s.Model.LR >= 0) || math.IsInf(s.Model.LR, 0) || s.Model.NumPrototypes < 0 || s.Model.TopK < 0 ||
+		s.Model.SeedBatches < 0 {
 		return errors.Errorf("model=%+v, want every field ≥ 0 (0 keeps the study's value)", s.Model)
 	}
 	for i, p := range s.Prototypes {
@@ -316,6 +318,9 @@ func (c Config) SuppressionConfig() Config {
 	}
 	if sm.TopK > 0 {
 		c.Prism.TopK = sm.TopK
+	}
+	if sm.SeedBatches > 0 {
+		c.SeedBatches = sm.SeedBatches
 	}
 	return c
 }

@@ -47,10 +47,11 @@ func TestSuppress_SmallTargets(t *testing.T) {
 	if set != "" {
 		return // the guard below is for the preset
 	}
-	// The brief's target (a cut of ≥ 75% at < 1%) is not reached at this scale: zero mode measured −71.5% at
-	// +0.95% (mask −66.4% at +0.35%). This guards that measurement: at least a 65% cut with other-text perplexity
-	// moving less than 1%.
+	// The brief's target is a cut of ≥ 75% at < 1% other-text perplexity: zero mode measured −76.3% at +0.96% on
+	// these prompts (mask −66.7% at +0.09%), −77.2% and −74.8% on 2048 samples of two fresh prompt sets
+	// (steering.suppress.prompt_seed=4004 and 5005, sample.seed 13 and 14, samples=2048). The guard leaves room for
+	// sampling noise in the cut (a 72% floor); the perplexity bound is the brief's.
 	z := res.Mode(SuppressZero)
-	require.GreaterOrEqual(t, z.Reduction, 0.65)
+	require.GreaterOrEqual(t, z.Reduction, 0.72)
 	require.Less(t, math.Abs(z.OtherChange), 0.01)
 }
