@@ -59,7 +59,7 @@
 // batch 64, batch 8 for twice the steps (0.0514), Adam β₂ 0.99 (0.0509), init scale 0.1, mirrored "looks-linear" key
 // initialisation, per-coordinate key gains g_k·r^{j−1} for workspace coordinate j (r = 0.6, 1/α, 1/α²: 0.0486,
 // 0.0471, 0.0494), zero-initialised new readout rows when growing (0.0549), training without Grow (worse: 0.104 at
-// depth 2 against 0.094). Nor is A's step easy to make cheaper: at depth 4 it takes 9.7 ms (16 contexts, one core;
+// depth 2 against 0.094). Nor is A's step easy to make cheaper: at depth 4 it takes 8–10 ms (16 contexts, one core;
 // BenchmarkTrainStep), spent in the pure-Go backend's elementwise passes over [B, N, H]; a Max gradient built from
 // one Where instead of two Sign passes, or ReLU as x·1[x > 0] with the indicator held out of the gradient, changed
 // it by less than the run-to-run noise (9.5 against 9.7 ms) and was not kept. A deeper tree does
