@@ -89,6 +89,24 @@
 // selection on the evaluation data would flatter the result. Masks and prototypes are variables, so one compiled
 // executable serves the whole sweep on both splits; Intervention.Builds records the number of graph builds (1).
 //
+// Each sweep also says where a prototype's perplexity change lands: the held-out positions fall into classes by
+// the concept of their target token (one class per concept, a token with values of two concepts in both, and
+// "other" for targets with no concept value), and Sweep.ClassLoss is the mean loss increase over each class's
+// positions. A prototype that carries one concept costs that concept's tokens much more than the others
+// (ClassSelectivity: the costliest prototype per concept, with its loss outside the class recovered from its ΔPPL
+// as (log(1 + ΔPPL) − share·loss)/(1 − share)).
+//
+// The perplexity bound limits how far any intervention can lower a frequent target. ΔProb is a mean of ratios
+// p′/p, which is at least their geometric mean, so ΔProb ≤ −δ needs the target's n word occurrences among the N
+// scored positions to lose at least −n·log(1 − δ) nats between them. An intervention that lowers the loss of no
+// other position then raises perplexity by at least (1 − δ)^(−n/N) − 1; within |ΔPPL| < m it cannot go below
+//
+//	floor = (1 + m)^(−N/n) − 1          (ProbFloor; TargetEffect.Floor)
+//
+// At m = 1% a target making up 5% of the positions has floor −18%, one making up 6.1% −15%, one making up 15% −6%.
+// On the synthetic corpus at Small (held-out shares) number=singular (15%), number=plural (12%) and gender=female
+// (6.8%) cannot reach −15% within the bound whatever the model; a country (0.5–1.2%) could reach −56% to −86%.
+//
 // # Robustness
 //
 // Prompts are held-out document prefixes that end just before the last word of a sentence, the longest that fit

@@ -264,13 +264,93 @@ func InterventionHeatmap(res *Result, source, kind string) *charts.HeatMap {
 		rows, values, plot.Diverging(), plot.AxisNames("target", "prototype"), plot.Size(900, 40+18*max(8, len(rows))))
 }
 
-// InterventionTable lists per target the spec §7.4 columns and the best, selective, named-set and control
-// effects: prototypes selected on the calibration split, every effect measured on the held-out split; the
+// ClassLossHeatmap shows, for the write mask of each prototype, the held-out loss increase (millinats per
+// position) over the positions of each class: the concept whose tokens it costs.
+func ClassLossHeatmap(res *Result, source string) *charts.HeatMap {
+	var rows, cols []string
+	var values [][]float64
+	if iv := corpusOrEmpty(res, source).Intervene; iv != nil && len(iv.Sweeps) > 0 {
+		cols, rows = iv.Classes, iv.Prototypes
+		for _, row := range iv.Sweeps[0].ClassLoss {
+			v := make([]float64, len(row))
+			for c, x := range row {
+				v[c] = 1000 * x
+			}
+			values = append(values, v)
+		}
+	}
+	if len(values) != len(rows) {
+		rows = nil
+	}
+	return plot.Heatmap(fmt.Sprintf("Held-out loss increase (millinats per position) by target class, write mask of "+
+		"one prototype (%s)", source), cols, rows, values, plot.Diverging(), plot.AxisNames("class of the target token",
+		"prototype"), plot.Size(640, 40+18*max(8, len(rows))))
+}
+
+// Selectivity is, for one class of positions, the prototype whose write mask raises the class's loss most.
+type Selectivity struct {
+	Class     string
+	Share     float64 // the class's fraction of the held-out positions
+	Prototype string
+	Loss      float64 // mean loss increase over the class's positions (nats)
+	Outside   float64 // mean loss increase over every other position (nats)
+	PPL       float64 // the mask's held-out ΔPPL
+}
+
+// ClassSelectivity returns, per concept class (ClassOther excluded), the prototype whose write mask raises the
+// loss of the class's positions most, with its loss increase outside the class: the mean over all positions is
+// log(1 + ΔPPL), so Outside = (log(1 + ΔPPL) − Share·Loss)/(1 − Share).
+func ClassSelectivity(iv *Intervention) []Selectivity {
+	if iv == nil || len(iv.Sweeps) == 0 {
+		return nil
+	}
+	write := iv.Sweeps[0]
+	var out []Selectivity
+	for c, class := range iv.Classes {
+		if class == ClassOther || len(write.ClassLoss) == 0 {
+			continue
+		}
+		best := 0
+		for p, row := range write.ClassLoss {
+			if row[c] > write.ClassLoss[best][c] {
+				best = p
+			}
+		}
+		s := Selectivity{Class: class, Share: iv.ClassShare[c], Prototype: iv.Prototypes[best],
+			Loss: write.ClassLoss[best][c], PPL: write.PPL[best]}
+		if s.Share < 1 {
+			s.Outside = (math.Log1p(s.PPL) - s.Share*s.Loss) / (1 - s.Share)
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+// SelectivityTable lists ClassSelectivity: per concept, the prototype costing its tokens most, how much (as a
+// probability factor), what it costs the other tokens, and its perplexity change.
+func SelectivityTable(res *Result, source string) *Table {
+	t := &Table{Title: fmt.Sprintf("The prototype whose write mask costs each concept's tokens most (%s, held out)",
+		source), Header: []string{"concept", "share of positions", "prototype", "loss on the concept (nats)",
+		"its tokens' probability ×", "loss elsewhere (nats)", "ratio", "ΔPPL"}}
+	for _, s := range ClassSelectivity(corpusOrEmpty(res, source).Intervene) {
+		ratio := "—"
+		if s.Outside > 0 {
+			ratio = fmt.Sprintf("%.0f×", s.Loss/s.Outside)
+		}
+		t.Rows = append(t.Rows, []string{s.Class, fmt.Sprintf("%.1f%%", 100*s.Share), s.Prototype,
+			fmt.Sprintf("%.3f", s.Loss), fmt.Sprintf("%.2f", math.Exp(-s.Loss)), fmt.Sprintf("%.4f", s.Outside), ratio,
+			pct(s.PPL)})
+	}
+	return t
+}
+
+// InterventionTable lists per target its floor (ProbFloor: the lowest ΔProb reachable within the perplexity
+// bound), the spec §7.4 columns and the best, selective, named-set and control effects: prototypes selected on the calibration split, every effect measured on the held-out split; the
 // in-sample column is the selection a search on the held-out split itself would make (optimistic reference).
 func InterventionTable(res *Result, source string) *Table {
 	c := corpusOrEmpty(res, source)
 	t := &Table{Title: fmt.Sprintf("Interventions (%s): selected on calibration, measured held out", source),
-		Header: []string{"target", "words (cal/held)", "p", "max ΔProb", "mean ΔProb", "max ΔPPL", "mean ΔPPL", "best",
+		Header: []string{"target", "words (cal/held)", "p", "floor", "max ΔProb", "mean ΔProb", "max ΔPPL", "mean ΔPPL", "best",
 			"write ΔProb/ΔPPL", "read ΔProb/ΔPPL", "reinit ΔProb/ΔPPL", "selective (cal ΔProb) ΔProb/ΔPPL",
 			"in-sample ΔProb/ΔPPL", "named set ΔProb/ΔPPL", "control ΔProb", "pass"}}
 	iv := c.Intervene
@@ -294,7 +374,7 @@ func InterventionTable(res *Result, source string) *Table {
 			named = fmt.Sprintf("%s: %s / %s", strings.Join(e.Named, ","), pct(e.NamedProb), pct(e.NamedPPL))
 		}
 		t.Rows = append(t.Rows, []string{e.Target, fmt.Sprintf("%d/%d", e.CalOccurrences, e.Occurrences),
-			fmt.Sprintf("%.3f", e.BaseProb), pct(e.MaxProb), pct(e.MeanProb), pct(e.MaxPPL), pct(e.MeanPPL), e.Best,
+			fmt.Sprintf("%.3f", e.BaseProb), pct(e.Floor), pct(e.MaxProb), pct(e.MeanProb), pct(e.MaxPPL), pct(e.MeanPPL), e.Best,
 			pair(0), pair(1), pair(2), sel, in, named, pct(e.ControlProb), fmt.Sprint(e.Pass)})
 	}
 	return t

@@ -112,6 +112,9 @@ type Sweep struct {
 	PPL     []float64   `json:"ppl"`
 	CalProb [][]float64 `json:"cal_prob"`
 	CalPPL  []float64   `json:"cal_ppl"`
+	// ClassLoss[p][c] is the held-out mean loss increase (nats per position) of prototype p's intervention over
+	// the positions of class c (Intervention.Classes): where its perplexity change lands.
+	ClassLoss [][]float64 `json:"class_loss"`
 }
 
 // TargetEffect summarises the interventions for one target (spec §7.4). Prototypes are selected on the
@@ -121,6 +124,11 @@ type TargetEffect struct {
 	Occurrences    int     `json:"occurrences"`     // held-out word occurrences
 	CalOccurrences int     `json:"cal_occurrences"` // calibration word occurrences
 	BaseProb       float64 `json:"base_prob"`       // mean held-out word probability without intervention
+	// Share is the held-out occurrences' fraction of the scored positions; Floor = ProbFloor(Share,
+	// intervene.max_ppl_change), the lowest ΔProb any intervention that raises no other position's probability
+	// can reach within the perplexity bound.
+	Share float64 `json:"share"`
+	Floor float64 `json:"floor"`
 	// MaxProb is the held-out write-mask ΔProb of largest magnitude over prototypes, MeanProb its mean; MaxPPL and
 	// MeanPPL likewise for ΔPPL (spec §7.4 columns).
 	MaxProb  float64 `json:"max_prob"`
@@ -167,6 +175,11 @@ type Intervention struct {
 	BasePPL   float64 `json:"base_ppl"`
 	Tokens    int     `json:"tokens"`
 	CalTokens int     `json:"cal_tokens"`
+	// Classes partitions the held-out positions by the concept of their target token: one class per concept whose
+	// values label the split (a token with values of several concepts is in each of their classes), and
+	// ClassOther for targets carrying none; ClassShare is each class's fraction of the positions.
+	Classes    []string  `json:"classes"`
+	ClassShare []float64 `json:"class_share"`
 	// Control is the neutral control: the prototype with the smallest mean |write ΔProb| over targets on the
 	// calibration split; ControlPPL its held-out ΔPPL.
 	Control    string         `json:"control"`
@@ -271,6 +284,7 @@ func intervene(m *Model, cal, held *evalSet, ic InterveneConfig, batchSize int, 
 		return nil, errors.Errorf("interp: no label occurs %d times as a next word in both the calibration (%d "+
 			"positions) and the held-out split (%d positions)", ic.MinOccurrences, len(baseCal), len(baseHeld))
 	}
+	var classPos [][]int
 	meanLP := 0.0
 	for _, x := range baseHeld {
 		meanLP += x
@@ -318,9 +332,11 @@ func intervene(m *Model, cal, held *evalSet, ic InterveneConfig, batchSize int, 
 		}
 		return nil, errors.Errorf("interp: unknown intervention %q", kind)
 	}
+	iv.Classes, iv.ClassShare, classPos = positionClasses(held, len(baseHeld))
 	type effect struct {
 		prob, calProb []float64
 		ppl, calPPL   float64
+		classLoss     []float64
 	}
 	measure := func(kind string, byLayer map[int][]int) (effect, error) {
 		var restores []func() error
@@ -353,6 +369,7 @@ func intervene(m *Model, cal, held *evalSet, ic InterveneConfig, batchSize int, 
 		var e effect
 		e.calProb, e.calPPL = Effect(baseCal, lc, occC)
 		e.prob, e.ppl = Effect(baseHeld, lh, occH)
+		e.classLoss = ClassLoss(baseHeld, lh, classPos)
 		return e, nil
 	}
 	for l := range L {
@@ -387,6 +404,7 @@ func intervene(m *Model, cal, held *evalSet, ic InterveneConfig, batchSize int, 
 			}
 			sw.Prob, sw.PPL = append(sw.Prob, e.prob), append(sw.PPL, e.ppl)
 			sw.CalProb, sw.CalPPL = append(sw.CalProb, e.calProb), append(sw.CalPPL, e.calPPL)
+			sw.ClassLoss = append(sw.ClassLoss, e.classLoss)
 		}
 		iv.Sweeps = append(iv.Sweeps, sw)
 	}
@@ -406,7 +424,9 @@ func intervene(m *Model, cal, held *evalSet, ic InterveneConfig, batchSize int, 
 	P := len(iv.Prototypes)
 	for j, target := range iv.Targets {
 		te := TargetEffect{Target: target, Occurrences: len(occH[j]), CalOccurrences: len(occC[j]),
-			BaseProb: wordProb(baseHeld, occH[j]), ControlProb: write.Prob[control][j]}
+			BaseProb: wordProb(baseHeld, occH[j]), ControlProb: write.Prob[control][j],
+			Share: float64(len(occH[j])) / float64(len(baseHeld))}
+		te.Floor = ProbFloor(te.Share, ic.MaxPPLChange)
 		for p := range P {
 			x, y := write.Prob[p][j], write.PPL[p]
 			te.MeanProb += x / float64(P)
@@ -497,4 +517,67 @@ func SelectPrototype(prob [][]float64, ppl []float64, j int, maxPPL float64) (be
 		}
 	}
 	return best, selective
+}
+
+// ClassOther is the class of the positions whose target token carries no concept value.
+const ClassOther = "other"
+
+// positionClasses returns the classes of the first n positions of es (Intervention.Classes), their shares and
+// their positions.
+func positionClasses(es *evalSet, n int) (classes []string, share []float64, pos [][]int) {
+	index := map[string]int{}
+	for _, name := range es.tokens.Names {
+		if c := conceptOf(name); name != NoneLabel {
+			if _, ok := index[c]; !ok {
+				index[c] = len(classes)
+				classes = append(classes, c)
+			}
+		}
+	}
+	classes = append(classes, ClassOther)
+	pos = make([][]int, len(classes))
+	for i := range n {
+		in := make([]bool, len(classes))
+		labelled := false
+		for _, l := range es.next[i] {
+			if name := es.tokens.Names[l]; name != NoneLabel {
+				in[index[conceptOf(name)]], labelled = true, true
+			}
+		}
+		in[len(classes)-1] = !labelled
+		for c, ok := range in {
+			if ok {
+				pos[c] = append(pos[c], i)
+			}
+		}
+	}
+	for _, p := range pos {
+		share = append(share, float64(len(p))/float64(max(1, n)))
+	}
+	return classes, share, pos
+}
+
+// ClassLoss returns, per class of positions, the mean increase of the loss −log p from the log-probabilities base
+// to lp over the class's positions (0 for an empty class).
+func ClassLoss(base, lp []float64, classes [][]int) []float64 {
+	out := make([]float64, len(classes))
+	for c, ps := range classes {
+		for _, n := range ps {
+			out[c] += base[n] - lp[n]
+		}
+		if len(ps) > 0 {
+			out[c] /= float64(len(ps))
+		}
+	}
+	return out
+}
+
+// ProbFloor returns the most negative ΔProb that an intervention can give a target whose word occurrences are a
+// fraction share of the scored positions while moving perplexity by less than maxPPL, provided it lowers the
+// loss of no other position (doc.go, "Interventions"): (1 + maxPPL)^(−1/share) − 1.
+func ProbFloor(share, maxPPL float64) float64 {
+	if share <= 0 {
+		return -1
+	}
+	return math.Pow(1+maxPPL, -1/share) - 1
 }

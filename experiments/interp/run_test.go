@@ -98,6 +98,31 @@ func TestRun_Tiny(t *testing.T) {
 	for _, sw := range iv.Sweeps {
 		require.Len(t, sw.CalProb, L*R)
 		require.Len(t, sw.CalPPL, L*R)
+		require.Len(t, sw.ClassLoss, L*R)
+	}
+	// Loss by class: every concept of the targets has a class, ClassOther comes last and every position is in a
+	// class (a token with values of two concepts is in both); ClassSelectivity picks each concept's costliest mask.
+	require.Equal(t, ClassOther, iv.Classes[len(iv.Classes)-1])
+	require.Len(t, iv.ClassShare, len(iv.Classes))
+	for _, target := range iv.Targets {
+		require.Contains(t, iv.Classes, conceptOf(target))
+	}
+	total := 0.0
+	for _, s := range iv.ClassShare {
+		total += s
+	}
+	require.GreaterOrEqual(t, total, 1-1e-12, "every position is in a class")
+	for _, row := range iv.Sweeps[0].ClassLoss {
+		require.Len(t, row, len(iv.Classes))
+	}
+	sel := ClassSelectivity(iv)
+	require.Len(t, sel, len(iv.Classes)-1)
+	for c, s := range sel {
+		require.Equal(t, iv.Classes[c], s.Class)
+		for _, row := range iv.Sweeps[0].ClassLoss {
+			require.LessOrEqual(t, row[c], s.Loss)
+		}
+		require.False(t, math.IsNaN(s.Outside))
 	}
 	require.Positive(t, iv.CalTokens)
 	require.Positive(t, iv.Tokens)
@@ -105,6 +130,8 @@ func TestRun_Tiny(t *testing.T) {
 		require.Equal(t, iv.Targets[j], e.Target)
 		require.GreaterOrEqual(t, e.Occurrences, cfg.Intervene.MinOccurrences)
 		require.GreaterOrEqual(t, e.CalOccurrences, cfg.Intervene.MinOccurrences)
+		require.InDelta(t, float64(e.Occurrences)/float64(iv.Tokens), e.Share, 1e-12)
+		require.Equal(t, ProbFloor(e.Share, cfg.Intervene.MaxPPLChange), e.Floor)
 		best := indexOf(iv.Prototypes, e.Best)
 		require.GreaterOrEqual(t, best, 0)
 		for i := range iv.Kinds {
@@ -149,6 +176,7 @@ func TestRun_Tiny(t *testing.T) {
 		RoutingMassHeatmap(res, c.Source, 0), PrototypeBars(res, c.Source), MetricBars(res, c.Source),
 		ThemesBars(res, c.Source), MetricsTable(res, c.Source), CoverageTable(res, c.Source),
 		InterventionHeatmap(res, c.Source, InterveneWrite), InterventionTable(res, c.Source),
+		ClassLossHeatmap(res, c.Source), SelectivityTable(res, c.Source),
 		RobustnessBars(res, c.Source, MetricJS), RoutingChangeBars(res, c.Source), RobustnessTable(res, c.Source),
 		ChecksTable(res)} {
 		s := ch.RenderSnippet()
