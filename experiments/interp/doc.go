@@ -106,6 +106,10 @@
 // At m = 1% a target making up 5% of the positions has floor −18%, one making up 6.1% −15%, one making up 15% −6%.
 // On the synthetic corpus at Small (held-out shares) number=singular (15%), number=plural (12%) and gender=female
 // (6.8%) cannot reach −15% within the bound whatever the model; a country (0.5–1.2%) could reach −56% to −86%.
+// A mask that lowers every value of a concept alike has the floor of all the concept's occurrences together
+// (Selectivity.Floor): at Small country (6.7% of the positions) −13.8%, gender (11.6%) −8.2%, topic (19.4%) −5.0%,
+// number (27.5%) −3.6%. So on this corpus a prototype that carries a whole concept cannot meet −15% at 1%; only
+// one that carries a single value of it can.
 //
 // # Robustness
 //

@@ -295,6 +295,9 @@ type Selectivity struct {
 	Loss      float64 // mean loss increase over the class's positions (nats)
 	Outside   float64 // mean loss increase over every other position (nats)
 	PPL       float64 // the mask's held-out ΔPPL
+	// Floor is ProbFloor of all the concept's target occurrences together: the lowest ΔProb that a mask lowering
+	// every value of the concept alike (and sparing other tokens) can reach within the perplexity bound.
+	Floor float64
 }
 
 // ClassSelectivity returns, per concept class (ClassOther excluded), the prototype whose write mask raises the
@@ -321,17 +324,25 @@ func ClassSelectivity(iv *Intervention) []Selectivity {
 		if s.Share < 1 {
 			s.Outside = (math.Log1p(s.PPL) - s.Share*s.Loss) / (1 - s.Share)
 		}
+		share := 0.0
+		for _, e := range iv.Effects {
+			if conceptOf(e.Target) == class {
+				share += e.Share
+			}
+		}
+		s.Floor = ProbFloor(share, iv.MaxPPLChange)
 		out = append(out, s)
 	}
 	return out
 }
 
-// SelectivityTable lists ClassSelectivity: per concept, the prototype costing its tokens most, how much (as a
-// probability factor), what it costs the other tokens, and its perplexity change.
+// SelectivityTable lists ClassSelectivity: per concept, the prototype costing its
+// tokens most, how much (as a probability factor), what it costs the other tokens, its perplexity change, and the
+// concept's floor.
 func SelectivityTable(res *Result, source string) *Table {
 	t := &Table{Title: fmt.Sprintf("The prototype whose write mask costs each concept's tokens most (%s, held out)",
 		source), Header: []string{"concept", "share of positions", "prototype", "loss on the concept (nats)",
-		"its tokens' probability ×", "loss elsewhere (nats)", "ratio", "ΔPPL"}}
+		"its tokens' probability ×", "loss elsewhere (nats)", "ratio", "ΔPPL", "concept floor"}}
 	for _, s := range ClassSelectivity(corpusOrEmpty(res, source).Intervene) {
 		ratio := "—"
 		if s.Outside > 0 {
@@ -339,7 +350,7 @@ func SelectivityTable(res *Result, source string) *Table {
 		}
 		t.Rows = append(t.Rows, []string{s.Class, fmt.Sprintf("%.1f%%", 100*s.Share), s.Prototype,
 			fmt.Sprintf("%.3f", s.Loss), fmt.Sprintf("%.2f", math.Exp(-s.Loss)), fmt.Sprintf("%.4f", s.Outside), ratio,
-			pct(s.PPL)})
+			pct(s.PPL), pct(s.Floor)})
 	}
 	return t
 }

@@ -175,6 +175,8 @@ type Intervention struct {
 	BasePPL   float64 `json:"base_ppl"`
 	Tokens    int     `json:"tokens"`
 	CalTokens int     `json:"cal_tokens"`
+	// MaxPPLChange is the perplexity bound of the selection and of the floors (intervene.max_ppl_change).
+	MaxPPLChange float64 `json:"max_ppl_change"`
 	// Classes partitions the held-out positions by the concept of their target token: one class per concept whose
 	// values label the split (a token with values of several concepts is in each of their classes), and
 	// ClassOther for targets carrying none; ClassShare is each class's fraction of the positions.
@@ -267,7 +269,7 @@ func intervene(m *Model, cal, held *evalSet, ic InterveneConfig, batchSize int, 
 	}
 	calOcc, heldOcc := wordOccurrences(cal), wordOccurrences(held)
 	iv := &Intervention{Kinds: []string{InterveneWrite, InterveneRead, InterveneReinit}, Tokens: len(baseHeld),
-		CalTokens: len(baseCal)}
+		CalTokens: len(baseCal), MaxPPLChange: ic.MaxPPLChange}
 	var occC, occH [][]Occurrence
 	for l, name := range held.tokens.Names {
 		c := slices.Index(cal.tokens.Names, name)

@@ -154,10 +154,13 @@ func TestPositionClasses_HandCase(t *testing.T) {
 
 // TestClassSelectivity_HandCase: two prototypes, classes gender (a quarter of the positions) and other. Prototype
 // 1 costs gender tokens 0.4 nats and the others 0.02, so its mean loss change is 0.25·0.4 + 0.75·0.02 and
-// ClassSelectivity recovers Outside = 0.02 from its ΔPPL; prototype 0 costs gender less (0.1).
+// ClassSelectivity recovers Outside = 0.02 from its ΔPPL; prototype 0 costs gender less (0.1). The gender targets'
+// occurrences are 3% + 2% of the positions, so the concept's floor is ProbFloor(0.05, 1%); number's do not count.
 func TestClassSelectivity_HandCase(t *testing.T) {
 	iv := &Intervention{Prototypes: []string{"L0 P0", "L0 P1"}, Classes: []string{"gender", ClassOther},
-		ClassShare: []float64{0.25, 0.75},
+		ClassShare: []float64{0.25, 0.75}, MaxPPLChange: 0.01,
+		Effects: []TargetEffect{{Target: "gender=male", Share: 0.03}, {Target: "number=plural", Share: 0.4},
+			{Target: "gender=female", Share: 0.02}},
 		Sweeps: []Sweep{{Kind: InterveneWrite, ClassLoss: [][]float64{{0.1, 0}, {0.4, 0.02}},
 			PPL: []float64{math.Expm1(0.025), math.Expm1(0.25*0.4 + 0.75*0.02)}}}}
 	got := ClassSelectivity(iv)
@@ -166,5 +169,6 @@ func TestClassSelectivity_HandCase(t *testing.T) {
 	require.Equal(t, "L0 P1", got[0].Prototype)
 	require.InDelta(t, 0.4, got[0].Loss, 1e-15)
 	require.InDelta(t, 0.02, got[0].Outside, 1e-12)
+	require.InDelta(t, ProbFloor(0.05, 0.01), got[0].Floor, 1e-12)
 	require.Nil(t, ClassSelectivity(nil))
 }
