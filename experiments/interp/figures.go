@@ -247,13 +247,7 @@ func InterventionHeatmap(res *Result, source, kind string) *charts.HeatMap {
 			if sw.Kind != kind {
 				continue
 			}
-			for _, row := range sw.Prob {
-				v := make([]float64, len(row))
-				for j, x := range row {
-					v[j] = 100 * x
-				}
-				values = append(values, v)
-			}
+			values = append(values, scaled(sw.Prob, 100)...)
 		}
 	}
 	if len(values) != len(rows) {
@@ -264,20 +258,25 @@ func InterventionHeatmap(res *Result, source, kind string) *charts.HeatMap {
 		rows, values, plot.Diverging(), plot.AxisNames("target", "prototype"), plot.Size(900, 40+18*max(8, len(rows))))
 }
 
+// scaled returns a copy of the matrix m with every entry multiplied by f.
+func scaled(m [][]float64, f float64) [][]float64 {
+	out := make([][]float64, len(m))
+	for i, row := range m {
+		out[i] = make([]float64, len(row))
+		for j, x := range row {
+			out[i][j] = f * x
+		}
+	}
+	return out
+}
+
 // ClassLossHeatmap shows, for the write mask of each prototype, the held-out loss increase (millinats per
 // position) over the positions of each class: the concept whose tokens it costs.
 func ClassLossHeatmap(res *Result, source string) *charts.HeatMap {
 	var rows, cols []string
 	var values [][]float64
 	if iv := corpusOrEmpty(res, source).Intervene; iv != nil && len(iv.Sweeps) > 0 {
-		cols, rows = iv.Classes, iv.Prototypes
-		for _, row := range iv.Sweeps[0].ClassLoss {
-			v := make([]float64, len(row))
-			for c, x := range row {
-				v[c] = 1000 * x
-			}
-			values = append(values, v)
-		}
+		cols, rows, values = iv.Classes, iv.Prototypes, scaled(iv.Sweeps[0].ClassLoss, 1000)
 	}
 	if len(values) != len(rows) {
 		rows = nil
