@@ -286,7 +286,6 @@ func intervene(m *Model, cal, held *evalSet, ic InterveneConfig, batchSize int, 
 		return nil, errors.Errorf("interp: no label occurs %d times as a next word in both the calibration (%d "+
 			"positions) and the held-out split (%d positions)", ic.MinOccurrences, len(baseCal), len(baseHeld))
 	}
-	var classPos [][]int
 	meanLP := 0.0
 	for _, x := range baseHeld {
 		meanLP += x
@@ -334,6 +333,7 @@ func intervene(m *Model, cal, held *evalSet, ic InterveneConfig, batchSize int, 
 		}
 		return nil, errors.Errorf("interp: unknown intervention %q", kind)
 	}
+	var classPos [][]int
 	iv.Classes, iv.ClassShare, classPos = positionClasses(held, len(baseHeld))
 	type effect struct {
 		prob, calProb []float64
