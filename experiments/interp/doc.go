@@ -93,8 +93,9 @@
 // the concept of their target token (one class per concept, a token with values of two concepts in both, and
 // "other" for targets with no concept value), and Sweep.ClassLoss is the mean loss increase over each class's
 // positions. A prototype that carries one concept costs that concept's tokens much more than the others
-// (ClassSelectivity: the costliest prototype per concept, with its loss outside the class recovered from its ΔPPL
-// as (log(1 + ΔPPL) − share·loss)/(1 − share)).
+// (ClassSelectivity: per concept the prototype with the largest excess loss − outside, its loss outside the class
+// recovered from its ΔPPL as (log(1 + ΔPPL) − share·loss)/(1 − share); a hub that costs every token alike has
+// excess 0).
 //
 // The perplexity bound limits how far any intervention can lower a frequent target. ΔProb is a mean of ratios
 // p′/p, which is at least their geometric mean, so ΔProb ≤ −δ needs the target's n word occurrences among the N

@@ -286,7 +286,8 @@ func ClassLossHeatmap(res *Result, source string) *charts.HeatMap {
 		"prototype"), plot.Size(640, 40+18*max(8, len(rows))))
 }
 
-// Selectivity is, for one class of positions, the prototype whose write mask raises the class's loss most.
+// Selectivity is, for one class of positions, the prototype whose write mask raises the class's loss most above
+// the loss it adds elsewhere.
 type Selectivity struct {
 	Class     string
 	Share     float64 // the class's fraction of the held-out positions
@@ -300,8 +301,9 @@ type Selectivity struct {
 }
 
 // ClassSelectivity returns, per concept class (ClassOther excluded), the prototype whose write mask raises the
-// loss of the class's positions most, with its loss increase outside the class: the mean over all positions is
-// log(1 + ΔPPL), so Outside = (log(1 + ΔPPL) − Share·Loss)/(1 − Share).
+// loss of the class's positions most above its loss increase on the other positions (Loss − Outside; a hub that
+// costs every token alike scores 0). The mean over all positions is log(1 + ΔPPL), so Outside =
+// (log(1 + ΔPPL) − Share·Loss)/(1 − Share).
 func ClassSelectivity(iv *Intervention) []Selectivity {
 	if iv == nil || len(iv.Sweeps) == 0 {
 		return nil
@@ -312,16 +314,16 @@ func ClassSelectivity(iv *Intervention) []Selectivity {
 		if class == ClassOther || len(write.ClassLoss) == 0 {
 			continue
 		}
-		best := 0
+		var s Selectivity
 		for p, row := range write.ClassLoss {
-			if row[c] > write.ClassLoss[best][c] {
-				best = p
+			x := Selectivity{Class: class, Share: iv.ClassShare[c], Prototype: iv.Prototypes[p], Loss: row[c],
+				PPL: write.PPL[p]}
+			if x.Share < 1 {
+				x.Outside = (math.Log1p(x.PPL) - x.Share*x.Loss) / (1 - x.Share)
 			}
-		}
-		s := Selectivity{Class: class, Share: iv.ClassShare[c], Prototype: iv.Prototypes[best],
-			Loss: write.ClassLoss[best][c], PPL: write.PPL[best]}
-		if s.Share < 1 {
-			s.Outside = (math.Log1p(s.PPL) - s.Share*s.Loss) / (1 - s.Share)
+			if p == 0 || x.Loss-x.Outside > s.Loss-s.Outside {
+				s = x
+			}
 		}
 		share := 0.0
 		for _, e := range iv.Effects {
@@ -335,11 +337,12 @@ func ClassSelectivity(iv *Intervention) []Selectivity {
 	return out
 }
 
-// SelectivityTable lists ClassSelectivity: per concept, the prototype costing its
-// tokens most, how much (as a probability factor), what it costs the other tokens, its perplexity change, and the
+// SelectivityTable lists ClassSelectivity: per concept, the prototype costing its tokens most beyond what it costs
+// the others, how much (as a probability factor), what it costs the other tokens, its perplexity change, and the
 // concept's floor.
 func SelectivityTable(res *Result, source string) *Table {
-	t := &Table{Title: fmt.Sprintf("The prototype whose write mask costs each concept's tokens most (%s, held out)",
+	t := &Table{Title: fmt.Sprintf("The prototype whose write mask costs each concept's tokens most beyond the rest "+
+		"(%s, held out)",
 		source), Header: []string{"concept", "share of positions", "prototype", "loss on the concept (nats)",
 		"its tokens' probability ×", "loss elsewhere (nats)", "ratio", "ΔPPL", "concept floor"}}
 	for _, s := range ClassSelectivity(corpusOrEmpty(res, source).Intervene) {

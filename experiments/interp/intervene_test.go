@@ -152,17 +152,19 @@ func TestPositionClasses_HandCase(t *testing.T) {
 	require.Equal(t, [][]int{{0, 1}, {1}, nil, nil}, pos, "only the first n positions")
 }
 
-// TestClassSelectivity_HandCase: two prototypes, classes gender (a quarter of the positions) and other. Prototype
+// TestClassSelectivity_HandCase: three prototypes, classes gender (a quarter of the positions) and other. Prototype
 // 1 costs gender tokens 0.4 nats and the others 0.02, so its mean loss change is 0.25·0.4 + 0.75·0.02 and
-// ClassSelectivity recovers Outside = 0.02 from its ΔPPL; prototype 0 costs gender less (0.1). The gender targets'
-// occurrences are 3% + 2% of the positions, so the concept's floor is ProbFloor(0.05, 1%); number's do not count.
+// ClassSelectivity recovers Outside = 0.02 from its ΔPPL (excess 0.38); prototype 0 costs gender 0.1 and nothing
+// else (excess 0.1); prototype 2, a hub, costs every token 0.6 (excess 0) and is not chosen although it costs gender
+// most. The gender targets' occurrences are 3% + 2% of the positions, so the concept's floor is ProbFloor(0.05, 1%);
+// number's do not count.
 func TestClassSelectivity_HandCase(t *testing.T) {
-	iv := &Intervention{Prototypes: []string{"L0 P0", "L0 P1"}, Classes: []string{"gender", ClassOther},
+	iv := &Intervention{Prototypes: []string{"L0 P0", "L0 P1", "L0 P2"}, Classes: []string{"gender", ClassOther},
 		ClassShare: []float64{0.25, 0.75}, MaxPPLChange: 0.01,
 		Effects: []TargetEffect{{Target: "gender=male", Share: 0.03}, {Target: "number=plural", Share: 0.4},
 			{Target: "gender=female", Share: 0.02}},
-		Sweeps: []Sweep{{Kind: InterveneWrite, ClassLoss: [][]float64{{0.1, 0}, {0.4, 0.02}},
-			PPL: []float64{math.Expm1(0.025), math.Expm1(0.25*0.4 + 0.75*0.02)}}}}
+		Sweeps: []Sweep{{Kind: InterveneWrite, ClassLoss: [][]float64{{0.1, 0}, {0.4, 0.02}, {0.6, 0.6}},
+			PPL: []float64{math.Expm1(0.025), math.Expm1(0.25*0.4 + 0.75*0.02), math.Expm1(0.6)}}}}
 	got := ClassSelectivity(iv)
 	require.Len(t, got, 1)
 	require.Equal(t, "gender", got[0].Class)

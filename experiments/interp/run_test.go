@@ -101,7 +101,8 @@ func TestRun_Tiny(t *testing.T) {
 		require.Len(t, sw.ClassLoss, L*R)
 	}
 	// Loss by class: every concept of the targets has a class, ClassOther comes last and every position is in a
-	// class (a token with values of two concepts is in both); ClassSelectivity picks each concept's costliest mask.
+	// class (a token with values of two concepts is in both); ClassSelectivity picks, per concept, the mask whose
+	// loss on it exceeds its loss elsewhere most.
 	require.Equal(t, ClassOther, iv.Classes[len(iv.Classes)-1])
 	require.Len(t, iv.ClassShare, len(iv.Classes))
 	for _, target := range iv.Targets {
@@ -119,10 +120,13 @@ func TestRun_Tiny(t *testing.T) {
 	require.Len(t, sel, len(iv.Classes)-1)
 	for c, s := range sel {
 		require.Equal(t, iv.Classes[c], s.Class)
-		for _, row := range iv.Sweeps[0].ClassLoss {
-			require.LessOrEqual(t, row[c], s.Loss)
+		p := indexOf(iv.Prototypes, s.Prototype)
+		require.Equal(t, iv.Sweeps[0].ClassLoss[p][c], s.Loss)
+		share := iv.ClassShare[c]
+		for q, row := range iv.Sweeps[0].ClassLoss {
+			outside := (math.Log1p(iv.Sweeps[0].PPL[q]) - share*row[c]) / (1 - share)
+			require.LessOrEqual(t, row[c]-outside, s.Loss-s.Outside+1e-12, "the largest excess loss")
 		}
-		require.False(t, math.IsNaN(s.Outside))
 	}
 	require.Positive(t, iv.CalTokens)
 	require.Positive(t, iv.Tokens)
