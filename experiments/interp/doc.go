@@ -109,8 +109,8 @@
 // (6.8%) cannot reach −15% within the bound whatever the model; a country (0.5–1.2%) could reach −56% to −86%.
 // A mask that lowers every value of a concept alike has the floor of all the concept's occurrences together
 // (Selectivity.Floor): at Small country (6.7% of the positions) −13.8%, gender (11.6%) −8.2%, topic (19.4%) −5.0%,
-// number (27.5%) −3.6%. So on this corpus a prototype that carries a whole concept cannot meet −15% at 1%; only
-// one that carries a single value of it can.
+// number (27.5%) −3.6%. So on this corpus a prototype that carries a whole concept and lowers its values alike
+// cannot meet −15% at 1% on any of them; that takes a mask that singles out one value.
 //
 // ΔProb, a mean of ratios (spec §7.4), understates a mask that removes what the model knows: the occurrences the
 // model got wrong gain by large factors and outweigh the many that lose. Measured on a 6-layer model (R = 32, 1,500
