@@ -286,65 +286,14 @@ func ClassLossHeatmap(res *Result, source string) *charts.HeatMap {
 		"prototype"), plot.Size(640, 40+18*max(8, len(rows))))
 }
 
-// Selectivity is, for one class of positions, the prototype whose write mask raises the class's loss most above
-// the loss it adds elsewhere.
-type Selectivity struct {
-	Class     string
-	Share     float64 // the class's fraction of the held-out positions
-	Prototype string
-	Loss      float64 // mean loss increase over the class's positions (nats)
-	Outside   float64 // mean loss increase over every other position (nats)
-	PPL       float64 // the mask's held-out ΔPPL
-	// Floor is ProbFloor of all the concept's target occurrences together: the lowest ΔProb that a mask lowering
-	// every value of the concept alike (and sparing other tokens) can reach within the perplexity bound.
-	Floor float64
-}
-
-// ClassSelectivity returns, per concept class (ClassOther excluded), the prototype whose write mask raises the
-// loss of the class's positions most above its loss increase on the other positions (Loss − Outside; a hub that
-// costs every token alike scores 0). The mean over all positions is log(1 + ΔPPL), so Outside =
-// (log(1 + ΔPPL) − Share·Loss)/(1 − Share).
-func ClassSelectivity(iv *Intervention) []Selectivity {
-	if iv == nil || len(iv.Sweeps) == 0 {
-		return nil
-	}
-	write := iv.Sweeps[0]
-	var out []Selectivity
-	for c, class := range iv.Classes {
-		if class == ClassOther || len(write.ClassLoss) == 0 {
-			continue
-		}
-		var s Selectivity
-		for p, row := range write.ClassLoss {
-			x := Selectivity{Class: class, Share: iv.ClassShare[c], Prototype: iv.Prototypes[p], Loss: row[c],
-				PPL: write.PPL[p]}
-			if x.Share < 1 {
-				x.Outside = (math.Log1p(x.PPL) - x.Share*x.Loss) / (1 - x.Share)
-			}
-			if p == 0 || x.Loss-x.Outside > s.Loss-s.Outside {
-				s = x
-			}
-		}
-		share := 0.0
-		for _, e := range iv.Effects {
-			if conceptOf(e.Target) == class {
-				share += e.Share
-			}
-		}
-		s.Floor = ProbFloor(share, iv.MaxPPLChange)
-		out = append(out, s)
-	}
-	return out
-}
-
 // SelectivityTable lists ClassSelectivity: per concept, the prototype costing its tokens most beyond what it costs
 // the others, how much (as a probability factor), what it costs the other tokens, its perplexity change, and the
 // concept's floor.
 func SelectivityTable(res *Result, source string) *Table {
 	t := &Table{Title: fmt.Sprintf("The prototype whose write mask costs each concept's tokens most beyond the rest "+
-		"(%s, held out)",
-		source), Header: []string{"concept", "share of positions", "prototype", "loss on the concept (nats)",
-		"its tokens' probability ×", "loss elsewhere (nats)", "ratio", "ΔPPL", "concept floor"}}
+		"(%s, held out)", source), Header: []string{"concept", "share of positions", "prototype",
+		"loss on the concept (nats)", "its tokens' probability ×", "loss elsewhere (nats)", "ratio", "ΔPPL",
+		"concept floor"}}
 	for _, s := range ClassSelectivity(corpusOrEmpty(res, source).Intervene) {
 		ratio := "—"
 		if s.Outside > 0 {
@@ -358,13 +307,14 @@ func SelectivityTable(res *Result, source string) *Table {
 }
 
 // InterventionTable lists per target its floor (ProbFloor: the lowest ΔProb reachable within the perplexity
-// bound), the spec §7.4 columns and the best, selective, named-set and control effects: prototypes selected on the calibration split, every effect measured on the held-out split; the
-// in-sample column is the selection a search on the held-out split itself would make (optimistic reference).
+// bound), the spec §7.4 columns and the best, selective, named-set and control effects: prototypes selected on the
+// calibration split, every effect measured on the held-out split; the in-sample column is the selection a search on
+// the held-out split itself would make (optimistic reference).
 func InterventionTable(res *Result, source string) *Table {
 	c := corpusOrEmpty(res, source)
 	t := &Table{Title: fmt.Sprintf("Interventions (%s): selected on calibration, measured held out", source),
-		Header: []string{"target", "words (cal/held)", "p", "floor", "max ΔProb", "mean ΔProb", "max ΔPPL", "mean ΔPPL", "best",
-			"write ΔProb/ΔPPL", "read ΔProb/ΔPPL", "reinit ΔProb/ΔPPL", "selective (cal ΔProb) ΔProb/ΔPPL",
+		Header: []string{"target", "words (cal/held)", "p", "floor", "max ΔProb", "mean ΔProb", "max ΔPPL",
+			"mean ΔPPL", "best", "write ΔProb/ΔPPL", "read ΔProb/ΔPPL", "reinit ΔProb/ΔPPL", "selective (cal ΔProb) ΔProb/ΔPPL",
 			"in-sample ΔProb/ΔPPL", "named set ΔProb/ΔPPL", "control ΔProb", "pass"}}
 	iv := c.Intervene
 	if iv == nil {
@@ -387,8 +337,8 @@ func InterventionTable(res *Result, source string) *Table {
 			named = fmt.Sprintf("%s: %s / %s", strings.Join(e.Named, ","), pct(e.NamedProb), pct(e.NamedPPL))
 		}
 		t.Rows = append(t.Rows, []string{e.Target, fmt.Sprintf("%d/%d", e.CalOccurrences, e.Occurrences),
-			fmt.Sprintf("%.3f", e.BaseProb), pct(e.Floor), pct(e.MaxProb), pct(e.MeanProb), pct(e.MaxPPL), pct(e.MeanPPL), e.Best,
-			pair(0), pair(1), pair(2), sel, in, named, pct(e.ControlProb), fmt.Sprint(e.Pass)})
+			fmt.Sprintf("%.3f", e.BaseProb), pct(e.Floor), pct(e.MaxProb), pct(e.MeanProb), pct(e.MaxPPL),
+			pct(e.MeanPPL), e.Best, pair(0), pair(1), pair(2), sel, in, named, pct(e.ControlProb), fmt.Sprint(e.Pass)})
 	}
 	return t
 }

@@ -173,4 +173,5 @@ func TestClassSelectivity_HandCase(t *testing.T) {
 	require.InDelta(t, 0.02, got[0].Outside, 1e-12)
 	require.InDelta(t, ProbFloor(0.05, 0.01), got[0].Floor, 1e-12)
 	require.Nil(t, ClassSelectivity(nil))
+	require.Equal(t, 0.0, OutsideLoss(1, 0.3, 0.5), "a class of every position leaves nothing outside")
 }

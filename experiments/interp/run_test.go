@@ -122,10 +122,10 @@ func TestRun_Tiny(t *testing.T) {
 		require.Equal(t, iv.Classes[c], s.Class)
 		p := indexOf(iv.Prototypes, s.Prototype)
 		require.Equal(t, iv.Sweeps[0].ClassLoss[p][c], s.Loss)
-		share := iv.ClassShare[c]
+		require.Equal(t, OutsideLoss(iv.ClassShare[c], s.Loss, s.PPL), s.Outside)
 		for q, row := range iv.Sweeps[0].ClassLoss {
-			outside := (math.Log1p(iv.Sweeps[0].PPL[q]) - share*row[c]) / (1 - share)
-			require.LessOrEqual(t, row[c]-outside, s.Loss-s.Outside+1e-12, "the largest excess loss")
+			excess := row[c] - OutsideLoss(iv.ClassShare[c], row[c], iv.Sweeps[0].PPL[q])
+			require.LessOrEqual(t, excess, s.Loss-s.Outside, "the largest excess loss")
 		}
 	}
 	require.Positive(t, iv.CalTokens)
