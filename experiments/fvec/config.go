@@ -201,7 +201,7 @@ func Small() Config {
 	}
 }
 
-// Paper is the spec's setting (spec/function_vectors.md §5 and §9): K = 8 (D = 255), α = 0.6, N = 128, s = 0.1,
+// Paper is the spec's setting (docs/spec/function_vectors.md §5 and §9): K = 8 (D = 255), α = 0.6, N = 128, s = 0.1,
 // H = 128, GELU, batch 512, Adam at lr 1e-3 with 500 warm-up steps and cosine decay, clipping at 1.0, 20,000 steps
 // (the spec asks 50,000 for L ≥ 6), three seeds, 10,000 evaluation contexts, depths 1…6, and M = 1…16 at D = 8.
 // Meant for a GPU with XLA.

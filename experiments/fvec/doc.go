@@ -2,7 +2,7 @@
 //
 //	R. Raj, G. Reddy, "Adaptive inference and function vectors in deep transformers", arXiv:2606.16694 (2026),
 //
-// as reconstructed in spec/function_vectors.md (shape letters and symbols as there: D dimension of x and θ, N
+// as reconstructed in docs/spec/function_vectors.md (shape letters and symbols as there: D dimension of x and θ, N
 // tokens per context, M measurements, L layers, K tree depth, α tree scale ratio, s label noise). It trains the
 // constrained linear-attention models of layers/linattn — A (deep, adaptive MLP keys), A′ (deep, adaptive
 // queries, linear keys), B (one layer, M MLP-key heads) and C (one layer, M linear channels) — on regression

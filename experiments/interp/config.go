@@ -293,7 +293,7 @@ func Small() Config {
 	}
 }
 
-// Paper is the paper's setting (spec/protot.md §1, §3, §7.3): D = 256, L = 6, R = 32, 4 heads, T = 256, B = 32,
+// Paper is the paper's setting (docs/spec/protot.md §1, §3, §7.3): D = 256, L = 6, R = 32, 4 heads, T = 256, B = 32,
 // AdamW at 6e-4, 20k steps, K = 20 contexts of 24 + 8 tokens, SAEs of 8·D features. Meant for a GPU with XLA.
 func Paper() Config {
 	c := Small()

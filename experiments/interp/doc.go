@@ -1,4 +1,4 @@
-// Package interp is the interpretability study of the Prototype Transformer (spec/protot.md §5, §6, §7.3–7.5):
+// Package interp is the interpretability study of the Prototype Transformer (docs/spec/protot.md §5, §6, §7.3–7.5):
 // it trains a ProtoT decoder and a LLaMA (attention) decoder of equal non-embedding size on the synthetic concept
 // corpus (and on WordNet glosses when the database is installed), then
 //

@@ -78,7 +78,7 @@ func Small() Config {
 	return Config{Seed: 1, Data: d, Model: m, Train: t, EvalBatches: 32, Sample: s, NumSamples: 4, PromptWords: 4}
 }
 
-// Paper is the ProtoT paper's LLaMA baseline backbone (spec/protot.md §2.1 and §3: D = 256, L = 6, 4 heads, tied
+// Paper is the ProtoT paper's LLaMA baseline backbone (docs/spec/protot.md §2.1 and §3: D = 256, L = 6, 4 heads, tied
 // embeddings, 16k vocabulary, context 1,024, AdamW lr 3e-4 with weight decay 0.1); meant for a GPU with XLA. The
 // corpus stays the synthetic one by default: point data.source at FineWeb-Edu shards for the paper's data.
 func Paper() Config {

@@ -125,7 +125,7 @@ func Small() Config {
 	}
 }
 
-// Paper is spec/prism.md §12's small-scale plan: D = 256, L = 6, H = 4, T = 256, K = 4096, k = 16, CE + REC + R1 +
+// Paper is docs/spec/prism.md §12's small-scale plan: D = 256, L = 6, H = 4, T = 256, K = 4096, k = 16, CE + REC + R1 +
 // R2 at 0.1 each with cosine distance, "split" routing, "autodiff" residual, a 200-step CE-only warm-up (§2.3).
 // The spec's GPT-2 backbone details (LayerNorm, GELU, learned positions) are replaced by this workbench's LLaMA-style
 // decoder, shared with the dense baseline. TinyStories is not bundled: point data.source at it (the default stays the

@@ -16,7 +16,7 @@ import (
 	"github.com/protolab/protolab/theory/curvature"
 )
 
-// CurvatureConfig configures the Hessian study of spec/prism.md §5 (curvature.go).
+// CurvatureConfig configures the Hessian study of docs/spec/prism.md §5 (curvature.go).
 type CurvatureConfig struct {
 	// Batches is the number of validation batches whose tokens the objective sums over; > 0.
 	Batches int `json:"batches"`

@@ -1,5 +1,5 @@
 // Package prism is the PRISM study (D. Ley, G. Nguyen, H. Lakkaraju, J. Adebayo, "Prototype Language Models",
-// arXiv:2607.00510; spec/prism.md): a decoder whose output pathway is the sparse prototype head of layers/prism,
+// arXiv:2607.00510; docs/spec/prism.md): a decoder whose output pathway is the sparse prototype head of layers/prism,
 // trained beside a dense-head decoder with the same backbone, data and token budget.
 //
 // Base API (config.go, model.go): Config with the presets Tiny, Small and Paper; LoadOrTrain trains a PRISM or a

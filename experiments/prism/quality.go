@@ -16,7 +16,7 @@ import (
 )
 
 // Quality compares a PRISM model with the dense-head model of the same backbone, data and token budget, and
-// reports the head's coverage and usage on the validation tokens (spec/prism.md §4, §12 "Logging").
+// reports the head's coverage and usage on the validation tokens (docs/spec/prism.md §4, §12 "Logging").
 type Quality struct {
 	Prism eval.PerplexityResult `json:"prism"` // validation perplexity of the PRISM model
 	Dense eval.PerplexityResult `json:"dense"` // the dense model's, on the same batches

@@ -37,7 +37,7 @@ import (
 	"github.com/protolab/protolab/workbench/store"
 )
 
-// BenchConfig configures the throughput and decoding benchmarks of spec/protot.md §7.2 (our protocol for the CPU):
+// BenchConfig configures the throughput and decoding benchmarks of docs/spec/protot.md §7.2 (our protocol for the CPU):
 // one decoder per mixer, trained at several context lengths T with B·T fixed, and decoded one token at a time with
 // a state (or KV cache) sized for each context. Start from BenchTiny, BenchSmall or BenchPaper.
 type BenchConfig struct {
@@ -112,7 +112,7 @@ func BenchSmall() BenchConfig {
 	}
 }
 
-// BenchPaper is the paper's backbone (spec/protot.md §3: D = 256, L = 6, V = 16,384) at the §7.2 contexts up to
+// BenchPaper is the paper's backbone (docs/spec/protot.md §3: D = 256, L = 6, V = 16,384) at the §7.2 contexts up to
 // 32k with 32·256 tokens per step and the spec's ProtoT chunk of 64; meant for a GPU with XLA.
 func BenchPaper() BenchConfig {
 	c := BenchSmall()

@@ -22,7 +22,7 @@ import (
 // Pooling modes of ClassifyConfig.Pool.
 const (
 	PoolMean = "mean" // mean of the hidden states of the example's tokens
-	PoolLast = "last" // hidden state of the example's last token (spec/protot.md §7.6)
+	PoolLast = "last" // hidden state of the example's last token (docs/spec/protot.md §7.6)
 )
 
 // Scope and variables of the classification head (under the root scope, beside the decoder's).

@@ -24,7 +24,7 @@ type Config struct {
 	Data lmdata.Config `json:"data"`
 	// Model is the reference model; mixer, width, vocab_size and ffn_hidden are set per run.
 	Model decoder.Config `json:"model"`
-	// FFNRatio > 0 sets the reference FFN width at every width D to ⌊FFNRatio·D/16⌋·16 (spec/protot.md §1);
+	// FFNRatio > 0 sets the reference FFN width at every width D to ⌊FFNRatio·D/16⌋·16 (docs/spec/protot.md §1);
 	// 0 keeps model.ffn_hidden (0 there means the LLaMA rule).
 	FFNRatio float64 `json:"ffn_ratio"`
 	// MatchParams resizes the FFN of every mixer so that its non-embedding parameter count equals the reference
@@ -164,7 +164,7 @@ func Small() Config {
 	}
 }
 
-// Paper is the ProtoT paper's default setting (spec/protot.md §1, §3): D = 256, L = 6, R = 32, 4 heads,
+// Paper is the ProtoT paper's default setting (docs/spec/protot.md §1, §3): D = 256, L = 6, R = 32, 4 heads,
 // F = ⌊2.7·D/16⌋·16, T = 256, B = 32, AdamW (0.9, 0.999, ε 1e-8) at 6e-4 with weight decay 0.1, 2% warmup then
 // cosine to 10%, no clipping, seed 4257, a 16k vocabulary; GLUE-style fine-tuning pools the last token and trains
 // every weight (§7.6); sampling A of §7.6 without beams (temperature 0.8, top-k 50). The paper has no dropout here

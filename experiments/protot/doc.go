@@ -1,4 +1,4 @@
-// Package protot is the ProtoT study (spec/protot.md §3, §7.1, §7.6, §8, §9): the Prototype Transformer mixer
+// Package protot is the ProtoT study (docs/spec/protot.md §3, §7.1, §7.6, §8, §9): the Prototype Transformer mixer
 // against its baselines — causal attention with RoPE (LLaMA), DeltaNet and Mamba — in the same decoder
 // (layers/decoder), at equal parameter count. It trains and compares
 //

@@ -129,7 +129,7 @@ func TestPaper_CitesSpecDefaults(t *testing.T) {
 	require.Equal(t, 6, c.Model.NumLayers)
 	require.Equal(t, 32, c.Model.ProtoT.NumPrototypes)
 	require.Equal(t, 256, c.Data.SeqLen)
-	// F = ⌊2.7·D/16⌋·16 = 688 at D = 256 (spec/protot.md §1).
+	// F = ⌊2.7·D/16⌋·16 = 688 at D = 256 (docs/spec/protot.md §1).
 	require.Equal(t, 688, c.referenceFFN(256))
 	require.Equal(t, 1376, c.referenceFFN(512))
 }

@@ -15,7 +15,7 @@ type Config struct {
 	NumKVHeads int `json:"num_kv_heads"`
 	// HeadDim is D_h, the width of one head; 0 means D/H (then H must divide D). Must be even: RoPE rotates pairs.
 	HeadDim int `json:"head_dim"`
-	// RoPEBase is θ in ω_i = θ^(-2i/D_h); > 1. Default 500,000, the LLaMA-3 value that spec/protot.md §9.1
+	// RoPEBase is θ in ω_i = θ^(-2i/D_h); > 1. Default 500,000, the LLaMA-3 value that docs/spec/protot.md §9.1
 	// prescribes for the baseline; 10,000 (the original RoPE value) resolves short contexts more finely.
 	RoPEBase float64 `json:"rope_base"`
 	// InitStd is the standard deviation of the normal initialisation of the q, k and v projections;
@@ -26,7 +26,7 @@ type Config struct {
 	OutputInitStd float64 `json:"output_init_std"`
 }
 
-// DefaultConfig returns the configuration of the ProtoT paper's LLaMA baseline (spec/protot.md §9.1): 4 heads,
+// DefaultConfig returns the configuration of the ProtoT paper's LLaMA baseline (docs/spec/protot.md §9.1): 4 heads,
 // no grouped-query attention, head width D/H, RoPE θ = 500,000, initialisation from the context.
 func DefaultConfig() Config {
 	return Config{NumHeads: 4, RoPEBase: 500_000}

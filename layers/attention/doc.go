@@ -1,6 +1,6 @@
 // Package attention implements causal multi-head self-attention with rotary position embeddings (RoPE) and a
 // key/value cache for incremental decoding: the sequence mixer of the LLaMA-style decoder (layers/decoder) and of
-// the ProtoT paper's LLaMA baseline (spec/protot.md §9.1; RoFormer, arXiv:2104.09864; GQA, arXiv:2305.13245).
+// the ProtoT paper's LLaMA baseline (docs/spec/protot.md §9.1; RoFormer, arXiv:2104.09864; GQA, arXiv:2305.13245).
 //
 // Shapes: B batch, T query tokens, S key positions (S = T in a full pass, the cache length when decoding), D width,
 // H query heads, H_kv key/value heads, G = H/H_kv query heads per key/value head, D_h head width, F = D_h/2.
@@ -14,7 +14,7 @@
 //	(4) A[b,h,t,s] = softmax_s( ⟨RoPE(q)[b,t,h], RoPE(k)[b,s,h/G]⟩ / √D_h ) over s ≤ t
 //	(5) o[b,t,h] = Σ_s A[b,h,t,s]·v[b,s,h/G];  y = concat_h(o)·W_o → [B, T, D]
 //
-// Rotate-half pairs channel i with channel F+i. spec/protot.md §9.1 writes RoPE with interleaved pairs (2i, 2i+1);
+// Rotate-half pairs channel i with channel F+i. docs/spec/protot.md §9.1 writes RoPE with interleaved pairs (2i, 2i+1);
 // the two are the same model up to a fixed permutation of each head's channels in W_q and W_k, so only a
 // checkpoint importer has to care.
 //

@@ -21,7 +21,7 @@ type Config struct {
 	// NumLayers is L, the number of blocks; > 0.
 	NumLayers int `json:"num_layers"`
 	// FFNHidden is F, the SwiGLU inner width; 0 means the LLaMA rule: 8D/3 rounded up to a multiple of 32
-	// (352 at D=128, 704 at D=256; spec/protot.md's 2.7 ratio gives 688 at D=256: set it explicitly for that).
+	// (352 at D=128, 704 at D=256; docs/spec/protot.md's 2.7 ratio gives 688 at D=256: set it explicitly for that).
 	FFNHidden int `json:"ffn_hidden"`
 	// TieEmbeddings makes the LM head reuse the token embedding [V, D] (no "lm_head" scope then).
 	TieEmbeddings bool `json:"tie_embeddings"`
@@ -39,7 +39,7 @@ type Config struct {
 	// Mamba configures the "mamba" mixer (layers/mamba); zero init stds are derived as for attention.
 	Mamba mamba.Config `json:"mamba"`
 	// DropFFN removes the SwiGLU FFN sub-block (and its norm) from every block, as Mamba-only stacks do
-	// (spec/protot.md §9.3). Default false.
+	// (docs/spec/protot.md §9.3). Default false.
 	DropFFN bool `json:"drop_ffn"`
 	// MaxLen is the decoding capacity: the number of positions StateShapes allocates when given maxLen ≤ 0; > 0.
 	MaxLen int `json:"max_len"`
@@ -58,7 +58,7 @@ var KnownMixers = []string{MixerAttention, MixerProtoT, MixerDeltaNet, MixerMamb
 // MixerAttention is the Config.Mixer value for causal multi-head attention with RoPE (layers/attention).
 const MixerAttention = "attention"
 
-// DefaultConfig returns the ProtoT paper's LLaMA baseline backbone (spec/protot.md §2.1, §9.1, §10):
+// DefaultConfig returns the ProtoT paper's LLaMA baseline backbone (docs/spec/protot.md §2.1, §9.1, §10):
 // V = 16,384, D = 256, L = 6, tied embeddings, RMSNorm ε = 2⁻²³, attention with 4 heads and θ = 500,000,
 // F from the LLaMA rule, σ = 0.02, float32, decoding capacity 1,024 positions.
 func DefaultConfig() Config {

@@ -1,7 +1,7 @@
 // Package decoder implements a LLaMA-style decoder-only language model with a pluggable sequence mixer: token
 // embedding, L pre-norm residual blocks (RMSNorm → mixer, RMSNorm → SwiGLU FFN), a final RMSNorm and an LM head
 // that may be tied to the embedding. It is the backbone of the ProtoT paper's models and baselines
-// (spec/protot.md §2.1, §9; LLaMA, arXiv:2302.13971; SwiGLU, arXiv:2002.05202; RMSNorm, arXiv:1910.07467).
+// (docs/spec/protot.md §2.1, §9; LLaMA, arXiv:2302.13971; SwiGLU, arXiv:2002.05202; RMSNorm, arXiv:1910.07467).
 // The mixers (Config.Mixer) are "attention" (layers/attention); ProtoT, DeltaNet and Mamba plug in through the
 // Mixer interface.
 //

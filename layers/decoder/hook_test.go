@@ -208,7 +208,7 @@ func TestProbes_NamesPerMixer(t *testing.T) {
 	}
 }
 
-// Step fires every probe with the values Logits gives at the same position (spec/protot.md §6), for every mixer;
+// Step fires every probe with the values Logits gives at the same position (docs/spec/protot.md §6), for every mixer;
 // the attention pattern of Step (S = capacity) equals Logits' row t on keys 0…t and is 0 beyond.
 func TestProbes_StepMatchesLogits(t *testing.T) {
 	for mixer, cfg := range hookTestConfigs() {

@@ -9,7 +9,7 @@ import (
 	"github.com/protolab/protolab/layers/prism"
 )
 
-// This file puts the PRISM prototype head (layers/prism, spec/prism.md) on the decoder: the backbone's
+// This file puts the PRISM prototype head (layers/prism, docs/spec/prism.md) on the decoder: the backbone's
 // final-normalised hidden states z and its LM head W feed prism.Head, whose bank lives at "/prism/prototypes"
 // [K, D] beside the decoder's scopes. workbench/fit trains it through a LossFn such as
 //

@@ -28,7 +28,7 @@ type Config struct {
 	OutputInitStd float64 `json:"output_init_std"`
 }
 
-// DefaultConfig returns the defaults of fla's DeltaNet layer (spec/protot.md §9.2): 4 heads of width D/4,
+// DefaultConfig returns the defaults of fla's DeltaNet layer (docs/spec/protot.md §9.2): 4 heads of width D/4,
 // ShortConv of length 4, output RMSNorm ε = 1e-5, PyTorch's default initialisation; chunk length 32.
 func DefaultConfig() Config {
 	return Config{NumHeads: 4, ConvSize: 4, ChunkSize: 32, NormEpsilon: 1e-5}

@@ -9,7 +9,7 @@ import (
 	"github.com/pkg/errors"
 )
 
-// qkNormEpsilon is the ε of the L2 normalisation of q and k, x/√(‖x‖² + ε) (spec/protot.md §9.2).
+// qkNormEpsilon is the ε of the L2 normalisation of q and k, x/√(‖x‖² + ε) (docs/spec/protot.md §9.2).
 const qkNormEpsilon = 1e-6
 
 // SiLU returns x·σ(x) elementwise.

@@ -1,7 +1,7 @@
 // Package deltanet implements DeltaNet, linear attention with the delta rule (Schlag et al. 2021, "Linear
 // Transformers Are Secretly Fast Weight Programmers", arXiv:2102.11174; Yang et al. 2024, "Parallelizing Linear
 // Transformers with the Delta Rule over Sequence Length", arXiv:2406.06484), as configured by fla's DeltaNet layer:
-// a baseline mixer of the ProtoT paper (spec/protot.md §9.2).
+// a baseline mixer of the ProtoT paper (docs/spec/protot.md §9.2).
 //
 // Shapes: B batch, T tokens, D width, H heads, d = d_k = d_v head width, K ShortConv length, C chunk length.
 //

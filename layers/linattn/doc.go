@@ -2,7 +2,7 @@
 //
 //	R. Raj, G. Reddy, "Adaptive inference and function vectors in deep transformers", arXiv:2606.16694 (2026),
 //
-// as reconstructed in spec/function_vectors.md §5 (every architectural detail there is "our choice": the paper's
+// as reconstructed in docs/spec/function_vectors.md §5 (every architectural detail there is "our choice": the paper's
 // body is not public). Each model reads a regression context of N tokens z_i = (x_i, y_i) through M scalar
 // linear-attention statistics (channels) and predicts the latent θ ∈ R^D from them.
 //

@@ -33,7 +33,7 @@ type Config struct {
 	OutputInitStd float64 `json:"output_init_std"`
 }
 
-// DefaultConfig returns Mamba-1's defaults (spec/protot.md §9.3; mamba_simple.py): expand 2, N = 16, d_conv = 4,
+// DefaultConfig returns Mamba-1's defaults (docs/spec/protot.md §9.3; mamba_simple.py): expand 2, N = 16, d_conv = 4,
 // dt_rank ⌈D/16⌉, Δ initialised log-uniform in [1e-3, 0.1] with floor 1e-4, chunk length ⌈√T⌉, PyTorch's default
 // initialisation of the projections.
 func DefaultConfig() Config {

@@ -1,6 +1,6 @@
 // Package mamba implements the Mamba-1 mixer, a selective state-space model (Gu and Dao 2023, "Mamba: Linear-Time
 // Sequence Modeling with Selective State Spaces", arXiv:2312.00752): a baseline mixer of the ProtoT paper
-// (spec/protot.md §9.3; equations as in mamba-minimal, initialisation as in mamba_ssm's mamba_simple.py).
+// (docs/spec/protot.md §9.3; equations as in mamba-minimal, initialisation as in mamba_ssm's mamba_simple.py).
 //
 // Shapes: B batch, T tokens, D width, d = d_in = Expand·D inner width, N state size, K = d_conv, R = dt_rank,
 // Q chunk length. Lower-case b and c are the SSM input and output vectors, not the batch.

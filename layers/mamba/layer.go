@@ -15,7 +15,7 @@ import (
 const Scope = "mamba"
 
 // Variable names under Scope (checkpoint and probe names; d = d_in, K = d_conv, R = dt_rank). Projections are
-// applied on the right (x·W). dt_proj and a_log are rank 2 but must not be weight-decayed (spec/protot.md §2.5):
+// applied on the right (x·W). dt_proj and a_log are rank 2 but must not be weight-decayed (docs/spec/protot.md §2.5):
 // workbench/fit needs them in its no_decay list; the rank-1 variables are exempt already.
 const (
 	VarIn         = "in_proj"     // [D, 2d]

@@ -2,7 +2,7 @@ package mamba
 
 import "math"
 
-// This file is the float64 oracle: plain loops written from the equations of doc.go (spec/protot.md §9.3), one token
+// This file is the float64 oracle: plain loops written from the equations of doc.go (docs/spec/protot.md §9.3), one token
 // at a time, sharing no code with the package.
 
 // refParams holds a layer's weights as flat row-major slices, shapes as in Weights.

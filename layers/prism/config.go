@@ -6,7 +6,7 @@ import (
 	"github.com/pkg/errors"
 )
 
-// Values of Config.ActivationScale (spec/prism.md §2.1).
+// Values of Config.ActivationScale (docs/spec/prism.md §2.1).
 const (
 	// ScaleCos is a_{t,i} = ReLU(s_{t,i}) ∈ [0, 1]; the prototypes carry the scale.
 	ScaleCos = "cos"
@@ -14,7 +14,7 @@ const (
 	ScaleNorm = "norm"
 )
 
-// Values of Config.Residual, the two residual-gradient variants of spec/prism.md §2.2.
+// Values of Config.Residual, the two residual-gradient variants of docs/spec/prism.md §2.2.
 const (
 	// ResidualAutodiff is variant (a): r_t = z_t − ẑ_t with ordinary autodiff, so l_t = W z_t and the
 	// cross-entropy sends no gradient to the bank.
@@ -24,7 +24,7 @@ const (
 	ResidualStopGrad = "stopgrad"
 )
 
-// Values of Config.Dist, the distance of the clustering losses R1 and R2 (spec/prism.md §3).
+// Values of Config.Dist, the distance of the clustering losses R1 and R2 (docs/spec/prism.md §3).
 const (
 	// DistCos is dist(u, v) = 1 − cos(u, v), matching the cosine activation.
 	DistCos = "cos"
@@ -32,7 +32,7 @@ const (
 	DistSqL2 = "sqL2"
 )
 
-// Values of Config.ClusterGrad, the gradient routing of R1 and R2 (spec/prism.md §3).
+// Values of Config.ClusterGrad, the gradient routing of R1 and R2 (docs/spec/prism.md §3).
 const (
 	// ClusterGradSplit stops gradients VQ-VAE style: R1 moves only the bank, R2 moves only the backbone.
 	ClusterGradSplit = "split"
@@ -44,7 +44,7 @@ const (
 const MaxTopK = 64
 
 // Eps is the ε of the cosine denominator ‖z‖·‖p‖ + ε, of the scale-free reconstruction loss ‖r‖²/(‖z‖² + ε) and
-// of the norm activation scale ‖z‖/(‖p‖ + ε) (spec/prism.md §2.1, §3; our choice).
+// of the norm activation scale ‖z‖/(‖p‖ + ε) (docs/spec/prism.md §2.1, §3; our choice).
 const Eps = 1e-6
 
 // Config configures the PRISM prototype head and its losses. Start from DefaultConfig; Validate checks it.
@@ -81,7 +81,7 @@ type Config struct {
 	CoverageThreshold float64 `json:"coverage_threshold"`
 }
 
-// DefaultConfig returns the small-scale plan of spec/prism.md §12: K = 4096, k = 16, cosine-ReLU activations,
+// DefaultConfig returns the small-scale plan of docs/spec/prism.md §12: K = 4096, k = 16, cosine-ReLU activations,
 // residual variant (a) "autodiff", CE + REC + R1 + R2 with λ_rec = λ_1 = λ_2 = 0.1 (§3), scale-free L_REC, m = 1,
 // cosine distance, "split" gradient routing; a N(0, 0.02²) bank at creation (§2.3) and τ = 0.9 (§4).
 func DefaultConfig() Config {

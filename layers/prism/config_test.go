@@ -19,11 +19,11 @@ func TestDefaultConfig_Spec(t *testing.T) {
 	if err := cfg.Validate(); err != nil {
 		t.Fatal(err)
 	}
-	// spec/prism.md §12 and §3.
+	// docs/spec/prism.md §12 and §3.
 	if cfg.NumPrototypes != 4096 || cfg.TopK != 16 || cfg.RecWeight != 0.1 || cfg.R1Weight != 0.1 || cfg.R2Weight != 0.1 ||
 		!cfg.RecNorm || cfg.R1Nearest != 1 || cfg.Dist != DistCos || cfg.ClusterGrad != ClusterGradSplit ||
 		cfg.Residual != ResidualAutodiff || cfg.ActivationScale != ScaleCos || cfg.CoverageThreshold != 0.9 {
-		t.Fatalf("DefaultConfig %+v differs from spec/prism.md §3, §12", cfg)
+		t.Fatalf("DefaultConfig %+v differs from docs/spec/prism.md §3, §12", cfg)
 	}
 	if got := cfg.NumParams(1600); got != 4096*1600 {
 		t.Fatalf("NumParams(1600) = %d, want K·D", got)

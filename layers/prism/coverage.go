@@ -18,7 +18,7 @@ func Cosines(z, bank *Node) *Node {
 	return cosines(z, bank)
 }
 
-// CoverageStats reduces one batch's cosines for the coverage metrics (spec/prism.md §4): scores [B, T, K] (e.g.
+// CoverageStats reduces one batch's cosines for the coverage metrics (docs/spec/prism.md §4): scores [B, T, K] (e.g.
 // Decomposition.Scores, or Cosines of held-out hidden states), mask [B, T] bool (true = a token of E) or nil →
 // protoMax [K] = max_{t∈E} cos(p_j, z_t) (−∞ if the batch has no token of E) and tokenMax [B, T] = max_j
 // cos(z_t, p_j). Feed both to Coverage.Add. Panics on bad shapes.
@@ -38,7 +38,7 @@ func CoverageStats(scores, mask *Node) (protoMax, tokenMax *Node) {
 	return ReduceMax(masked, 0, 1), tokenMax
 }
 
-// CoverageMetrics are the coverage and health numbers of spec/prism.md §4 over a held-out token set E.
+// CoverageMetrics are the coverage and health numbers of docs/spec/prism.md §4 over a held-out token set E.
 type CoverageMetrics struct {
 	// R1Bar is R̄1 = (1/K) Σ_j max_{t∈E} cos(p_j, z_t): prototypes lie near some real token.
 	R1Bar float64 `json:"r1_bar"`

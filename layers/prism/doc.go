@@ -1,6 +1,6 @@
 // Package prism implements the PRISM prototype output head of D. Ley, G. Nguyen, H. Lakkaraju, J. Adebayo,
 // "Prototype Language Models", arXiv:2607.00510 (PRISM: Prototypes for Interpretable Sequence Modeling), as
-// specified in spec/prism.md §2–§4: a decoder's final hidden state is reconstructed from a sparse, non-negative mix
+// specified in docs/spec/prism.md §2–§4: a decoder's final hidden state is reconstructed from a sparse, non-negative mix
 // of k of K learned prototypes, and the logits split exactly into per-prototype slices plus a residual slice.
 // It also computes the spec's coverage metrics and prototype-usage statistics.
 //

@@ -7,7 +7,7 @@ import (
 	"github.com/pkg/errors"
 )
 
-// LossTerms holds the scalar loss terms of spec/prism.md §3 (doc.go, equations 7–11) and their weighted total
+// LossTerms holds the scalar loss terms of docs/spec/prism.md §3 (doc.go, equations 7–11) and their weighted total
 // L = L_CE + λ_rec·L_REC + λ_1·L_R1 + λ_2·L_R2. A term whose weight is 0 is still returned (for logging) but is
 // left out of Total, so it adds nothing to the gradient graph.
 type LossTerms struct {

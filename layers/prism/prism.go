@@ -65,7 +65,7 @@ func Decompose(h, bank, unembed *Node, cfg Config) Decomposition {
 }
 
 // DecomposeMasked is Decompose with the prototypes where allowed [K] (bool) is false removed before the top-k
-// selection, so the next-best allowed prototypes fill the slots (spec/prism.md §10, variant). If fewer than k
+// selection, so the next-best allowed prototypes fill the slots (docs/spec/prism.md §10, variant). If fewer than k
 // prototypes are allowed, the remaining slots hold disallowed prototypes with activation 0. Scores and the R2
 // nearest prototype still cover the whole bank. Panics like Decompose, or if allowed is not [K] bool.
 func DecomposeMasked(h, bank, unembed, allowed *Node, cfg Config) Decomposition {

@@ -5,7 +5,7 @@ import (
 	"sort"
 )
 
-// This file is the slow float64 oracle of the PRISM head and losses, written from spec/prism.md §2.1 and §3 with
+// This file is the slow float64 oracle of the PRISM head and losses, written from docs/spec/prism.md §2.1 and §3 with
 // plain loops (doc.go's equations 1–11).
 
 // refCase holds the inputs of one reference evaluation, flat row-major.

@@ -9,7 +9,7 @@ import (
 	"github.com/pkg/errors"
 )
 
-// Usage accumulates prototype-usage statistics over batches (spec/prism.md §2.3, §4, §5). A prototype is used by
+// Usage accumulates prototype-usage statistics over batches (docs/spec/prism.md §2.3, §4, §5). A prototype is used by
 // token t when it is selected with a positive activation, a_{t,j} > 0 (a selected prototype with a non-positive
 // cosine contributes nothing and is not counted). Each Add is one step for the dead-prototype window. The zero
 // value is not usable; call NewUsage.

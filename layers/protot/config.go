@@ -6,7 +6,7 @@ import (
 	"github.com/pkg/errors"
 )
 
-// Numerics modes of the discounted prefix mean (spec/protot.md §4.5), the values of Config.Numerics.
+// Numerics modes of the discounted prefix mean (docs/spec/protot.md §4.5), the values of Config.Numerics.
 const (
 	// NumericsExact computes equation (3) as written, in the model's dtype.
 	NumericsExact = "exact"
@@ -15,7 +15,7 @@ const (
 	NumericsReference = "reference"
 )
 
-// Parallel forms of the prefix mean (spec/protot.md §4.1, §4.2), the values of Config.Form.
+// Parallel forms of the prefix mean (docs/spec/protot.md §4.1, §4.2), the values of Config.Form.
 const (
 	// FormAuto uses FormDense when T ≤ Config.DenseMaxLen and FormChunked otherwise.
 	FormAuto = "auto"
@@ -70,7 +70,7 @@ type Config struct {
 	DenseMaxLen int `json:"dense_max_len"`
 }
 
-// DefaultConfig returns the official code's mixer (spec/protot.md §2.2, §2.3): R = 32, D_v = D/2, β = 0.9,
+// DefaultConfig returns the official code's mixer (docs/spec/protot.md §2.2, §2.3): R = 32, D_v = D/2, β = 0.9,
 // τ_w = 1 (3 in layer 0), τ_r = 1, α = 1, shared routing in layer 0, a kernel-5 value convolution in layers 0 and
 // 1, exact numerics, chunks of Q = 64 with the dense form for T ≤ 64.
 func DefaultConfig() Config {

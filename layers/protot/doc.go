@@ -1,6 +1,6 @@
 // Package protot implements the sequence mixer of the Prototype Transformer (ProtoT): Y. Yordanov et al.,
 // "Prototype Transformer: Towards Language Model Architectures Interpretable by Design", arXiv:2602.11852, as
-// specified in spec/protot.md §2–§6 (official code YDYordanov/prototype_transformer, ProtoBroadcastMixerUpgraded).
+// specified in docs/spec/protot.md §2–§6 (official code YDYordanov/prototype_transformer, ProtoBroadcastMixerUpgraded).
 //
 // Each layer has R learnable prototypes P_k, each a communication channel with its own memory. A token writes its
 // value into the channels through a softmax over prototypes, and reads back a mix of the channels' discounted
@@ -9,7 +9,7 @@
 // Shapes: B batch, T tokens, D width, R prototypes, D_v value width (D/2 by default), K convolution kernel.
 // t and j are positions (0-based), k a prototype, ℓ the layer (0-based); σ is the logistic function, ε = 1e−6.
 //
-// Equations (numbered as the steps of spec/protot.md §2.3):
+// Equations (numbered as the steps of docs/spec/protot.md §2.3):
 //
 //	(1)  π[t,k] = softmax_k( ⟨x_t, P_k⟩ / (|τ_w| + ε) )                                  write gate
 //	(2a) v_t = W_V x_t ∈ R^{D_v}

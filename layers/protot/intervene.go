@@ -12,7 +12,7 @@ import (
 
 // SetMasks sets the write and read masks of the ProtoT layer whose block scope is ctx (the variables
 // VarWriteMask and VarReadMask under ctx.In("protot")), creating them if no graph has yet. A mask has R entries;
-// entries ≤ 0 remove that prototype from the softmax (spec/protot.md §5), nil keeps every prototype. The masks act
+// entries ≤ 0 remove that prototype from the softmax (docs/spec/protot.md §5), nil keeps every prototype. The masks act
 // identically in Mixer and Step and take effect at the next execution, without recompiling. In a shared-routing
 // layer the write mask also masks the read side (ρ = π), and the read mask the read side only.
 //
@@ -88,7 +88,7 @@ func ClearMasks(ctx *context.Context, cfg Config, layer int) error {
 }
 
 // ReinitPrototype re-initialises row k of the prototypes P of the layer whose block scope is ctx, as at
-// initialisation (spec/protot.md §5): N(0, 1)/√D entries drawn from a generator seeded with seed, then scaled to
+// initialisation (docs/spec/protot.md §5): N(0, 1)/√D entries drawn from a generator seeded with seed, then scaled to
 // unit length. The same seed gives the same row. The variable must exist and hold a value (build or load the
 // model first); it returns an error otherwise, or when k is out of range or the dtype is not float32/float64.
 func ReinitPrototype(ctx *context.Context, k int, seed uint64) error {

@@ -14,7 +14,7 @@ import (
 // Scope is the name of the sub-scope Mixer and Step create their variables in.
 const Scope = "protot"
 
-// Variable names under Scope; they are checkpoint paths. Shapes and initialisation follow spec/protot.md §2.2.
+// Variable names under Scope; they are checkpoint paths. Shapes and initialisation follow docs/spec/protot.md §2.2.
 // Weight decay (workbench/fit's rule: rank ≥ 2 and no "prototypes" path element) falls on value, output,
 // read_query and conv, as in the official code; prototypes and the rank ≤ 1 parameters are not decayed.
 const (
@@ -56,7 +56,7 @@ func uniform(ctx *context.Context, fanIn int) *context.Context {
 	return ctx.WithInitializer(initializers.RandomUniformFn(ctx, -b, b))
 }
 
-// prototypeInit draws N(0, 1)/√D entries and scales each row to unit length (spec/protot.md §2.2).
+// prototypeInit draws N(0, 1)/√D entries and scales each row to unit length (docs/spec/protot.md §2.2).
 func prototypeInit(ctx *context.Context) context.VariableInitializer {
 	return func(g *Graph, shape shapes.Shape) *Node {
 		p := DivScalar(ctx.RandomNormal(g, shape), math.Sqrt(float64(shape.Dim(1))))

@@ -74,7 +74,7 @@ func DiscountedPrefix(X, lambda, scale *Node, q int) *Node {
 
 // decayMatrices returns M[k, i, j] = a_k·exp(E[i, j]·λ_k) where keep[i, j], else 0, with (E, keep) = f(i, j):
 // lambda and scale [R] → [R, rows, cols]. E is a graph constant with the dropped entries set to 0, so they never
-// reach exp with a large exponent (spec/protot.md §4.1, "mask before exp").
+// reach exp with a large exponent (docs/spec/protot.md §4.1, "mask before exp").
 func decayMatrices(lambda, scale *Node, rows, cols int, f func(i, j int) (float64, bool)) *Node {
 	g, R, dtype := lambda.Graph(), lambda.Shape().Dim(0), lambda.DType()
 	e := make([]float64, rows*cols)

@@ -22,7 +22,7 @@ func TestMix_ReferenceNumericsMatchesFloat32Emulation(t *testing.T) {
 	}
 }
 
-// attenuationCase is one row of the table in spec/protot.md §4.5: M_ref/M_exact with constant routing π = 1/32
+// attenuationCase is one row of the table in docs/spec/protot.md §4.5: M_ref/M_exact with constant routing π = 1/32
 // and a constant value, computed there by emulating float32.
 type attenuationCase struct {
 	beta      float64
@@ -39,7 +39,7 @@ var attenuationTable = []attenuationCase{
 	{0.99, 0, map[int]float64{256: 1, 512: 1, 2047: 1}},
 }
 
-// TestMix_ReferenceNumericsAttenuation reproduces the attenuation table of spec/protot.md §4.5 at T = 2048: R = 32
+// TestMix_ReferenceNumericsAttenuation reproduces the attenuation table of docs/spec/protot.md §4.5 at T = 2048: R = 32
 // prototypes with zero logits give π = 1/32 exactly, one value channel equals 1 at every token (so M_exact = 1),
 // and prototype k has the table's k-th β. The reference numerics must match the float32 emulation at every
 // position, cross 0.5 within 2% of the table's position, and round to the table's values.

@@ -20,13 +20,13 @@ type Params struct {
 	ReadTemp   *Node // τ_r, scalar; nil in shared-routing layers
 	Alpha      *Node // α, scalar
 	Conv       *Node // depthwise kernel [D_v, 1, K]; nil in layers without the convolution
-	// WriteMask and ReadMask are optional [R] intervention masks of any float dtype (spec/protot.md §5): entries
+	// WriteMask and ReadMask are optional [R] intervention masks of any float dtype (docs/spec/protot.md §5): entries
 	// ≤ 0 remove that prototype from the write (read) softmax, which renormalises over the rest. nil keeps all.
 	WriteMask, ReadMask *Node
 }
 
 // Trace holds the intermediates of one layer, for probes and figures. In Mix the shapes are as listed; in MixStep
-// T = 1. The probe names (Trace.Named) are those of spec/protot.md §6.
+// T = 1. The probe names (Trace.Named) are those of docs/spec/protot.md §6.
 type Trace struct {
 	WriteLogits *Node // "write_logits" [B, T, R]: ⟨x_t, P_k⟩/(|τ_w|+ε), before masks
 	Pi          *Node // "pi" [B, T, R]: write routing π after masks and pads
@@ -41,7 +41,7 @@ type Trace struct {
 	MixOut      *Node // "mix_out" [B, T, D]: α times MixPreAlpha, the mixer output
 }
 
-// Probe names of Trace's fields (spec/protot.md §6), relative to the layer's scope.
+// Probe names of Trace's fields (docs/spec/protot.md §6), relative to the layer's scope.
 const (
 	ProbeWriteLogits = "write_logits"
 	ProbePi          = "pi"

@@ -47,7 +47,7 @@ func maskedSoftmax(a []float64, keep func(k int) bool) []float64 {
 	return out
 }
 
-// referenceMix is equations (1)–(5) of spec/protot.md §2.3 as plain float64 loops, with num and den summed from
+// referenceMix is equations (1)–(5) of docs/spec/protot.md §2.3 as plain float64 loops, with num and den summed from
 // their definition (no recurrence, no chunks). pad is nil or [B, T] (1 = pad). numerics selects the exact sums
 // or the float32 emulation of the official code (referenceMemoryFloat32).
 func referenceMix(x, pad []float64, L refLayer, numerics string) refOut {
@@ -181,7 +181,7 @@ func logistic32(x float32) float32 {
 	return float32(e / (1 + e))
 }
 
-// referenceMemoryFloat32 emulates the official code's float32 prefix mean (spec/protot.md §4.5) with one
+// referenceMemoryFloat32 emulates the official code's float32 prefix mean (docs/spec/protot.md §4.5) with one
 // sequential running sum: p_j = β^j, w_j = (1−β)/(p_j + 1e−12), Ŝ[s] = Σ_{j ≤ s} w_j π_j v_j, num[t] = p_{t−1}·Ŝ[t−1],
 // M = num / max(den, 1e−6), every operation rounded to float32. pi [B, T, R] and vc [B, T, D_v] are rounded to
 // float32 first.

@@ -22,7 +22,7 @@ const Eps = 1e-12
 type Config struct {
 	// Width is D, the input width; > 0.
 	Width int `json:"width"`
-	// Features is F, the dictionary size; 0 means 8·D (spec/protot.md §7.3).
+	// Features is F, the dictionary size; 0 means 8·D (docs/spec/protot.md §7.3).
 	Features int `json:"features"`
 	// Kind is the encoder: KindReLUL1 ("relu_l1") or KindTopK ("topk").
 	Kind string `json:"kind"`
@@ -39,7 +39,7 @@ type Config struct {
 	InitSeed int64 `json:"init_seed"`
 }
 
-// DefaultConfig returns the SAE of spec/protot.md §7.3 for the default decoder width D = 256: a ReLU SAE with
+// DefaultConfig returns the SAE of docs/spec/protot.md §7.3 for the default decoder width D = 256: a ReLU SAE with
 // F = 8·D, λ starting at 1e−3 and adapted towards a mean L0 of 32 at rate 0.01 per step; K = 32 if switched to
 // "topk".
 func DefaultConfig() Config {

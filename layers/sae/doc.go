@@ -2,7 +2,7 @@
 // interpretability: each input (a residual-stream vector, typically the probe "block_LL.resid_post") is written as
 // a sparse, non-negative combination of F learned unit directions, the features. It follows the SAEs of Bricken et
 // al., "Towards Monosemanticity" (Anthropic, 2023) with a ReLU encoder and an L1 penalty, and Gao et al., "Scaling
-// and evaluating sparse autoencoders" (OpenAI, arXiv:2406.04093) with a TopK encoder. spec/protot.md §7.3 uses one
+// and evaluating sparse autoencoders" (OpenAI, arXiv:2406.04093) with a TopK encoder. docs/spec/protot.md §7.3 uses one
 // ReLU SAE per layer on resid_post with F = 8·D and the L1 weight tuned so that the mean L0 is about 32: the
 // defaults here.
 //

@@ -44,7 +44,7 @@ type Mixer interface {
 	StateFloats(layer, capacity int) int
 }
 
-// Model is the decoder of spec/protot.md §2.1: token embedding, Layers blocks of RMSNorm + mixer and RMSNorm +
+// Model is the decoder of docs/spec/protot.md §2.1: token embedding, Layers blocks of RMSNorm + mixer and RMSNorm +
 // SwiGLU FFN (the FFN and its norm are absent with DropFFN), a final RMSNorm and the LM head.
 type Model struct {
 	Vocab   int   // V; > 0

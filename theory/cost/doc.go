@@ -3,7 +3,7 @@
 //	Y. Yordanov et al., "Prototype Transformer: Towards Language Model Architectures Interpretable by Design",
 //	arXiv:2602.11852 (2026)
 //
-// and of the decoder that hosts them (spec/protot.md §2.1, §4, §9): work per token as a function of the sequence
+// and of the decoder that hosts them (docs/spec/protot.md §2.1, §4, §9): work per token as a function of the sequence
 // length T, the width D, the heads H, the prototypes R, the value width D_v, the chunk length Q, Mamba's expansion
 // and state size N; and the size of the decoding state, including the growth of attention's KV cache.
 //
@@ -23,7 +23,7 @@
 //
 // # Matrix products per token, one layer (forward)
 //
-// Shape letters as in spec/protot.md §1, and a multiply-add counts 2:
+// Shape letters as in docs/spec/protot.md §1, and a multiply-add counts 2:
 //
 //	(1) attention:  2·D·(H + 2·H_kv)·D_h + 2·H·D_h·D + 4·T·H·D_h
 //	(2) ProtoT:     2·D·R + 4·D·D_v + [2·D·R unless routing is shared] + 2·Q·(2R + D_v)

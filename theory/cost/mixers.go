@@ -2,7 +2,7 @@ package cost
 
 import "fmt"
 
-// Attention is causal multi-head attention with RoPE (spec/protot.md §9.1) as a dense T×T computation, and a KV
+// Attention is causal multi-head attention with RoPE (docs/spec/protot.md §9.1) as a dense T×T computation, and a KV
 // cache for decoding.
 type Attention struct {
 	Width   int // D; > 0
@@ -59,7 +59,7 @@ func (a Attention) StateFloats(_, capacity int) int {
 // KVGrowth returns the floats the KV cache of one layer and sequence gains per token, 2·H_kv·D_h.
 func (a Attention) KVGrowth() int { return a.StateFloats(0, 1) }
 
-// ProtoT is the Prototype Transformer mixer (spec/protot.md §2.3, §4).
+// ProtoT is the Prototype Transformer mixer (docs/spec/protot.md §2.3, §4).
 type ProtoT struct {
 	Width               int  // D; > 0
 	Prototypes          int  // R; > 0
@@ -153,7 +153,7 @@ func (p ProtoT) StateFloats(layer, _ int) int {
 	return n
 }
 
-// DeltaNet is linear attention with the delta rule (spec/protot.md §9.2), chunkwise for training and recurrent
+// DeltaNet is linear attention with the delta rule (docs/spec/protot.md §9.2), chunkwise for training and recurrent
 // for decoding.
 type DeltaNet struct {
 	Width    int // D; > 0
@@ -215,7 +215,7 @@ func (n DeltaNet) StateFloats(_, _ int) int {
 	return n.ConvSize*3*int(H*d) + int(H*d*d)
 }
 
-// Mamba is the Mamba-1 selective state-space mixer (spec/protot.md §9.3).
+// Mamba is the Mamba-1 selective state-space mixer (docs/spec/protot.md §9.3).
 type Mamba struct {
 	Width     int // D; > 0
 	Expand    int // d_in = Expand·D; > 0

@@ -1,5 +1,5 @@
 // Package curvature is the float64 algebra of the Hessian of a PRISM model's loss with respect to its prototype
-// bank, backbone frozen (spec/prism.md §5, "Hessian structure in prototype space"; D. Ley et al., "Prototype Language
+// bank, backbone frozen (docs/spec/prism.md §5, "Hessian structure in prototype space"; D. Ley et al., "Prototype Language
 // Models", arXiv:2607.00510). It builds the exact Gauss–Newton matrix of the prototype pathway, its Kronecker-factored
 // (K-FAC) approximation, the spec's structured approximation with the co-usage coupling and block-diagonal clustering
 // terms, and the metrics that compare them: relative Frobenius error, mass on the diagonal blocks, off-diagonal mass

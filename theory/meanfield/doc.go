@@ -2,7 +2,7 @@
 //
 //	R. Raj, G. Reddy, "Adaptive inference and function vectors in deep transformers", arXiv:2606.16694 (2026),
 //
-// as reconstructed in spec/function_vectors.md §3, §4 and §8: the measurement-noise model of a linear-attention
+// as reconstructed in docs/spec/function_vectors.md §3, §4 and §8: the measurement-noise model of a linear-attention
 // statistic, the optimal MSE under the Gaussian prior, the adaptive and non-adaptive MSE curves under the tree prior,
 // the exact posterior over tree leaves, the linear (Model C) baseline, the full-data Bayes bound, a dynamic programme
 // for the optimal adaptive strategy on small trees, and key patching in the measurement model. It is float64,

@@ -3,7 +3,7 @@
 //
 //	R. Raj, G. Reddy, "Adaptive inference and function vectors in deep transformers", arXiv:2606.16694 (2026),
 //
-// as reconstructed in spec/function_vectors.md §2. Everything is float64 and depends only on the standard library:
+// as reconstructed in docs/spec/function_vectors.md §2. Everything is float64 and depends only on the standard library:
 // this package is part of the independent theory oracle and must not import gomlx or any other ProtoLab package.
 //
 // # Notation (package-local, as in the spec)

@@ -78,7 +78,7 @@ func TestConfig_Decays(t *testing.T) {
 		{"/block_00/protot/prototypes", 2, false},
 		{"/block_00/ffn/gate/weights", 2, true}, // the SwiGLU gate projection is a weight matrix
 		{"/block_00/protot/alpha_gate", 0, false},
-		{"/block_00/mamba/dt_proj", 2, false}, // spec/protot.md §2.5: Mamba's dt projection and A are not decayed
+		{"/block_00/mamba/dt_proj", 2, false}, // docs/spec/protot.md §2.5: Mamba's dt projection and A are not decayed
 		{"/block_00/mamba/a_log", 2, false},
 		{"/block_00/mamba/x_proj", 2, true},
 		{"/head/temperature", 0, false},

@@ -37,7 +37,7 @@
 // as in Loshchilov & Hutter, "Decoupled Weight Decay Regularization" (arXiv 1711.05101) and PyTorch's AdamW. The
 // decay term λ·w (λ = Config.WeightDecay) applies only to the decay group: variables of rank ≥ 2 none of whose path
 // elements (scope + "/" + name, split at "/") equals a Config.NoDecay entry or ends in "_" + entry (default "norm",
-// "bias", "prototypes", and Mamba's "dt_proj" and "a_log" per spec/protot.md §2.5). Norm gains, biases, prototypes,
+// "bias", "prototypes", and Mamba's "dt_proj" and "a_log" per docs/spec/protot.md §2.5). Norm gains, biases, prototypes,
 // scalar gates and every rank ≤ 1 variable are not decayed (Config.Decays). Moments of 16-bit variables are kept in
 // float32.
 //

@@ -13,7 +13,7 @@ import (
 )
 
 // CodeCache is the cached statistics of a sparse-coded linear layer over an attribution corpus (doc.go, equations
-// 7 and 11; spec/prism.md §6.2 option B): per token its code (k column indices and activations) and output gradient
+// 7 and 11; docs/spec/prism.md §6.2 option B): per token its code (k column indices and activations) and output gradient
 // u_t, grouped by sequence, and per column j the postings (sequence, token, a_{t,j}) of the tokens that use it with a
 // non-zero activation. Build it with NewCodeCache, AddSequence for each sequence in order, then Index.
 type CodeCache struct {
@@ -339,7 +339,7 @@ func LoadCodeCache(path string) (*CodeCache, error) {
 	return c, nil
 }
 
-// CodeStats accumulates the curvature statistics of a sparse-coded layer (doc.go, equation 8; spec/prism.md §6.2
+// CodeStats accumulates the curvature statistics of a sparse-coded layer (doc.go, equation 8; docs/spec/prism.md §6.2
 // fitting pass): the Fisher sum Σ ũ ũᵀ [D, D] of sampled-label output gradients, c_j = Σ_t a_{t,j}², the weighted
 // c^w_j = Σ_t w_t a_{t,j}², counts n_j of a per-token column (PRISM: the nearest prototype), and, when Full, the
 // sparse co-usage matrices C = Σ_t a_t a_tᵀ and C^w = Σ_t w_t a_t a_tᵀ.

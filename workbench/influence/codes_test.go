@@ -47,7 +47,7 @@ func dense(acc *SymAccumulator) []float64 {
 }
 
 // TestBlocks_ExactWhenOnePrototypePerToken: with k = 1 the co-usage C is diagonal, so H of equation 8 is block
-// diagonal and the blocks of equation 9 are its exact inverse (spec/prism.md §12).
+// diagonal and the blocks of equation 9 are its exact inverse (docs/spec/prism.md §12).
 func TestBlocks_ExactWhenOnePrototypePerToken(t *testing.T) {
 	rng := wbtest.RNG(10)
 	K, D, k, n := 5, 3, 1, 40

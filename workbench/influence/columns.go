@@ -12,7 +12,7 @@ import (
 	"gonum.org/v1/gonum/blas/blas32"
 )
 
-// ColumnCache is the per-sequence form of the cached statistics (doc.go, equation 12; spec/prism.md §6.2 option A):
+// ColumnCache is the per-sequence form of the cached statistics (doc.go, equation 12; docs/spec/prism.md §6.2 option A):
 // for every training sequence s and every column j of its active set, the gradient column g_{s,j} [D], stored once
 // and grouped by column, so that the postings of column j are the (s, g_{s,j}) of the sequences that use it. Unlike
 // CodeCache it keeps no per-token rows, so a column may hold any gradient the caller sums per sequence (PRISM: the

@@ -9,7 +9,7 @@
 //
 // A tracked linear layer y = W x has W [Out, In]. Per token t it sees the input a_t [In] (append a 1 for a bias) and
 // the pre-activation output gradient g_t [Out]; a sequence n has the gradient G_n = Σ_{t∈n} g_t a_tᵀ [Out, In].
-// Factor fitting, as in kronfluence (pomonam/kronfluence, spec/prism.md §7.1):
+// Factor fitting, as in kronfluence (pomonam/kronfluence, docs/spec/prism.md §7.1):
 //
 //	(1) A = (1/N_A) Σ_t a_t a_tᵀ,  S = (1/N_S) Σ_t g_t g_tᵀ,  each symmetrised as (M + Mᵀ)/2
 //	(2) A = Q_A diag(λ_A) Q_Aᵀ,  S = Q_S diag(λ_S) Q_Sᵀ                       (float64 eigendecomposition)
@@ -31,7 +31,7 @@
 //
 //	(7) G_s = Σ_{t∈s} u_t a_tᵀ,   column j: g_{s,j} = Σ_{t∈s} a_{t,j} u_t
 //
-// Curvature model (spec/prism.md §5): with C = Σ_t a_t a_tᵀ [K, K] (co-usage), S = (1/N) Σ_t ũ_t ũ_tᵀ [D, D] from
+// Curvature model (docs/spec/prism.md §5): with C = Σ_t a_t a_tᵀ [K, K] (co-usage), S = (1/N) Σ_t ũ_t ũ_tᵀ [D, D] from
 // sampled labels, and a symmetric [K, K] matrix E of extra terms acting as E ⊗ I_D (PRISM: 2λ_rec·C_rec + Δ),
 //
 //	(8) H = C ⊗ S + E ⊗ I_D + λI

@@ -141,7 +141,7 @@ func allZero(x []float64) bool {
 
 // KronEigenSolver solves H x = b exactly for H = C ⊗ S + E ⊗ I + λI (doc.go, equation 8) through the eigenbasis of
 // S = Q diag(σ) Qᵀ: with X̃ = X Q (row layout: x̃_j = Qᵀ x_j), H splits into D independent K×K systems
-// (σ_m C + E + λI) x̃_{·,m} = b̃_{·,m} (spec/prism.md §5), each inverted once (through its Cholesky factor). Memory
+// (σ_m C + E + λI) x̃_{·,m} = b̃_{·,m} (docs/spec/prism.md §5), each inverted once (through its Cholesky factor). Memory
 // D·K² float64s, so it is meant for banks of up to a few thousand prototypes. A right-hand side with n non-zero rows
 // (a query's active prototypes) costs n·D² + D·K·n + K·D² multiply-adds.
 type KronEigenSolver struct {

@@ -83,6 +83,6 @@
 // context variable "/block_LL/protot/alpha".
 //
 // DeltaNet and Mamba emit only mix_out. The short names are constants of layers/decoder (ProbeResidPre, …,
-// ProbeMixOut), layers/attention (ProbePattern, ProbeZ) and layers/protot (ProbePi, …); spec/protot.md §6 lists the
+// ProbeMixOut), layers/attention (ProbePattern, ProbeZ) and layers/protot (ProbePi, …); docs/spec/protot.md §6 lists the
 // ProtoT probe points. A Runner's Names lists the names of any model.
 package probe
