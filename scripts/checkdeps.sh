@@ -4,6 +4,7 @@
 #   layers/…      → layers/… only (tests may also import workbench/wbtest);
 #   workbench/…   → workbench/… only; workbench/gradfix imports nothing of ours; workbench/wbtest only gradfix;
 #   experiments/x → layers, workbench, theory, never experiments/y (experiments/cmd/… may import experiments);
+#   docs          → nothing of ours (it embeds the specs and the papers' numbers; anything may import it);
 #   only workbench/plot imports gonbui.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -20,6 +21,10 @@ check() { # pkg imp kind
   [[ $imp == "$mod"/* ]] || return 0
   t=${imp#"$mod"/}
   case $pkg in
+    docs|docs/*)
+      if [[ ! ( $kind == test && $t == "$pkg" ) ]]; then
+        echo "$pkg -> $t ($kind): docs imports nothing of ours (its tests may import docs itself)"; fail=1
+      fi ;;
     theory/*) [[ $t == theory/* ]] || { echo "$pkg -> $t ($kind): theory imports only theory"; fail=1; } ;;
     layers/*)
       if [[ $t != layers/* && ! ( $kind == test && $t == workbench/wbtest ) ]]; then

@@ -23,27 +23,46 @@ var (
 	backendErr  error
 )
 
-// BackendConfig returns the configuration Backend uses: $GOMLX_BACKEND when set; otherwise "xla" when this binary
-// includes the XLA backend and a PJRT plugin is installed; otherwise GoBackendConfig.
+// BackendConfig returns the configuration Backend uses, the one provenance records: $GOMLX_BACKEND when set, except
+// that a plain "go" (no options) means GoBackendConfig; otherwise "xla" when this binary includes the XLA backend and
+// a PJRT plugin is installed; otherwise GoBackendConfig. A "go:…" with explicit options is used as given.
 func BackendConfig() string {
-	if cfg, ok := os.LookupEnv(backends.ConfigEnvVar); ok && cfg != "" {
-		return cfg
+	cfg, _ := backendChoice()
+	return cfg
+}
+
+// backendChoice returns BackendConfig's answer and, when it differs from $GOMLX_BACKEND, why ("" otherwise).
+func backendChoice() (cfg, why string) {
+	env, ok := os.LookupEnv(backends.ConfigEnvVar)
+	switch {
+	case ok && env == "go":
+		// SimpleGo's default worker pool (2·NumCPU slots) can deadlock on few cores when nested DotGenerals wait for
+		// slots their callers hold (GOMLX_NOTES.md §0.3); unlimited parallelism cannot, and is the fastest.
+		return GoBackendConfig, fmt.Sprintf("%s=go read as %s: gomlx v0.26.0's default worker pool can deadlock on "+
+			"few cores; set %s=go:parallelism=N (or go:ops_sequential) to choose otherwise",
+			backends.ConfigEnvVar, GoBackendConfig, backends.ConfigEnvVar)
+	case ok && env != "":
+		return env, ""
+	case len(xlaPlugins()) > 0:
+		return "xla", ""
 	}
-	if len(xlaPlugins()) > 0 {
-		return "xla"
-	}
-	return GoBackendConfig
+	return GoBackendConfig, ""
 }
 
 // Backend returns the process-wide backend chosen by BackendConfig, creating it on the first call and printing the
-// choice once to stderr. It returns an error (not a panic) when the configured backend cannot be created, e.g. an
-// unknown name in $GOMLX_BACKEND or a missing XLA plugin.
+// choice once to stderr, together with the reason when it differs from $GOMLX_BACKEND. It returns an error (not a
+// panic) when the configured backend cannot be created, e.g. an unknown name in $GOMLX_BACKEND or a missing XLA
+// plugin.
 func Backend() (backends.Backend, error) {
 	backendOnce.Do(func() {
-		backendCfg = BackendConfig()
+		var why string
+		backendCfg, why = backendChoice()
 		backend, backendErr = newBackend(backendCfg)
 		if backendErr == nil {
-			fmt.Fprintf(os.Stderr, "protolab: backend %s (%s)\n", backendCfg, backend.Description())
+			if why != "" {
+				why = "; " + why
+			}
+			fmt.Fprintf(os.Stderr, "protolab: backend %s (%s)%s\n", backendCfg, backend.Description(), why)
 		}
 	})
 	return backend, backendErr
