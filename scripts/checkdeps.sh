@@ -3,7 +3,9 @@
 #   theory/…      → theory/… only, and never gomlx or go-echarts;
 #   layers/…      → layers/… only (tests may also import workbench/wbtest);
 #   workbench/…   → workbench/… only; workbench/gradfix imports nothing of ours; workbench/wbtest only gradfix;
-#   experiments/x → layers, workbench, theory, never experiments/y (experiments/cmd/… may import experiments);
+#   models/x      → layers, workbench, models/… (the trainable models every study shares), never experiments or theory;
+#   experiments/x → models, layers, workbench, theory, docs, never experiments/y (experiments/cmd/… may import
+#                   every study);
 #   docs          → nothing of ours (it embeds the specs and the papers' numbers; anything may import it);
 #   only workbench/plot imports gonbui.
 set -euo pipefail
@@ -36,6 +38,10 @@ check() { # pkg imp kind
       fi ;;
     workbench/wbtest*) [[ $t == workbench/gradfix ]] || { echo "$pkg -> $t ($kind): wbtest imports only gradfix"; fail=1; } ;;
     workbench/*) [[ $t == workbench/* ]] || { echo "$pkg -> $t ($kind): workbench imports only workbench"; fail=1; } ;;
+    models/*)
+      if [[ $t != layers/* && $t != workbench/* && $t != models/* ]]; then
+        echo "$pkg -> $t ($kind): models import only layers, workbench and models"; fail=1
+      fi ;;
     experiments/cmd/*) ;;
     experiments/*)
       if [[ $t == experiments/* ]]; then echo "$pkg -> $t ($kind): experiments must not import each other"; fail=1; fi ;;

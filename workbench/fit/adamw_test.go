@@ -94,6 +94,9 @@ func TestTrain_StepsMatchReference(t *testing.T) {
 		"/hidden/dense/weights": true, "/hidden/dense/biases": false, "/norm/gain": false,
 		"/mix/prototypes": false, "/out/dense/weights": true, "/out/dense/biases": false,
 	}
+	exempt := []string{"prototypes"} // the model's own exemption, passed with the NoDecay option
+	decays := cfg
+	decays.NoDecay = exempt // the rule Train applies with NoDecay(exempt...)
 	batches := mlpBatches(1, 4)
 	ctx := run.NewContext(5)
 	probe := newGradProbe(t, ctx)
@@ -118,13 +121,14 @@ func TestTrain_StepsMatchReference(t *testing.T) {
 			t.Fatalf("unexpected variable %s", p)
 		}
 		rank := len(ctx.GetVariableByScopeAndName(context.SplitScope(p)).Shape().Dimensions)
-		if got := cfg.Decays(p, rank); got != want {
+		if got := decays.Decays(p, rank); got != want {
 			t.Errorf("Decays(%s) = %v, want %v", p, got, want)
 		}
 	}
 
 	var metrics []Metrics
 	hist, err := Train(wbtest.Backend(t), ctx.Reuse(), mlpLoss, mustSlice(t, batches), nil, cfg, Progress(nil),
+		NoDecay(exempt...),
 		OnStep(func(step int, m Metrics) {
 			metrics = append(metrics, m)
 			if step < cfg.Steps {

@@ -13,6 +13,7 @@ type options struct {
 	onEval         []func(int, EvalMetrics)
 	progress       io.Writer
 	tokensPerBatch int
+	noDecay        []string
 }
 
 // Option changes one of Train's optional settings.
@@ -42,3 +43,10 @@ func Progress(w io.Writer) Option { return func(o *options) { o.progress = w } }
 // TokensPerBatch sets the tokens counted per batch for tokens/s; by default it is the number of elements of the
 // batch's first tensor (B·T for token ids).
 func TokensPerBatch(n int) Option { return func(o *options) { o.tokensPerBatch = n } }
+
+// NoDecay adds path elements whose variables are not weight-decayed (Config.Decays' rule), as the model declares
+// them: decoder.Config.NoDecay lists its norms, prototypes and Mamba's dt_proj and a_log. They add to
+// Config.NoDecay, which holds the user's own additions.
+func NoDecay(elements ...string) Option {
+	return func(o *options) { o.noDecay = append(o.noDecay, elements...) }
+}

@@ -6,6 +6,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/gomlx/gomlx/backends"
@@ -46,6 +47,9 @@ func Train(backend backends.Backend, ctx *context.Context, loss LossFn, train, v
 	o := options{goCtx: stdctx.Background(), progress: os.Stderr}
 	for _, opt := range opts {
 		opt(&o)
+	}
+	if len(o.noDecay) > 0 {
+		cfg.NoDecay = append(slices.Clone(cfg.NoDecay), o.noDecay...)
 	}
 	tr := &trainer{backend: backend, ctx: ctx, loss: loss, train: train, val: val, cfg: cfg, o: o,
 		hist: &History{}}

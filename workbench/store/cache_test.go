@@ -46,3 +46,26 @@ func TestLoadOrCompute_CachesByKey(t *testing.T) {
 	require.Equal(t, 5, v)
 	require.False(t, hit)
 }
+
+func TestCompute_ReplacesTheCachedValue(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "made") // Compute creates the folder
+	v, err := Compute(dir, "x", "k", func() (int, error) { return 1, nil })
+	require.NoError(t, err)
+	require.Equal(t, 1, v)
+	v, err = Compute(dir, "x", "k", func() (int, error) { return 2, nil })
+	require.NoError(t, err)
+	require.Equal(t, 2, v)
+	v, hit, err := LoadOrCompute(dir, "x", "k", func() (int, error) { return 3, nil })
+	require.NoError(t, err)
+	require.True(t, hit)
+	require.Equal(t, 2, v, "Compute stored its value where LoadOrCompute looks")
+
+	h, k, err := KeyHash("k")
+	require.NoError(t, err)
+	require.Equal(t, `"k"`, string(k))
+	require.Len(t, h, 10)
+	path, err := CachePath(dir, "x", "k")
+	require.NoError(t, err)
+	require.Equal(t, filepath.Join(dir, "x-"+h+".json"), path)
+	require.FileExists(t, path)
+}

@@ -12,7 +12,6 @@ import (
 	"github.com/gomlx/gomlx/pkg/ml/context"
 	"github.com/gomlx/gomlx/pkg/ml/layers"
 
-	"github.com/protolab/protolab/workbench/run"
 	"github.com/protolab/protolab/workbench/wbtest"
 )
 
@@ -64,7 +63,7 @@ func runTiny(t *testing.T, ctx *context.Context, x *tensors.Tensor) []float64 {
 
 func TestExportImportContext(t *testing.T) {
 	x := wbtest.Tensor64(wbtest.Normal(wbtest.RNG(1), 6, 1), 2, 3)
-	ctx := run.NewContext(3)
+	ctx := seededContext(3)
 	want := runTiny(t, ctx, x)
 	ctx.InAbsPath("/optimizer").VariableWithValue("step", int64(5)).SetTrainable(false)
 	ctx.InAbsPath("/stats").VariableWithValue("mean", []float64{0.5, -1}).SetTrainable(false) // float, not trained
@@ -95,7 +94,7 @@ func TestExportImportContext(t *testing.T) {
 	}
 
 	// A fresh context with a different seed: after the import the model computes the same output.
-	fresh := run.NewContext(99)
+	fresh := seededContext(99)
 	if _, err := ImportContext(fresh, path); err != nil {
 		t.Fatalf("%+v", err)
 	}
@@ -181,4 +180,13 @@ func TestImportContext_BadMetadata(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), MetaNonTrainable) {
 		t.Errorf("err = %v", err)
 	}
+}
+
+// seededContext is run.NewContext (store's tests cannot import run, which imports store): a context whose variable
+// initialisers are seeded from seed.
+func seededContext(seed int64) *context.Context {
+	ctx := context.New()
+	ctx.SetParam(context.ParamInitialSeed, seed)
+	ctx.SetRNGStateFromSeed(seed)
+	return ctx
 }

@@ -7,22 +7,28 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/protolab/protolab/workbench/run"
 )
 
+// provenance has the kinds of fields run.Provenance has (store's tests cannot import run, which imports store).
+type provenance struct {
+	Config    any                `json:"config"`
+	Overrides string             `json:"overrides"`
+	Seed      uint64             `json:"seed"`
+	Start     time.Time          `json:"start"`
+	Timings   map[string]float64 `json:"timings_s"`
+}
+
 type result struct {
-	Provenance *run.Provenance `json:"provenance"`
-	Losses     []float64       `json:"losses"`
-	Name       string          `json:"name"`
+	Provenance *provenance `json:"provenance"`
+	Losses     []float64   `json:"losses"`
+	Name       string      `json:"name"`
 }
 
 func TestSaveJSON_LoadJSON(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "result.json")
-	prov := run.NewProvenance(map[string]any{"steps": 3.0}, "train.steps=3", 7)
-	prov.AddTiming("train", 1500*time.Millisecond)
-	prov.Finish()
+	prov := &provenance{Config: map[string]any{"steps": 3.0}, Overrides: "train.steps=3", Seed: 7, Start: time.Now(),
+		Timings: map[string]float64{"train": 1.5}}
 	in := result{Provenance: prov, Losses: []float64{2.5, 1.25, 0.125}, Name: "tiny"}
 	if err := SaveJSON(path, in); err != nil {
 		t.Fatalf("%+v", err)

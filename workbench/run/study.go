@@ -1,0 +1,93 @@
+package run
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/pkg/errors"
+
+	"github.com/protolab/protolab/workbench/store"
+)
+
+// Config is what a study's configuration provides: a check that names the offending key.
+type Config interface{ Validate() error }
+
+// ResultName is the file name (without "-<hash>.json") of every stored study result.
+const ResultName = "result"
+
+// StudyDir returns the folder of a study's stored results under out: out/<study>.
+func StudyDir(out, study string) string { return filepath.Join(out, study) }
+
+// LoadOrRun is the study contract's storage: it returns the result stored for cfg in
+// Options.Out/<study>/result-<hash>.json when that file records the same configuration, and otherwise validates cfg,
+// runs compute with a fresh Provenance (finished when compute returns) and, with Out set, stores the result there
+// atomically. compute must put the provenance it is given into its result. With Out empty it always computes and
+// stores nothing.
+func LoadOrRun[C Config, R any](study string, cfg C, opts []Option, compute func(C, *Provenance, Options) (R, error)) (
+	R, error) {
+	return studyResult(study, cfg, opts, compute, true)
+}
+
+// Recompute is LoadOrRun without the loading: it always computes, and stores the result over one stored for the
+// same configuration.
+func Recompute[C Config, R any](study string, cfg C, opts []Option, compute func(C, *Provenance, Options) (R, error)) (
+	R, error) {
+	return studyResult(study, cfg, opts, compute, false)
+}
+
+func studyResult[C Config, R any](study string, cfg C, opts []Option, compute func(C, *Provenance, Options) (R, error),
+	load bool) (R, error) {
+	var zero R
+	o := NewOptions(opts...)
+	if err := cfg.Validate(); err != nil {
+		return zero, errors.WithMessage(err, study)
+	}
+	dir := ""
+	if o.Out != "" {
+		dir = StudyDir(o.Out, study)
+	}
+	run := func() (R, error) {
+		prov := NewProvenance(cfg, o.Overrides, 0)
+		r, err := compute(cfg, prov, o)
+		if err != nil {
+			return r, errors.WithMessage(err, study)
+		}
+		prov.Finish()
+		return r, nil
+	}
+	if !load {
+		return store.Compute(dir, ResultName, cfg, run)
+	}
+	r, hit, err := store.LoadOrCompute(dir, ResultName, cfg, run)
+	if err == nil && hit {
+		path, _ := store.CachePath(dir, ResultName, cfg)
+		o.Logf(study, "loaded the stored result %s", relPath(path))
+	}
+	return r, err
+}
+
+// relPath shortens path to a path relative to the working directory when it lies below it.
+func relPath(path string) string {
+	if wd, err := os.Getwd(); err == nil {
+		if rel, err := filepath.Rel(wd, path); err == nil && !strings.HasPrefix(rel, "..") {
+			return rel
+		}
+	}
+	return path
+}
+
+// Must returns v, or stops a notebook cell (or example) with err's message when err is not nil. Notebooks use it
+// for every call that can fail: run.Must(study.LoadOrRun(cfg, opts...)).
+func Must[T any](v T, err error) T {
+	Check(err)
+	return v
+}
+
+// Check stops a notebook cell with err's message when err is not nil: run.Check(plot.Display(chart)).
+func Check(err error) {
+	if err != nil {
+		panic(fmt.Sprintf("%v", err))
+	}
+}
