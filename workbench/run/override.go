@@ -42,31 +42,41 @@ func Override(cfg any, assignments string) error {
 }
 
 // Keys lists every settable dotted key of the struct cfg points to (or of the struct cfg), sorted; for help texts.
+// Fields of an embedded struct without a JSON name are listed at the level of the struct embedding them (as JSON
+// encodes them).
 func Keys(cfg any) []string {
 	v := reflect.ValueOf(cfg)
 	for v.Kind() == reflect.Pointer {
+		if v.IsNil() {
+			return nil
+		}
 		v = v.Elem()
 	}
 	var keys []string
-	var walk func(t reflect.Type, prefix string)
-	walk = func(t reflect.Type, prefix string) {
-		for i := 0; i < t.NumField(); i++ {
-			name, ok := jsonName(t.Field(i))
-			if !ok {
-				continue
-			}
-			if ft := t.Field(i).Type; ft.Kind() == reflect.Struct {
-				walk(ft, prefix+name+".")
+	var walk func(v reflect.Value, prefix string)
+	walk = func(v reflect.Value, prefix string) {
+		for name, fv := range fieldsOf(v) {
+			if fv.Kind() == reflect.Struct {
+				walk(fv, prefix+name+".")
 			} else {
 				keys = append(keys, prefix+name)
 			}
 		}
 	}
 	if v.Kind() == reflect.Struct {
-		walk(v.Type(), "")
+		walk(v, "")
 	}
 	sort.Strings(keys)
 	return keys
+}
+
+// promoted reports whether f is an embedded struct whose fields JSON encodes at the level of the embedding struct.
+func promoted(f reflect.StructField) bool {
+	if !f.Anonymous || f.Type.Kind() != reflect.Struct {
+		return false
+	}
+	name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+	return name == "" && f.Tag.Get("json") != "-"
 }
 
 func splitAssignments(s string) []string {
@@ -95,6 +105,26 @@ func jsonName(f reflect.StructField) (string, bool) {
 	return name, true
 }
 
+// fieldsOf lists the settable fields of struct value v by JSON name, with embedded structs' fields promoted.
+func fieldsOf(v reflect.Value) map[string]reflect.Value {
+	out := map[string]reflect.Value{}
+	t := v.Type()
+	for j := 0; j < t.NumField(); j++ {
+		if promoted(t.Field(j)) {
+			for name, f := range fieldsOf(v.Field(j)) {
+				if _, ok := out[name]; !ok { // the outer field wins, as in encoding/json
+					out[name] = f
+				}
+			}
+			continue
+		}
+		if name, ok := jsonName(t.Field(j)); ok {
+			out[name] = v.Field(j)
+		}
+	}
+	return out
+}
+
 func lookupField(v reflect.Value, key string) (reflect.Value, error) {
 	parts := strings.Split(key, ".")
 	for i, part := range parts {
@@ -102,29 +132,22 @@ func lookupField(v reflect.Value, key string) (reflect.Value, error) {
 			return reflect.Value{}, errors.Errorf("key %s: %s is a %s, not a section",
 				key, strings.Join(parts[:i], "."), v.Kind())
 		}
-		t := v.Type()
-		var known []string
-		found := -1
-		for j := 0; j < t.NumField(); j++ {
-			name, ok := jsonName(t.Field(j))
-			if !ok {
-				continue
-			}
-			known = append(known, name)
-			if name == part {
-				found = j
-			}
-		}
-		if found < 0 {
+		fields := fieldsOf(v)
+		f, ok := fields[part]
+		if !ok {
 			section := strings.Join(parts[:i], ".")
 			if section == "" {
 				section = "the top level"
+			}
+			known := make([]string, 0, len(fields))
+			for name := range fields {
+				known = append(known, name)
 			}
 			sort.Strings(known)
 			return reflect.Value{}, errors.Errorf("unknown key %q: %s has no field %q (known: %s)",
 				key, section, part, strings.Join(known, ", "))
 		}
-		v = v.Field(found)
+		v = f
 	}
 	if v.Kind() == reflect.Struct {
 		return reflect.Value{}, errors.Errorf("key %s names a section, not a value (set one of its fields)", key)

@@ -138,3 +138,29 @@ func TestSelectPreset_AndEnvironment(t *testing.T) {
 	t.Setenv(run.OutEnv, "")
 	require.Equal(t, "runs/x", run.OutDir("x"))
 }
+
+// TestOverride_EmbeddedStructsArePromoted checks that the fields of an embedded struct without a JSON name are set
+// and listed at the level of the struct embedding them, as encoding/json writes them, and that an outer field of
+// the same name wins.
+func TestOverride_EmbeddedStructsArePromoted(t *testing.T) {
+	type base struct {
+		Seed  uint64   `json:"seed"`
+		Train trainCfg `json:"train"`
+		Name  string   `json:"name"`
+	}
+	type study struct {
+		base
+		Name  string `json:"name"` // shadows base.Name
+		Extra int    `json:"extra"`
+	}
+	var s study
+	require.NoError(t, run.Override(&s, "seed=7; train.lr=0.5; name=outer; extra=2"))
+	require.Equal(t, uint64(7), s.Seed)
+	require.Equal(t, 0.5, s.Train.LR)
+	require.Equal(t, "outer", s.Name)
+	require.Equal(t, "", s.base.Name)
+	require.Equal(t, []string{"extra", "name", "seed", "train.lr", "train.steps"}, run.Keys(&s))
+	err := run.Override(&s, "base.seed=1")
+	require.ErrorContains(t, err, `unknown key "base.seed"`)
+	require.ErrorContains(t, err, "known: extra, name, seed, train")
+}
