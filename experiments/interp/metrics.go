@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"github.com/pkg/errors"
+
+	"github.com/protolab/protolab/workbench/stats"
 )
 
 // Tokens is the labelled evaluation set the units are scored on: N tokens, each with its document and the labels
@@ -204,31 +206,9 @@ func ScoreUnit(top []int, ts *Tokens, base []float64, p ScoreParams) Score {
 	s.Coverage = s.Purity
 	s.Excess = bestExcess
 	s.Disentanglement = bestExcess / sumExcess
-	s.PValue = math.Min(1, float64(eligible)*BinomialTail(counts[best], K, base[best]))
+	s.PValue = math.Min(1, float64(eligible)*stats.BinomialTail(counts[best], K, base[best]))
 	s.Named = s.Purity >= p.MinPurity && s.PValue <= p.Alpha
 	return s
-}
-
-// BinomialTail returns Pr[X ≥ k] for X ~ Binomial(n, q), summed in log space: 1 for k ≤ 0, 0 for k > n.
-func BinomialTail(k, n int, q float64) float64 {
-	switch {
-	case k <= 0:
-		return 1
-	case k > n:
-		return 0
-	case q <= 0:
-		return 0
-	case q >= 1:
-		return 1
-	}
-	lgN, _ := math.Lgamma(float64(n + 1))
-	sum := 0.0
-	for j := k; j <= n; j++ {
-		a, _ := math.Lgamma(float64(j + 1))
-		b, _ := math.Lgamma(float64(n - j + 1))
-		sum += math.Exp(lgN - a - b + float64(j)*math.Log(q) + float64(n-j)*math.Log1p(-q))
-	}
-	return math.Min(1, sum)
 }
 
 // MeanSD is a mean with the sample standard deviation over N values.
@@ -238,22 +218,15 @@ type MeanSD struct {
 	N    int     `json:"n"`
 }
 
-// NewMeanSD returns the mean and the sample standard deviation (n − 1 denominator; 0 for n < 2) of xs.
+// NewMeanSD returns stats.Mean and stats.StdDev (n − 1 denominator) of xs, with 0 in place of their NaNs (a mean of
+// no value, a deviation of fewer than two) so that results stay JSON-encodable.
 func NewMeanSD(xs []float64) MeanSD {
 	m := MeanSD{N: len(xs)}
-	if len(xs) == 0 {
-		return m
+	if len(xs) > 0 {
+		m.Mean = stats.Mean(xs)
 	}
-	for _, x := range xs {
-		m.Mean += x
-	}
-	m.Mean /= float64(len(xs))
 	if len(xs) > 1 {
-		ss := 0.0
-		for _, x := range xs {
-			ss += (x - m.Mean) * (x - m.Mean)
-		}
-		m.SD = math.Sqrt(ss / float64(len(xs)-1))
+		m.SD = stats.StdDev(xs)
 	}
 	return m
 }

@@ -77,20 +77,6 @@ func TestScoreUnit_NoLabel(t *testing.T) {
 	require.Equal(t, Score{}, ScoreUnit(nil, ts, ts.BaseRates(), ScoreParams{}))
 }
 
-func TestBinomialTail_ClosedForms(t *testing.T) {
-	for _, c := range []struct {
-		n int
-		q float64
-	}{{5, 0.4}, {20, 0.05}, {7, 0.9}} {
-		require.Equal(t, 1.0, BinomialTail(0, c.n, c.q))
-		require.InDelta(t, math.Pow(c.q, float64(c.n)), BinomialTail(c.n, c.n, c.q), 1e-15)
-		require.InDelta(t, 1-math.Pow(1-c.q, float64(c.n)), BinomialTail(1, c.n, c.q), 1e-12)
-		require.Zero(t, BinomialTail(c.n+1, c.n, c.q))
-	}
-	// Pr[Bin(4, ½) ≥ 2] = (6 + 4 + 1)/16.
-	require.InDelta(t, 11.0/16, BinomialTail(2, 4, 0.5), 1e-15)
-}
-
 func TestTopTokens_OnePerDocTiesAndNaN(t *testing.T) {
 	acts := []float64{5, 9, 9, 1, 7, math.NaN()}
 	doc := []int32{0, 0, 1, 1, 2, 3}
@@ -148,11 +134,7 @@ func TestSelectFeatures_VarianceAndFrequency(t *testing.T) {
 	require.Equal(t, []float64{0, 0, 0, 4}, Column(acts, 4, 0))
 }
 
-func TestGiniAndHalfLife(t *testing.T) {
-	require.Zero(t, Gini([]float64{0.25, 0.25, 0.25, 0.25}))
-	require.InDelta(t, 0.75, Gini([]float64{0, 0, 1, 0}), 1e-15) // (n−1)/n
-	require.InDelta(t, 0.25, Gini([]float64{1, 3}), 1e-15)       // 2·|1−3| / (2·2·4)
-	require.Zero(t, Gini(nil))
+func TestHalfLife(t *testing.T) {
 	require.InDelta(t, 1, HalfLife(0.5), 1e-15)
 	require.InDelta(t, math.Log(0.5)/math.Log(0.9), HalfLife(0.9), 1e-15)
 	require.True(t, math.IsInf(HalfLife(1), 1))
@@ -163,4 +145,5 @@ func TestNewMeanSD(t *testing.T) {
 	require.InDelta(t, 2.5, m.Mean, 1e-15)
 	require.InDelta(t, math.Sqrt(5.0/3), m.SD, 1e-15)
 	require.Equal(t, MeanSD{Mean: 7, N: 1}, NewMeanSD([]float64{7}))
+	require.Equal(t, MeanSD{}, NewMeanSD(nil))
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/protolab/protolab/workbench/data/wordnet"
 	"github.com/protolab/protolab/workbench/lmdata"
 	"github.com/protolab/protolab/workbench/run"
+	"github.com/protolab/protolab/workbench/stats"
 )
 
 // Pair is one prompt and its perturbation.
@@ -197,7 +198,7 @@ func robustModel(m *Model, rows [][]int32, lens []int, pairs []Pair, kinds []str
 			for v := range row {
 				row[v] = logits[last*V+v]
 			}
-			dists[i] = Softmax(row)
+			dists[i] = stats.Softmax(row)
 		}
 		for _, name := range names {
 			vals, dims, err := c.Float64(name)
@@ -227,7 +228,7 @@ func robustModel(m *Model, rows [][]int32, lens []int, pairs []Pair, kinds []str
 				continue
 			}
 			a, b := dists[2*i], dists[2*i+1]
-			js = append(js, JS(a, b))
+			js = append(js, stats.JensenShannon(a, b))
 			ov = append(ov, TopKOverlap(a, b, k))
 			sp = append(sp, SpearmanTopK(a, b, k))
 			agree := 0.0
@@ -236,7 +237,7 @@ func robustModel(m *Model, rows [][]int32, lens []int, pairs []Pair, kinds []str
 			}
 			t1 = append(t1, agree)
 			for j := range names {
-				rjs[j] = append(rjs[j], JS(routing[2*i][j], routing[2*i+1][j]))
+				rjs[j] = append(rjs[j], stats.JensenShannon(routing[2*i][j], routing[2*i+1][j]))
 			}
 		}
 		st := RobustStats{Kind: kind, Pairs: len(js), JS: NewMeanSD(js), Overlap: NewMeanSD(ov),

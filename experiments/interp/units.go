@@ -18,6 +18,7 @@ import (
 	"github.com/protolab/protolab/layers/protot"
 	"github.com/protolab/protolab/workbench/probe"
 	"github.com/protolab/protolab/workbench/run"
+	"github.com/protolab/protolab/workbench/stats"
 )
 
 // Unit kinds, the values of Unit.Kind and KindSummary.Kind.
@@ -169,25 +170,6 @@ func flat64(t *tensors.Tensor) ([]float64, error) {
 	return nil, errors.Errorf("interp: tensor of dtype %s, want float32 or float64", t.DType())
 }
 
-// Gini returns the Gini coefficient of non-negative values, Σ_i Σ_j |x_i − x_j| / (2 n Σ x): 0 when all are
-// equal, (n−1)/n when one holds everything; 0 for an empty or all-zero input.
-func Gini(xs []float64) float64 {
-	sum := 0.0
-	for _, x := range xs {
-		sum += x
-	}
-	if len(xs) == 0 || !(sum > 0) {
-		return 0
-	}
-	d := 0.0
-	for _, a := range xs {
-		for _, b := range xs {
-			d += math.Abs(a - b)
-		}
-	}
-	return d / (2 * float64(len(xs)) * sum)
-}
-
 // HalfLife returns ln ½ / ln β, the number of tokens after which a write has lost half its weight; +Inf for β ≥ 1
 // and 0 for β ≤ 0.
 func HalfLife(beta float64) float64 {
@@ -278,7 +260,7 @@ func analyzeUnits(cr *CorpusResult, cfg Config, proto, llama *Model, es *evalSet
 				top1 = math.Max(top1, pi[n*R+k])
 			}
 			ls.Top1Mean += top1 / float64(N)
-			ls.ReadWriteJS += JS(pi[n*R:(n+1)*R], rho[n*R:(n+1)*R]) / float64(N)
+			ls.ReadWriteJS += stats.JensenShannon(pi[n*R:(n+1)*R], rho[n*R:(n+1)*R]) / float64(N)
 		}
 		S := N / T
 		for k := range R {
@@ -298,7 +280,7 @@ func analyzeUnits(cr *CorpusResult, cfg Config, proto, llama *Model, es *evalSet
 			}
 			ls.MeanHalfLife += pr.HalfLife / float64(R)
 		}
-		ls.Gini = Gini(mass)
+		ls.Gini = stats.Gini(mass)
 		cr.Layers = append(cr.Layers, ls)
 	}
 	o.logf("%s: scored %d prototypes", cr.Source, L*R)

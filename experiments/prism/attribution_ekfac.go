@@ -211,31 +211,6 @@ type bankEKFAC struct {
 	timing ekfacTiming
 }
 
-// bankGradient returns G = Σ_t w_t u_t a_tᵀ [D, K] of tokens given by codes idx, acts [n, k] and u [n, D].
-func bankGradient(K, D, k int, idx []int32, acts []float32, u []float32, w []float64) []float64 {
-	G := make([]float64, D*K)
-	for t := 0; t < len(idx)/k; t++ {
-		wt := 1.0
-		if w != nil {
-			wt = w[t]
-		}
-		if wt == 0 {
-			continue
-		}
-		for i := 0; i < k; i++ {
-			a := wt * float64(acts[t*k+i])
-			if a == 0 {
-				continue
-			}
-			j := int(idx[t*k+i])
-			for d := 0; d < D; d++ {
-				G[d*K+j] += a * float64(u[t*D+d])
-			}
-		}
-	}
-	return G
-}
-
 // fitBankEKFAC fits EK-FAC on P from the cache's codes and the sampled-label gradients ũ (recomputed by a head pass
 // when the cache was loaded from disk).
 func (a *Attributor) fitBankEKFAC() error {
@@ -284,7 +259,8 @@ func (a *Attributor) fitBankEKFAC() error {
 	start = time.Now()
 	for s := 0; s < c.NumSeqs(); s++ {
 		lo, hi := int(c.SeqStart[s]), int(c.SeqStart[s+1])
-		if err := f.AddLambda(0, bankGradient(K, D, k, c.Indices[lo*k:hi*k], c.Acts[lo*k:hi*k], a.sampled[lo*D:hi*D], nil)); err != nil {
+		G := influence.CodeGradient(K, D, k, c.Indices[lo*k:hi*k], f64(c.Acts[lo*k:hi*k]), f64(a.sampled[lo*D:hi*D]), nil)
+		if err := f.AddLambda(0, G); err != nil {
 			return err
 		}
 	}
@@ -302,7 +278,7 @@ func (a *Attributor) bankQuery(q queryRow) ([]float64, error) {
 	if err != nil {
 		return nil, err
 	}
-	G := bankGradient(a.Model.Prism.NumPrototypes, h.D, h.k, h.idx, h.acts, h.u, q.weights)
+	G := influence.CodeGradient(a.Model.Prism.NumPrototypes, h.D, h.k, h.idx, f64(h.acts), f64(h.u), q.weights)
 	return a.bank.f.Precondition(0, G), nil
 }
 

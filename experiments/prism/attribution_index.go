@@ -12,8 +12,8 @@ import (
 
 	"github.com/pkg/errors"
 
-	"github.com/protolab/protolab/layers/prism"
 	"github.com/protolab/protolab/workbench/influence"
+	"github.com/protolab/protolab/workbench/stats"
 	"github.com/protolab/protolab/workbench/store"
 )
 
@@ -57,8 +57,10 @@ type Attributor struct {
 	Stats   *PrismStats
 	// Blocks is the diagonal-C preconditioner (H_jj + λI)⁻¹ (spec §5) with E_jj = 2λ_rec c^rec_j + 2λ_1 + 2λ_2 n_j.
 	Blocks *influence.Blocks
-	// Curvature is the full H = C ⊗ S + E ⊗ I + λI with E = 2λ_rec C_rec + Δ, the same λ as Blocks, and its solver.
-	Curvature *CoUsage
+	// Curvature is the full H = C ⊗ S + E ⊗ I + λI of spec §5 and §6.3 with E = 2λ_rec C_rec + Δ (extraTerms) and the
+	// same λ as Blocks, shared by MethodPrism and the reference, with its solver: exact in the eigenbasis of S for
+	// banks of up to direct_max_k prototypes, else CG to cg_tol preconditioned by Blocks.
+	Curvature *influence.CoUsage
 	// Cached reports that the cache was loaded from disk rather than built by this call.
 	Cached bool
 	// Timings records the seconds of each fitting stage run by this Attributor ("reference_fit", "ekfac_cov", …).
@@ -254,97 +256,34 @@ func (a *Attributor) makePreconditioners() error {
 	}
 	a.Blocks = b
 	start := time.Now()
-	if a.Curvature, err = newCoUsage(a.Stats, a.Model.Prism, a.Model.Cfg.Width, b, a.Config); err != nil {
-		return err
+	h := &influence.KronSum{D: a.Model.Cfg.Width, K: a.Model.Prism.NumPrototypes, S: a.Stats.Fisher, C: a.Stats.CoUse,
+		E: a.extraTerms(), Damping: b.Damping}
+	if a.Curvature, err = influence.NewCoUsage(h, b, a.Config.DirectMaxK, a.Config.CGTol, a.Config.CGMaxIter); err != nil {
+		return errors.WithMessage(err, "prism attribution: the co-usage curvature")
 	}
 	a.Timings["prism_factor"] = time.Since(start).Seconds()
 	return nil
 }
 
-// Bytes returns the memory MethodPrism scores from: the column cache and the full curvature's solver.
-func (a *Attributor) Bytes() int64 { return a.Columns.Bytes() + a.Curvature.Bytes() }
-
-// CoUsage is the full curvature model of spec §5 and §6.3, H = C ⊗ S + E ⊗ I + λI with E = 2λ_rec C_rec + Δ
-// (Δ_jj = 2λ_1 + 2λ_2 n_j), shared by MethodPrism and the reference, with its solver: exact in the eigenbasis of S
-// (one Cholesky factor per eigenvector, D·K² floats) for banks of up to direct_max_k prototypes, else conjugate
-// gradients to cg_tol preconditioned by the diagonal-C blocks.
-type CoUsage struct {
-	H      *influence.KronSum
-	Direct *influence.KronEigenSolver // nil when solved by CG
-	pre    *influence.Blocks
-	cgTol  float64
-	cgMax  int
-	iters  []int // CG iterations of each solve
-}
-
-func newCoUsage(st *PrismStats, pc prism.Config, D int, blocks *influence.Blocks, ac AttributionConfig) (*CoUsage, error) {
-	K := pc.NumPrototypes
-	rec := st.CoUseRec
+// extraTerms returns the sparse E = 2λ_rec C_rec + Δ, Δ_jj = 2λ_1 + 2λ_2 n_j, of the full curvature (spec §5 and §6.3;
+// C_rec = C when rec_norm is false); its diagonal is extraDiag.
+func (a *Attributor) extraTerms() *influence.SparseSym {
+	pc := a.Model.Prism
+	rec := a.Stats.CoUseRec
 	if !pc.RecNorm {
-		rec = st.CoUse
+		rec = a.Stats.CoUse
 	}
 	acc := rec.Accumulator().Scaled(2 * pc.RecWeight)
-	delta := make([]float64, K)
+	delta := make([]float64, pc.NumPrototypes)
 	for j := range delta {
-		delta[j] = 2*pc.R1Weight + 2*pc.R2Weight*float64(st.Nearest[j])
+		delta[j] = 2*pc.R1Weight + 2*pc.R2Weight*float64(a.Stats.Nearest[j])
 	}
 	acc.AddDiag(delta)
-	Es := acc.Sparse()
-	c := &CoUsage{H: &influence.KronSum{D: D, K: K, S: st.Fisher, C: st.CoUse, E: Es, Damping: blocks.Damping},
-		pre: blocks, cgTol: ac.CGTol, cgMax: ac.CGMaxIter}
-	if err := c.H.Validate(); err != nil {
-		return nil, errors.WithMessage(err, "prism attribution: the co-usage curvature")
-	}
-	if K <= ac.DirectMaxK {
-		var err error
-		if c.Direct, err = influence.NewKronEigenSolver(c.H); err != nil {
-			return nil, errors.WithMessage(err, "prism attribution: the co-usage curvature")
-		}
-	}
-	return c, nil
+	return acc.Sparse()
 }
 
-// Solve returns H⁻¹ b for b [K·D] (row j = column j of X), directly or by CG.
-func (c *CoUsage) Solve(b []float64) ([]float64, error) {
-	if c.Direct != nil {
-		return c.Direct.Solve(b), nil
-	}
-	x, st, err := c.H.Solve(b, c.pre, c.cgTol, c.cgMax)
-	c.iters = append(c.iters, st.Iterations)
-	return x, err
-}
-
-// Bytes returns the memory of a solve: the factors, or the sparse C, E and S.
-func (c *CoUsage) Bytes() int64 {
-	if c.Direct != nil {
-		return c.Direct.Bytes()
-	}
-	return int64(12*(c.H.C.NNZ()+c.H.E.NNZ()) + 8*c.H.D*c.H.D)
-}
-
-// OffDiagonalMass returns Σ_{i≠j}|C_ij| / Σ|C_ij|.
-func (c *CoUsage) OffDiagonalMass() float64 { return c.H.C.OffDiagonalMass() }
-
-// solveColumns returns the non-zero columns of H⁻¹ vec(G) for G given by its columns cols and g.
-func (c *CoUsage) solveColumns(cols []int32, g [][]float64) ([]int32, [][]float64, error) {
-	D, K := c.H.D, c.H.K
-	b := make([]float64, K*D)
-	for n, j := range cols {
-		copy(b[int(j)*D:(int(j)+1)*D], g[n])
-	}
-	x, err := c.Solve(b)
-	if err != nil {
-		return nil, nil, err
-	}
-	var xc []int32
-	var xg [][]float64
-	for j := 0; j < K; j++ {
-		if xj := x[j*D : (j+1)*D]; !allZero(xj) {
-			xc, xg = append(xc, int32(j)), append(xg, xj)
-		}
-	}
-	return xc, xg, nil
-}
+// Bytes returns the memory MethodPrism scores from: the column cache and the full curvature's solver.
+func (a *Attributor) Bytes() int64 { return a.Columns.Bytes() + a.Curvature.Bytes() }
 
 // queryRow is a query: [T+1] tokens and the weight of each predicted position's cross-entropy (1 on the
 // completion, 0 on the prompt and padding).
@@ -461,7 +400,7 @@ func (a *Attributor) cachedQuery(q queryRow, method string) ([]float64, error) {
 	}
 	switch method {
 	case MethodPrism, MethodPrismFullC:
-		if cols, g, err = a.Curvature.solveColumns(cols, g); err != nil {
+		if cols, g, err = a.Curvature.SolveColumns(cols, g); err != nil {
 			return nil, errors.WithMessage(err, "prism attribution: full co-usage solve")
 		}
 	case MethodPrismDiagC, MethodPrismCodes:
@@ -530,7 +469,7 @@ func (a *Attributor) Query(text, method string, top int) ([]Hit, error) {
 		return nil, err
 	}
 	var hits []Hit
-	for _, s := range influence.TopK(scores[0], top) {
+	for _, s := range stats.TopK(scores[0], top) {
 		hits = append(hits, Hit{Seq: s, Score: scores[0][s], Text: string(a.Model.Data.Tokenizer.Decode(a.Corpus[s]))})
 	}
 	return hits, nil
@@ -585,7 +524,7 @@ func (a *Attributor) Scores(qs []queryRow, method string) ([][]float64, error) {
 }
 
 // reference is the full prototype-space reference of spec §6.3: per-sequence gradients in float64, solved with
-// the Attributor's CoUsage curvature (the same sparse C, C_rec, S, n_j and λ).
+// the Attributor's co-usage curvature (the same sparse C, C_rec, S, n_j and λ).
 type reference struct {
 	cols  [][]int32     // per corpus sequence: the prototypes with a non-zero gradient column
 	grads [][][]float64 // per corpus sequence and column: G^ref_{s,j} [D]

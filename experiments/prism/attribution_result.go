@@ -3,13 +3,13 @@ package prism
 import (
 	"fmt"
 	"math"
-	"sort"
 	"time"
 
 	"github.com/pkg/errors"
 
 	"github.com/protolab/protolab/workbench/influence"
 	"github.com/protolab/protolab/workbench/run"
+	"github.com/protolab/protolab/workbench/stats"
 	"github.com/protolab/protolab/workbench/store"
 )
 
@@ -199,7 +199,7 @@ func AttributeModel(m *Model, ac AttributionConfig, opts ...Option) (*Attributio
 	if _, _, err := at.referenceQuery(qs[0]); err != nil {
 		return nil, err
 	}
-	at.Curvature.iters = nil
+	at.Curvature.Iters = nil
 	refScores, refCE := make([][]float64, len(qs)), make([][]float64, len(qs))
 	var tm queryTimes
 	for i, q := range qs {
@@ -209,7 +209,7 @@ func AttributeModel(m *Model, ac AttributionConfig, opts ...Option) (*Attributio
 		}
 		tm.add(w.stop())
 	}
-	refIters := meanInts(at.Curvature.iters)
+	refIters := meanInts(at.Curvature.Iters)
 	refFit := at.Timings["reference_fit"] + at.Timings["prism_factor"]
 	refBytes := at.ref.bytes + at.Curvature.Bytes()
 	add(tm.result(MethodResult{Name: MethodReference, FitSeconds: refFit, Bytes: refBytes}), refScores)
@@ -345,13 +345,13 @@ func compare(res *AttributionResult, qs []queryRow) {
 			mr.SpeedUpCPU = base.MatchedQueryCPUMs / mr.MatchedQueryCPUMs
 		}
 		for _, q := range sc {
-			mr.Top = append(mr.Top, influence.TopK(q, maxK))
+			mr.Top = append(mr.Top, stats.TopK(q, maxK))
 		}
 		if mr.Name != MethodReference {
 			mr.Overlap = overlaps(sc, ref, res.Config)
 			var rho []float64
 			for q := range sc {
-				rho = append(rho, unionSpearman(sc[q], ref[q], min(100, res.NumSeqs)))
+				rho = append(rho, stats.SpearmanTopK(sc[q], ref[q], min(100, res.NumSeqs)))
 			}
 			mr.Spearman = finitePtr(meanFinite(rho))
 		}
@@ -368,33 +368,12 @@ func overlaps(a, b [][]float64, ac AttributionConfig) []OverlapStat {
 		k = min(k, len(a[0]))
 		per := make([]float64, len(a))
 		for q := range a {
-			per[q] = influence.Overlap(influence.TopK(a[q], k), influence.TopK(b[q], k))
+			per[q] = stats.Overlap(stats.TopK(a[q], k), stats.TopK(b[q], k))
 		}
-		m, lo, hi := influence.MeanCI(per, 0.95, ac.Bootstrap, ac.Seed)
+		m, lo, hi := stats.MeanCI(per, 0.95, ac.Bootstrap, ac.Seed)
 		out = append(out, OverlapStat{K: k, Mean: m, Lo: lo, Hi: hi})
 	}
 	return out
-}
-
-// unionSpearman is the Spearman correlation of a and b over the union of their top-k indices.
-func unionSpearman(a, b []float64, k int) float64 {
-	idx := map[int]bool{}
-	for _, s := range influence.TopK(a, k) {
-		idx[s] = true
-	}
-	for _, s := range influence.TopK(b, k) {
-		idx[s] = true
-	}
-	keys := make([]int, 0, len(idx))
-	for s := range idx {
-		keys = append(keys, s)
-	}
-	sort.Ints(keys)
-	x, y := make([]float64, len(keys)), make([]float64, len(keys))
-	for i, s := range keys {
-		x[i], y[i] = a[s], b[s]
-	}
-	return influence.Spearman(x, y)
 }
 
 // conditioning summarises the blocks and the co-usage matrix the reference solved with.
@@ -413,16 +392,12 @@ func conditioning(at *Attributor) AttributionConditioning {
 	return c
 }
 
+// median is stats.Median with 0 for no values (a stage timed on no query), which JSON can hold.
 func median(x []float64) float64 {
 	if len(x) == 0 {
 		return 0
 	}
-	s := append([]float64(nil), x...)
-	sort.Float64s(s)
-	if n := len(s); n%2 == 1 {
-		return s[n/2]
-	}
-	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+	return stats.Median(x)
 }
 
 func sum(x []float64) float64 {
@@ -446,17 +421,13 @@ func meanInts(x []int) float64 {
 
 // meanFinite is the mean of the finite values (NaN when there are none).
 func meanFinite(x []float64) float64 {
-	s, n := 0.0, 0
+	var finite []float64
 	for _, v := range x {
 		if !math.IsNaN(v) && !math.IsInf(v, 0) {
-			s += v
-			n++
+			finite = append(finite, v)
 		}
 	}
-	if n == 0 {
-		return math.NaN()
-	}
-	return s / float64(n)
+	return stats.Mean(finite)
 }
 
 // finitePtr returns &x, or nil for NaN and ±Inf (which JSON cannot hold).

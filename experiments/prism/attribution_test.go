@@ -125,10 +125,10 @@ func TestAttributor_CachedScoresEqualBlockFormula(t *testing.T) {
 	for qi, q := range qs {
 		hq, err := at.graphs.runHead([][]int32{q.tokens}, 1, nil, false, false, 1, "test")
 		require.NoError(t, err)
-		Gq := bankGradient(K, D, k, hq.idx, hq.acts, hq.u, q.weights) // [D, K]
+		Gq := influence.CodeGradient(K, D, k, hq.idx, f64(hq.acts), f64(hq.u), q.weights) // [D, K]
 		for s := range at.Corpus {
 			lo, hi := s*T, (s+1)*T
-			Gs := bankGradient(K, D, k, h.idx[lo*k:hi*k], h.acts[lo*k:hi*k], h.u[lo*D:hi*D], nil)
+			Gs := influence.CodeGradient(K, D, k, h.idx[lo*k:hi*k], f64(h.acts[lo*k:hi*k]), f64(h.u[lo*D:hi*D]), nil)
 			want := 0.0
 			for j := 0; j < K; j++ {
 				gq, gs := make([]float64, D), make([]float64, D)

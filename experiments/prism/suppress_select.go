@@ -1,13 +1,12 @@
 package prism
 
 import (
-	"math"
 	"slices"
 	"sort"
 	"strings"
 	"unicode"
 
-	"github.com/protolab/protolab/workbench/influence"
+	"github.com/protolab/protolab/workbench/stats"
 )
 
 // Keyword scoring of generations and keyword selection of prototypes (spec §10).
@@ -49,25 +48,16 @@ func KeywordRates(texts, keywords []string) (rate, rateSE, anyRate, anySE float6
 	return rate, rateSE, anyRate, anySE, words
 }
 
-// meanSE returns the mean of xs and its standard error (sample standard deviation over √n; 0 for n < 2, and a 0
-// mean for n = 0, so that results stay JSON-encodable).
+// meanSE is stats.MeanSE with 0 in place of its NaNs (the mean of no value, the error of fewer than two), so that
+// results stay JSON-encodable.
 func meanSE(xs []float64) (mean, se float64) {
-	n := float64(len(xs))
-	if n == 0 {
+	if len(xs) == 0 {
 		return 0, 0
 	}
-	for _, x := range xs {
-		mean += x
+	if len(xs) < 2 {
+		return stats.Mean(xs), 0
 	}
-	mean /= n
-	if n < 2 {
-		return mean, 0
-	}
-	ss := 0.0
-	for _, x := range xs {
-		ss += (x - mean) * (x - mean)
-	}
-	return mean, math.Sqrt(ss / (n - 1) / n)
+	return stats.MeanSE(xs)
 }
 
 // activation is one (activation, token) pair of a prototype's top contexts.
@@ -172,7 +162,7 @@ func signatureHits(sig []float64, V int, toks []int32, top int) (hits []float64,
 	hits, promoted = make([]float64, K), make([][]int32, K)
 	for i := range K {
 		n := 0
-		for _, v := range influence.TopK(sig[i*V:(i+1)*V], top) {
+		for _, v := range stats.TopK(sig[i*V:(i+1)*V], top) {
 			promoted[i] = append(promoted[i], int32(v))
 			if in[v] {
 				n++

@@ -34,6 +34,7 @@ import (
 	"github.com/protolab/protolab/theory/cost"
 	"github.com/protolab/protolab/workbench/fit"
 	"github.com/protolab/protolab/workbench/run"
+	"github.com/protolab/protolab/workbench/stats"
 	"github.com/protolab/protolab/workbench/store"
 )
 
@@ -537,7 +538,7 @@ func (b *benchRun) trainOne(mixer string, T int) (ThroughputRow, error) {
 	if err != nil && !(row.Note != "" && errors.Is(err, stdctx.Canceled)) {
 		return row, err
 	}
-	row.TokensPerSec = float64(tokens) / benchMedian(row.StepSeconds)
+	row.TokensPerSec = float64(tokens) / stats.Median(row.StepSeconds)
 	if cpuTimed > 0 {
 		row.TokensPerCPUSec = float64(tokens*len(row.StepSeconds)) / cpuTimed
 	}
@@ -699,7 +700,7 @@ func (b *benchRun) decodeOne(mixer string, n int) (DecodeRow, error) {
 			break
 		}
 	}
-	row.MsPerToken = benchMedian(row.StepMs)
+	row.MsPerToken = stats.Median(row.StepMs)
 	row.CPUMsPerToken = 1e3 * (benchCPUSeconds() - cpu0) / float64(len(row.StepMs))
 	for _, s := range state {
 		s.FinalizeAll()
@@ -882,18 +883,4 @@ func benchProcStatus(field string) float64 {
 		}
 	}
 	return 0
-}
-
-// benchMedian returns the median of xs (NaN when empty).
-func benchMedian(xs []float64) float64 {
-	if len(xs) == 0 {
-		return math.NaN()
-	}
-	s := slices.Clone(xs)
-	slices.Sort(s)
-	if n := len(s); n%2 == 1 {
-		return s[n/2]
-	} else {
-		return (s[n/2-1] + s[n/2]) / 2
-	}
 }

@@ -67,17 +67,6 @@ func TestSpanPerplexity_HandCase(t *testing.T) {
 	require.Error(t, err)
 }
 
-func TestMeanSE_HandCase(t *testing.T) {
-	m, se := MeanSE([]float64{1, 2, 3, 4})
-	require.InDelta(t, 2.5, m, 1e-15)
-	// Sample variance (2·1.5² + 2·0.5²)/3 = 5/3; s.e. = √(5/3)/√4.
-	require.InDelta(t, math.Sqrt(5.0/3)/2, se, 1e-15)
-	m, se = MeanSE([]float64{7})
-	require.Equal(t, 7.0, m)
-	require.Zero(t, se)
-	require.Panics(t, func() { MeanSE(nil) })
-}
-
 func TestPrompts_SplitsWords(t *testing.T) {
 	p, r, d := Prompts([]string{"too short", "one two three four", "a b c d e", "x y z w v"}, 2, 3)
 	require.Equal(t, []string{"one two three", "a b c"}, p)

@@ -2,7 +2,6 @@ package protot
 
 import (
 	"fmt"
-	"math"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -11,6 +10,7 @@ import (
 
 	"github.com/protolab/protolab/workbench/lmdata"
 	"github.com/protolab/protolab/workbench/run"
+	"github.com/protolab/protolab/workbench/stats"
 	"github.com/protolab/protolab/workbench/store"
 )
 
@@ -38,27 +38,6 @@ type Score struct {
 	Dirs         []string `json:"dirs,omitempty"`
 	// Runs are the per-seed runs, in Config.Seeds order.
 	Runs []*RunResult `json:"-"`
-}
-
-// MeanSE returns the mean of xs and its standard error sd/√n, with the n−1 sample standard deviation; the error
-// is 0 for fewer than two values. It panics on an empty slice.
-func MeanSE(xs []float64) (mean, se float64) {
-	if len(xs) == 0 {
-		panic("protot.MeanSE: no values")
-	}
-	for _, x := range xs {
-		mean += x
-	}
-	n := float64(len(xs))
-	mean /= n
-	if len(xs) < 2 {
-		return mean, 0
-	}
-	ss := 0.0
-	for _, x := range xs {
-		ss += (x - mean) * (x - mean)
-	}
-	return mean, math.Sqrt(ss / (n - 1) / n)
 }
 
 // score trains (or loads) one point for every seed and aggregates it.
@@ -91,8 +70,11 @@ func (c Config) score(mixer, source string, w, steps int, o options) (Score, err
 	if trained > 0 {
 		s.TrainSeconds /= float64(trained)
 	}
-	s.Loss, s.LossSE = MeanSE(losses)
-	s.Perplexity, s.PerplexitySE = MeanSE(ppls)
+	s.Loss, s.LossSE = stats.MeanSE(losses)
+	s.Perplexity, s.PerplexitySE = stats.MeanSE(ppls)
+	if len(losses) < 2 { // one seed has no standard error; 0 keeps the result JSON-encodable
+		s.LossSE, s.PerplexitySE = 0, 0
+	}
 	return s, nil
 }
 

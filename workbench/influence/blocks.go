@@ -6,6 +6,8 @@ import (
 
 	"github.com/pkg/errors"
 	"gonum.org/v1/gonum/mat"
+
+	"github.com/protolab/protolab/workbench/stats"
 )
 
 // SparseSym is a symmetric K×K matrix in compressed sparse rows, both triangles stored: row i holds the columns
@@ -173,7 +175,7 @@ func NewBlocks(S []float64, D int, c, e []float64, damping, dampingScale float64
 	b := &Blocks{D: D, K: len(c), Q: q, Sigma: sigma, Scale: append([]float64(nil), c...), Shift: append([]float64(nil), e...)}
 	b.Damping = damping
 	if damping < 0 {
-		b.Damping = dampingScale * (mean(c)*mean(sigma) + mean(e))
+		b.Damping = dampingScale * (stats.Mean(c)*stats.Mean(sigma) + stats.Mean(e))
 	}
 	return b, nil
 }

@@ -1,12 +1,12 @@
 package influence
 
 import (
-	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"testing"
 
+	"github.com/protolab/protolab/workbench/stats"
 	"github.com/protolab/protolab/workbench/wbtest"
 )
 
@@ -91,26 +91,33 @@ func TestBlocks_ExactWhenOnePrototypePerToken(t *testing.T) {
 	for d := 0; d < D; d++ {
 		sigmaMean += S[d*D+d] / float64(D) // mean eigenvalue = trace/D
 	}
-	cMean, eMean := mean(st.Usage), mean(eDiag)
+	cMean, eMean := stats.Mean(st.Usage), stats.Mean(eDiag)
 	if want := 0.1 * (cMean*sigmaMean + eMean); !wbtest.Close(want, b.Damping, 1e-12) {
 		t.Fatalf("damping %g, want %g", b.Damping, want)
 	}
 }
 
-// TestKronSum_CGMatchesDenseSolve: the preconditioned CG reference and the eigenbasis solver equal a dense solve of
-// the explicit H with a non-diagonal C (k = 2), and Apply equals the explicit matrix-vector product.
-func TestKronSum_CGMatchesDenseSolve(t *testing.T) {
-	rng := wbtest.RNG(11)
-	K, D, k, n := 6, 4, 2, 30
+// toyKronSum builds H = C ⊗ S + E ⊗ I + λI of equation 8 from n toy tokens of k columns (C, C_w and S from their
+// codes), with E = 0.2·C_w + diag(eDiag) and λ = 0.05, and returns it with its explicit matrix.
+func toyKronSum(t *testing.T, rng *rand.Rand, K, D, k, n int, eDiag []float64) (h *KronSum, Hm []float64) {
+	t.Helper()
 	idx, acts, u := toyCodes(rng, n, K, D, k)
 	st := NewCodeStats(K, D, true)
 	if err := st.Add(k, idx, acts, nil, nil, u); err != nil {
 		t.Fatal(err)
 	}
 	E := st.CoUseW.Scaled(0.2)
-	E.AddDiag([]float64{0.3, 0.3, 0.3, 0.3, 0.3, 0.7})
-	h := &KronSum{D: D, K: K, S: st.FisherMean(), C: st.CoUse.Sparse(), E: E.Sparse(), Damping: 0.05}
-	Hm := refPrototypeHessian(dense(st.CoUse), dense(E), h.S, K, D, h.Damping)
+	E.AddDiag(eDiag)
+	h = &KronSum{D: D, K: K, S: st.FisherMean(), C: st.CoUse.Sparse(), E: E.Sparse(), Damping: 0.05}
+	return h, refPrototypeHessian(dense(st.CoUse), dense(E), h.S, K, D, h.Damping)
+}
+
+// TestKronSum_CGMatchesDenseSolve: the preconditioned CG reference and the eigenbasis solver equal a dense solve of
+// the explicit H with a non-diagonal C (k = 2), and Apply equals the explicit matrix-vector product.
+func TestKronSum_CGMatchesDenseSolve(t *testing.T) {
+	rng := wbtest.RNG(11)
+	K, D := 6, 4
+	h, Hm := toyKronSum(t, rng, K, D, 2, 30, []float64{0.3, 0.3, 0.3, 0.3, 0.3, 0.7})
 	x := randVec(rng, K*D)
 	want := make([]float64, K*D)
 	for r := range want {
@@ -353,28 +360,6 @@ func TestCodeStats_MatchLoops(t *testing.T) {
 		}
 	}
 	wbtest.RequireClose(t, "S", S, st.FisherMean(), 1e-13)
-}
-
-func TestRankTools(t *testing.T) {
-	if got := TopK([]float64{1, 3, 3, 0, 2}, 3); got[0] != 1 || got[1] != 2 || got[2] != 4 {
-		t.Fatalf("TopK = %v, want [1 2 4] (ties to the lower index)", got)
-	}
-	if got := Overlap([]int{1, 2, 3, 4}, []int{4, 5, 1, 6}); got != 0.5 {
-		t.Fatalf("Overlap = %g, want 0.5", got)
-	}
-	wbtest.RequireClose(t, "ranks", []float64{1, 2.5, 2.5, 4}, Ranks([]float64{-1, 2, 2, 5}), 0)
-	// Spearman of [1 2 3 4] and [1 3 2 4]: 1 − 6·Σd²/(n(n²−1)) = 1 − 6·2/60.
-	if got := Spearman([]float64{1, 2, 3, 4}, []float64{10, 30, 20, 40}); !wbtest.Close(1-12.0/60, got, 1e-14) {
-		t.Fatalf("Spearman = %g, want 0.8", got)
-	}
-	if got := Spearman([]float64{1, 2, 3}, []float64{5, 5, 5}); !math.IsNaN(got) {
-		t.Fatalf("Spearman with a constant = %g, want NaN", got)
-	}
-	xs := []float64{1, 2, 3, 4, 5, 6, 7, 8}
-	m, lo, hi := MeanCI(xs, 0.95, 2000, 1)
-	if m != 4.5 || !(lo < m && m < hi) || lo < 1 || hi > 8 {
-		t.Fatalf("MeanCI = %g [%g, %g]", m, lo, hi)
-	}
 }
 
 // TestLDS_PerfectAndReversedPredictions: when retrained losses are exactly minus the summed scores the LDS is 1; when

@@ -31,6 +31,10 @@
 //
 //	(7) G_s = Σ_{t∈s} u_t a_tᵀ,   column j: g_{s,j} = Σ_{t∈s} a_{t,j} u_t
 //
+// ColumnGradients returns the non-zero columns g_{s,j}; CodeGradient the dense G [D, K] with a weight w_t per token,
+// G = Σ_t w_t u_t a_tᵀ, the gradient with respect to P of L(P) = Σ_t w_t ℓ_t(P a_t) when u_t = ∂ℓ_t/∂ẑ_t (PRISM's
+// cross-entropy with frozen codes: u_t = Wᵀ(softmax(l_t) − e_{y_t}), docs/spec/prism.md §5).
+//
 // Curvature model (docs/spec/prism.md §5): with C = Σ_t a_t a_tᵀ [K, K] (co-usage), S = (1/N) Σ_t ũ_t ũ_tᵀ [D, D] from
 // sampled labels, and a symmetric [K, K] matrix E of extra terms acting as E ⊗ I_D (PRISM: 2λ_rec·C_rec + Δ),
 //
@@ -58,13 +62,22 @@
 //
 // KronSum is (8) with the full sparse C and E; Solve finds x = H⁻¹ b by conjugate gradients preconditioned with the
 // blocks of (9), to a relative residual tolerance, using (C ⊗ S) vec(X) = vec(S X C) for X [D, K] (stored as K rows
-// of D: row j is column j).
+// of D: row j is column j). KronEigenSolver solves (8) exactly: with S = Q diag(σ) Qᵀ and x̃_j = Qᵀ x_j, H splits
+// into D independent K×K systems
+//
+//	(13) (σ_m C + E + λI) x̃_{·,m} = b̃_{·,m},   m = 1 … D
+//
+// # Co-usage solver (cousage.go)
+//
+// CoUsage holds one H of (8) and picks its solver once: (13) with one inverted K×K system per eigenvalue of S (D·K²
+// floats) when K is at most a given bound, else the preconditioned CG of KronSum. SolveColumns takes and returns
+// gradients in the column form of (7) and (12), so that a query's x = H⁻¹ vec(G_q) is scored by ColumnCache.Scores.
 //
 // # Comparisons (rank.go)
 //
-// TopK, Overlap (|TopK_a ∩ TopK_b|/k), Spearman (average ranks for ties), a bootstrap confidence interval of a mean,
-// and the linear datamodeling score LDS = mean over queries of the Spearman correlation, across M training subsets,
-// between the summed predicted influence of each subset and the query loss of a model retrained on it.
+// The linear datamodeling score LDS = mean over queries of the Spearman correlation, across M training subsets,
+// between the summed predicted influence of each subset and the query loss of a model retrained on it. The generic
+// pieces (TopK, Overlap, Spearman, the bootstrap interval of a mean) are in workbench/stats.
 //
 // Layouts: matrices are row-major []float64; Q matrices hold eigenvectors as columns, eigenvalues ascending.
 package influence

@@ -5,6 +5,8 @@ import (
 
 	"github.com/pkg/errors"
 	"gonum.org/v1/gonum/mat"
+
+	"github.com/protolab/protolab/workbench/stats"
 )
 
 // Values of EKFACConfig.Eigenvalues.
@@ -252,7 +254,7 @@ func (e *EKFAC) Finish() error {
 		}
 		f.Damping = e.Config.Damping
 		if f.Damping == 0 {
-			f.Damping = e.Config.DampingScale * mean(f.Lambda)
+			f.Damping = e.Config.DampingScale * stats.Mean(f.Lambda)
 		}
 	}
 	e.stage = 2
@@ -314,6 +316,42 @@ func SequenceGradient(a, g []float64, in, out int) []float64 {
 	return denseData(&m)
 }
 
+// CodeGradient returns the dense G = Σ_t w_t u_t a_tᵀ [D, K] (doc.go, equation 7 with token weights; the [Out, In]
+// layout of SequenceGradient with In = K, Out = D) of n tokens of a sparse-coded layer: codes idx [n, k] with
+// activations acts [n, k], and output gradients u [n, D]. w [n] weights the tokens; nil weighs each by 1. Panics on
+// inconsistent lengths or an index outside [0, K).
+func CodeGradient(K, D, k int, idx []int32, acts, u, w []float64) []float64 {
+	if K <= 0 || D <= 0 || k <= 0 || len(idx)%k != 0 || len(acts) != len(idx) || len(u) != len(idx)/k*D ||
+		(w != nil && len(w) != len(idx)/k) {
+		panic(errors.Errorf("influence.CodeGradient: K=%d, D=%d, k=%d, len(idx)=%d, len(acts)=%d, len(u)=%d, len(w)=%d; "+
+			"want positive sizes and n·k, n·k, n·D, n (or nil)", K, D, k, len(idx), len(acts), len(u), len(w)))
+	}
+	G := make([]float64, D*K)
+	for t := 0; t < len(idx)/k; t++ {
+		wt := 1.0
+		if w != nil {
+			wt = w[t]
+		}
+		if wt == 0 {
+			continue
+		}
+		for i := 0; i < k; i++ {
+			a := wt * acts[t*k+i]
+			if a == 0 {
+				continue
+			}
+			j := int(idx[t*k+i])
+			if j < 0 || j >= K {
+				panic(errors.Errorf("influence.CodeGradient: index %d outside [0, %d)", j, K))
+			}
+			for d := 0; d < D; d++ {
+				G[d*K+j] += a * u[t*D+d]
+			}
+		}
+	}
+	return G
+}
+
 // denseData returns m's elements row-major in a fresh slice.
 func denseData(m *mat.Dense) []float64 {
 	r, c := m.Dims()
@@ -338,15 +376,4 @@ func Dot(x, y []float64) float64 {
 		s += v * y[i]
 	}
 	return s
-}
-
-func mean(x []float64) float64 {
-	if len(x) == 0 {
-		return 0
-	}
-	s := 0.0
-	for _, v := range x {
-		s += v
-	}
-	return s / float64(len(x))
 }

@@ -4,6 +4,9 @@ import (
 	"math"
 	"testing"
 
+	"gonum.org/v1/gonum/diff/fd"
+
+	"github.com/protolab/protolab/workbench/stats"
 	"github.com/protolab/protolab/workbench/wbtest"
 )
 
@@ -74,7 +77,7 @@ func TestEKFAC_ExactWhereFisherIsKroneckerDiagonal(t *testing.T) {
 		e := fitEKFAC(t, cfg, in, out, as, gs)
 		lambda := e.Layers[0].Damping
 		if damping == 0 {
-			want := DefaultDampingScale * mean(e.Layers[0].Lambda)
+			want := DefaultDampingScale * stats.Mean(e.Layers[0].Lambda)
 			if !wbtest.Close(want, lambda, 1e-14) {
 				t.Fatalf("heuristic damping %g, want 0.1·mean(Λ) = %g", lambda, want)
 			}
@@ -194,5 +197,59 @@ func TestEKFAC_StageErrors(t *testing.T) {
 	}
 	if _, err := NewEKFAC(EKFACConfig{Eigenvalues: "x", DampingScale: 0.1}, nil); err == nil {
 		t.Fatal("bad eigenvalue mode accepted")
+	}
+}
+
+// TestCodeGradient_MatchesLoopsAndFiniteDifferences: CodeGradient equals the loop over dense codes, and it is the
+// gradient with respect to P of PRISM's weighted cross-entropy with frozen codes (refPrismCELoss) when u_t is that
+// loss's output gradient Wᵀ(softmax(l_t) − e_{y_t}). Sizes V = 5, D = 3, K = 4, k = 2, n = 7 tokens, with a zero
+// weight, a fractional one and zero activations. The finite differences use the five-point central stencil with
+// h = 1e-3 (truncation ~h⁴·f⁽⁵⁾/30 ≈ 1e-13, rounding ~1e-16·|L|/h): the three-point one of wbtest.RequireGradient
+// cannot resolve 1e-10.
+func TestCodeGradient_MatchesLoopsAndFiniteDifferences(t *testing.T) {
+	rng := wbtest.RNG(31)
+	V, D, K, k, n := 5, 3, 4, 2, 7
+	idx, acts, _ := toyCodes(rng, n, K, D, k)
+	W, r, P := randVec(rng, V*D), randVec(rng, n*D), randVec(rng, D*K)
+	y := make([]int, n)
+	for i := range y {
+		y[i] = rng.IntN(V)
+	}
+	w := []float64{1, 0.5, 0, 2, 1, 1.5, 1}
+	u := make([]float64, n*D) // u_t = Wᵀ(softmax(l_t) − e_{y_t})
+	for tk := 0; tk < n; tk++ {
+		l := refPrismLogits(W, r[tk*D:(tk+1)*D], P, V, D, K, idx[tk*k:(tk+1)*k], acts[tk*k:(tk+1)*k])
+		p := stats.Softmax(l)
+		p[y[tk]]--
+		for d := 0; d < D; d++ {
+			for v := 0; v < V; v++ {
+				u[tk*D+d] += W[v*D+d] * p[v]
+			}
+		}
+	}
+	G := CodeGradient(K, D, k, idx, acts, u, w)
+	wbtest.RequireClose(t, "G vs loops", refCodeGradient(K, D, k, idx, acts, u, w), G, 1e-10)
+	wbtest.RequireClose(t, "unweighted G vs loops", refCodeGradient(K, D, k, idx, acts, u, nil),
+		CodeGradient(K, D, k, idx, acts, u, nil), 1e-10)
+	loss := func(p []float64) float64 { return refPrismCELoss(W, r, p, V, D, K, k, idx, acts, y, w) }
+	five := fd.Formula{Stencil: []fd.Point{{Loc: -2, Coeff: 1.0 / 12}, {Loc: -1, Coeff: -8.0 / 12},
+		{Loc: 1, Coeff: 8.0 / 12}, {Loc: 2, Coeff: -1.0 / 12}}, Derivative: 1, Step: 1e-3}
+	numeric := fd.Gradient(nil, loss, P, &fd.Settings{Formula: five})
+	wbtest.RequireClose(t, "G vs finite differences of the loss", numeric, G, 1e-10)
+
+	for name, bad := range map[string]func(){
+		"short u":        func() { CodeGradient(K, D, k, idx, acts, u[:D], w) },
+		"short w":        func() { CodeGradient(K, D, k, idx, acts, u, w[:2]) },
+		"index ≥ K":      func() { CodeGradient(K, D, 1, []int32{int32(K)}, []float64{1}, u[:D], nil) },
+		"k not dividing": func() { CodeGradient(K, D, 3, idx[:4], acts[:4], u[:D], nil) },
+	} {
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Fatalf("%s: CodeGradient did not panic", name)
+				}
+			}()
+			bad()
+		}()
 	}
 }

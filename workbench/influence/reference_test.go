@@ -4,6 +4,8 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/protolab/protolab/workbench/stats"
 )
 
 // Plain-loop float64 references, written from the equations of doc.go without gonum.
@@ -165,4 +167,54 @@ func randVec(rng *rand.Rand, n int) []float64 {
 		v[i] = rng.NormFloat64()
 	}
 	return v
+}
+
+// refCodeGradient returns G = Σ_t w_t u_t a_tᵀ [D, K] by loops over the dense code a_t [K] (w nil: all 1).
+func refCodeGradient(K, D, k int, idx []int32, acts, u, w []float64) []float64 {
+	G := make([]float64, D*K)
+	for t := 0; t < len(idx)/k; t++ {
+		a := make([]float64, K)
+		for i := 0; i < k; i++ {
+			a[idx[t*k+i]] += acts[t*k+i]
+		}
+		wt := 1.0
+		if w != nil {
+			wt = w[t]
+		}
+		for d := 0; d < D; d++ {
+			for j := 0; j < K; j++ {
+				G[d*K+j] += wt * u[t*D+d] * a[j]
+			}
+		}
+	}
+	return G
+}
+
+// refPrismLogits returns the logits l_t = W r_t + W P a_t [V] of docs/spec/prism.md §5 (backbone and routing frozen), for
+// W [V, D], r_t [D], P [D, K] and the dense code a_t built from idx, acts [k].
+func refPrismLogits(W, r, P []float64, V, D, K int, idx []int32, acts []float64) []float64 {
+	z := append([]float64(nil), r...) // r_t + P a_t
+	for i, j := range idx {
+		for d := 0; d < D; d++ {
+			z[d] += P[d*K+int(j)] * acts[i]
+		}
+	}
+	l := make([]float64, V)
+	for v := 0; v < V; v++ {
+		for d := 0; d < D; d++ {
+			l[v] += W[v*D+d] * z[d]
+		}
+	}
+	return l
+}
+
+// refPrismCELoss returns L(P) = Σ_t w_t CE(l_t(P), y_t), CE(l, y) = −log softmax(l)_y, the weighted cross-entropy
+// whose gradient with respect to P is Σ_t w_t u_t a_tᵀ with u_t = Wᵀ(softmax(l_t) − e_{y_t}) (docs/spec/prism.md §5).
+func refPrismCELoss(W, r, P []float64, V, D, K, k int, idx []int32, acts []float64, y []int, w []float64) float64 {
+	L := 0.0
+	for t := range y {
+		l := refPrismLogits(W, r[t*D:(t+1)*D], P, V, D, K, idx[t*k:(t+1)*k], acts[t*k:(t+1)*k])
+		L -= w[t] * math.Log(stats.Softmax(l)[y[t]])
+	}
+	return L
 }
