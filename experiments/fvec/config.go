@@ -20,9 +20,6 @@ type Config struct {
 	Model linattn.Config `json:"model"` // the template of every model; kind and measurements are set per sweep point
 	Train fit.Config     `json:"train"` // optimizer and schedule of one model; train.steps is per model
 	Sweep SweepConfig    `json:"sweep"`
-	// Out is the folder of result.json (LoadOrRun reads it back when the config matches); "" keeps the result in
-	// memory only.
-	Out string `json:"out"`
 }
 
 // DataConfig configures the context generators of spec §2 and the sizes of every evaluation.

@@ -1,7 +1,6 @@
 package fvec
 
 import (
-	"math"
 	"slices"
 
 	"github.com/gomlx/gomlx/backends"
@@ -174,24 +173,4 @@ func toFloat64(t *tensors.Tensor) []float64 {
 		out[i] = float64(v)
 	}
 	return out
-}
-
-// meanStdErr returns the sample mean and its standard error (sample standard deviation over √n; NaN for n < 2).
-func meanStdErr(v []float64) (mean, se float64) {
-	n := float64(len(v))
-	if n == 0 {
-		return math.NaN(), math.NaN()
-	}
-	for _, x := range v {
-		mean += x
-	}
-	mean /= n
-	if n < 2 {
-		return mean, math.NaN()
-	}
-	ss := 0.0
-	for _, x := range v {
-		ss += (x - mean) * (x - mean)
-	}
-	return mean, math.Sqrt(ss / (n - 1) / n)
 }

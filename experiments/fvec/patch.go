@@ -4,6 +4,7 @@ import (
 	"math"
 
 	"github.com/protolab/protolab/theory/meanfield"
+	"github.com/protolab/protolab/workbench/stats"
 )
 
 // PatchResult is the key-patching experiment of spec §7 on a trained model A (or A′): for target–donor pairs
@@ -85,7 +86,7 @@ func (s *study) patchOne(t *trained, seed int) (*PatchResult, error) {
 		if err != nil {
 			return nil, err
 		}
-		mse, _ := meanStdErr(clean.se)
+		mse, _ := stats.MeanSE(clean.se)
 		pr.Levels = append(pr.Levels, j)
 		pr.CleanMSE = append(pr.CleanMSE, mse)
 		row, rowSE, th := make([]float64, L), make([]float64, L), make([]float64, L)
@@ -100,7 +101,7 @@ func (s *study) patchOne(t *trained, seed int) (*PatchResult, error) {
 			for i := range diff {
 				diff[i] = patched.se[i] - clean.se[i]
 			}
-			row[l-1], rowSE[l-1] = meanStdErr(diff)
+			row[l-1], rowSE[l-1] = stats.MeanSE(diff)
 			th[l-1] = theory[j-1][l-1].Mean
 		}
 		pr.Delta, pr.StdErr, pr.Theory = append(pr.Delta, row), append(pr.StdErr, rowSE), append(pr.Theory, th)

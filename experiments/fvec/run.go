@@ -1,15 +1,11 @@
 package fvec
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"math"
-	"os"
-	"path/filepath"
 	"runtime"
 	"slices"
-	"sort"
 	"sync"
 
 	"github.com/gomlx/gomlx/backends"
@@ -19,11 +15,8 @@ import (
 	"github.com/protolab/protolab/theory/meanfield"
 	"github.com/protolab/protolab/theory/prior"
 	"github.com/protolab/protolab/workbench/run"
-	"github.com/protolab/protolab/workbench/store"
+	"github.com/protolab/protolab/workbench/stats"
 )
-
-// ResultFile is the name of the result file Run writes into Config.Out.
-const ResultFile = "result.json"
 
 // Result is everything the study measured, as plain data (JSON-able; figures.go draws it).
 type Result struct {
@@ -85,40 +78,32 @@ type Check struct {
 	Pass  bool    `json:"pass"`
 }
 
-// Option changes how Run runs.
-type Option func(*options)
+// Study is the name under which results are stored (run.Out/<Study>/) and the CLI runs the study.
+const Study = "fvec"
 
-type options struct {
-	overrides string
-	log       io.Writer
+// LoadOrRun returns the result stored for cfg under run.Out, or runs the study.
+func LoadOrRun(cfg Config, opts ...run.Option) (*Result, error) {
+	return run.LoadOrRun(Study, cfg, opts, compute)
 }
 
-// WithOverrides records the override string applied to the preset in the Provenance.
-func WithOverrides(s string) Option { return func(o *options) { o.overrides = s } }
+// Run runs the whole study of cfg (theory curves, the tree and Gaussian sweeps, key patching and the
+// function-vector probes, then the checks) even when a result is stored, and stores it under run.Out.
+func Run(cfg Config, opts ...run.Option) (*Result, error) {
+	return run.Recompute(Study, cfg, opts, compute)
+}
 
-// Log sends one line per trained model and phase to w instead of os.Stderr; nil silences Run.
-func Log(w io.Writer) Option { return func(o *options) { o.log = w } }
-
-// Run runs the whole study of cfg: theory curves, the tree and Gaussian sweeps, key patching and the function-vector
-// probes, then the checks; with cfg.Out set it writes Out/result.json.
-func Run(cfg Config, opts ...Option) (*Result, error) {
-	o := options{log: os.Stderr}
-	for _, opt := range opts {
-		opt(&o)
-	}
-	if o.log == nil {
-		o.log = io.Discard
-	}
-	if err := cfg.Validate(); err != nil {
-		return nil, err
-	}
+func compute(cfg Config, prov *run.Provenance, o run.Options) (*Result, error) {
 	backend, err := run.Backend()
 	if err != nil {
 		return nil, err
 	}
-	s := &study{cfg: cfg, backend: backend, log: o.log, res: &Result{Provenance: run.NewProvenance(cfg, o.overrides,
-		cfg.Seed)}, kept: map[string][]*trained{}, keptMSE: map[string][]float64{}}
-	prov := s.res.Provenance
+	prov.Seed = cfg.Seed
+	log := o.Progress
+	if log == nil {
+		log = io.Discard
+	}
+	s := &study{cfg: cfg, backend: backend, log: log, res: &Result{Provenance: prov}, kept: map[string][]*trained{},
+		keptMSE: map[string][]float64{}}
 	steps := []struct {
 		name string
 		fn   func() error
@@ -130,48 +115,15 @@ func Run(cfg Config, opts ...Option) (*Result, error) {
 		{"vectors", s.vectors},
 	}
 	for _, st := range steps {
+		if err := o.Err(); err != nil {
+			return nil, err
+		}
 		if err := prov.Time(st.name, st.fn); err != nil {
 			return nil, errors.WithMessagef(err, "fvec: %s", st.name)
 		}
 	}
 	s.res.Checks = checks(s.res)
-	prov.Finish()
-	if cfg.Out != "" {
-		if err := os.MkdirAll(cfg.Out, 0o755); err != nil {
-			return nil, errors.Wrapf(err, "fvec: creating the output folder %s", cfg.Out)
-		}
-		if err := store.SaveJSON(filepath.Join(cfg.Out, ResultFile), s.res); err != nil {
-			return nil, err
-		}
-	}
 	return s.res, nil
-}
-
-// LoadOrRun returns the result stored in cfg.Out when its configuration equals cfg, and runs the study otherwise.
-// Notebook cells use it so that only the first one trains.
-func LoadOrRun(cfg Config, opts ...Option) (*Result, error) {
-	if cfg.Out != "" {
-		path := filepath.Join(cfg.Out, ResultFile)
-		if _, err := os.Stat(path); err == nil {
-			var stored struct {
-				Provenance struct {
-					Config Config `json:"config"`
-				} `json:"provenance"`
-			}
-			if err := store.LoadJSON(path, &stored); err != nil {
-				return nil, err
-			}
-			if equalJSON(stored.Provenance.Config, cfg) {
-				res := &Result{}
-				if err := store.LoadJSON(path, res); err != nil {
-					return nil, err
-				}
-				res.Provenance.Config = cfg
-				return res, nil
-			}
-		}
-	}
-	return Run(cfg, opts...)
 }
 
 // study is the state of one Run.
@@ -385,7 +337,7 @@ func (s *study) chain(sp sweepSpec, seed int) (chainResult, error) {
 		if err != nil {
 			return out, err
 		}
-		mse, se := meanStdErr(o.se)
+		mse, se := stats.MeanSE(o.se)
 		s.logf("%s prior, model %s, M=%d, seed %d: MSE %.4f ± %.4f (%d steps of %d contexts, %.1f s)", sp.prior,
 			sp.kind, m, seed, mse, se, steps, data.Batch, t.seconds)
 		out.mse = append(out.mse, mse)
@@ -412,30 +364,17 @@ func aggregate(kind string, ms []int, chains []chainResult) Curve {
 				mean[j] += v / S
 			}
 		}
-		_, seEval := meanStdErr(mean)
-		mse, seSeed := meanStdErr(per)
+		_, seEval := stats.MeanSE(mean)
+		mse, seSeed := stats.MeanSE(per)
 		if len(per) < 2 {
 			seSeed = 0
 		}
-		sorted := slices.Clone(per)
-		sort.Float64s(sorted)
-		med := sorted[len(sorted)/2]
-		if len(sorted)%2 == 0 {
-			med = (sorted[len(sorted)/2-1] + med) / 2
-		}
 		curve.MSE = append(curve.MSE, mse)
 		curve.StdErr = append(curve.StdErr, math.Sqrt(seSeed*seSeed+seEval*seEval))
-		curve.Best = append(curve.Best, sorted[0])
-		curve.Median = append(curve.Median, med)
+		curve.Best = append(curve.Best, slices.Min(per))
+		curve.Median = append(curve.Median, stats.Median(per))
 		curve.PerSeed = append(curve.PerSeed, per)
 		curve.TrainSeconds = append(curve.TrainSeconds, seconds)
 	}
 	return curve
-}
-
-// equalJSON reports whether a and b have the same JSON encoding.
-func equalJSON(a, b any) bool {
-	ja, errA := json.Marshal(a)
-	jb, errB := json.Marshal(b)
-	return errA == nil && errB == nil && string(ja) == string(jb)
 }
