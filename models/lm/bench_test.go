@@ -62,7 +62,7 @@ func BenchmarkTrainStep(b *testing.B) {
 			cfg.Steps = 1 + b.N
 			var warm float64
 			ctx := run.NewContext(1)
-			hist, err := fit.Train(wbtest.Backend(b), ctx, lossFn, data, nil, cfg, fit.Progress(nil),
+			hist, err := fit.Train(wbtest.Backend(b), ctx, lossFn, data, nil, cfg, fit.Progress(nil), fit.NoDecay(m.NoDecay()...),
 				fit.TokensPerBatch(benchB*benchT), fit.OnStep(func(step int, mt fit.Metrics) {
 					if step == 1 {
 						warm = mt.Elapsed

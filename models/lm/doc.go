@@ -1,0 +1,54 @@
+// Package lm is the decoder language model every study trains: the LLaMA-style decoder of layers/decoder with any
+// mixer (attention, ProtoT, DeltaNet, Mamba), under the dense LM head or the PRISM prototype head (layers/prism,
+// docs/spec/prism.md), on a corpus prepared by workbench/lmdata and trained by workbench/fit. Studies describe a model
+// by a Config and get it from LoadOrTrain, which trains it once and loads it afterwards.
+//
+// # Objectives
+//
+// The dense model minimises the mean next-token cross-entropy L_CE over the B·T positions of a batch
+// (decoder.NextTokenLoss). The PRISM model minimises (docs/spec/prism.md §3, §2.3)
+//
+//	L = L_CE + on(s)·(λ_rec·L_REC + λ_1·L_R1 + λ_2·L_R2),   on(s) = [s ≥ ProtoWarmup],
+//
+// where s is the optimizer step read from fit's step counter inside the graph, so one compiled step serves the
+// cross-entropy-only warm-up and the rest of training (prismLoss). Weight decay spares the variables the decoder
+// names (decoder.Config.NoDecay: norms, prototypes, Mamba's dt_proj and a_log) and every rank ≤ 1 variable.
+//
+// # Bank seeding
+//
+// With ProtoWarmup > 0, right after update ProtoWarmup (before that step's checkpoint) the bank P [K, D] is
+// overwritten by K distinct final-normalised hidden states z_t drawn uniformly (run.RNG(seed, "prism/seed-bank"))
+// from the first SeedBatches training batches (spec §2.3). With RescaleSeed it is then multiplied by
+//
+//	s = Σ_t ⟨z_t, ẑ_t⟩ / Σ_t ‖ẑ_t‖²,   ẑ_t = Σ_{i ∈ K_t} a_{t,i} p_i,
+//
+// the least-squares scale of the seeded bank's reconstructions over those tokens (our choice): seeded prototypes
+// have the norm of a hidden state while ẑ sums k of them with cosines near 1, so without it ‖ẑ‖ starts near k·‖z‖,
+// L_REC near (k−1)², and its gradient pushes z away from every prototype. The cosines, and so the routing, do not
+// depend on s.
+//
+// # Equal parameter count
+//
+// Comparisons of mixers at one width keep D, the depth L, the vocabulary and the (tied) embedding, and re-solve only
+// the SwiGLU FFN width F (MatchParams) so that the non-embedding parameter count P (everything but the V·D embedding
+// and an untied head; NonEmbeddingParams) matches the reference model's:
+//
+//	F = round((P_ref − P_0) / (3·D·L)),   P_0 = P of the mixer's model with no FFN weights,
+//
+// since each unit of F adds 3·D weights per block. Then |P − P_ref| ≤ 3·D·L/2 (MatchTolerance), a relative error of
+// at most about 1/(8D) against the ≈ 12·D²·L parameters of an attention reference (0.4% at D = 32).
+//
+// # Run folders
+//
+// LoadOrTrain keeps a model in <out>/models/<name>-<hash>/ (RunDir; out is the run.Out root shared by every study,
+// so studies that ask for the same model share one run), the hash being store.KeyHash of the resolved Config:
+//
+//	config.json          the resolved Config, written first; a folder holding another config is refused
+//	tokenizer.json       the BPE tokenizer, trained on the training split only
+//	checkpoints/         fit checkpoints: an interrupted run resumes from the newest
+//	weights.safetensors  the trained weights (workbench/store names), metadata format WeightsFormat
+//	result.json          Result (history, validation perplexity, provenance), written last: a finished run
+//
+// Open checks that the files agree: the tokenizer's vocabulary is the model's, and the stored weights are exactly
+// the variables the config's model uses.
+package lm

@@ -1,0 +1,106 @@
+package lm
+
+import (
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/gomlx/gomlx/pkg/core/graph"
+	"github.com/gomlx/gomlx/pkg/ml/context"
+	"github.com/pkg/errors"
+
+	"github.com/protolab/protolab/workbench/fit"
+	"github.com/protolab/protolab/workbench/run"
+	"github.com/protolab/protolab/workbench/store"
+	"github.com/protolab/protolab/workbench/tokenizer"
+)
+
+// Open loads a run folder written by Train: config.json, tokenizer.json, result.json when the run finished, and the
+// weights of weights.safetensors, or of the newest checkpoint when the run did not finish. It checks that the files
+// agree with each other: the tokenizer's vocabulary is the model's, and the stored weights are exactly the variables
+// the config's model uses, with their shapes (a missing, extra or misshapen tensor is an error naming it).
+func Open(dir string) (*Model, error) {
+	cfgPath := filepath.Join(dir, ConfigFile)
+	if _, err := os.Stat(cfgPath); err != nil {
+		return nil, errors.Errorf("lm.Open: %s is not a run folder (no %s)", dir, ConfigFile)
+	}
+	var cfg Config
+	if err := store.LoadJSON(cfgPath, &cfg); err != nil {
+		return nil, errors.WithMessagef(err, "lm.Open: %s is corrupt", cfgPath)
+	}
+	if err := cfg.Validate(); err != nil {
+		return nil, errors.WithMessagef(err, "lm.Open: %s", cfgPath)
+	}
+	tok, err := tokenizer.Load(filepath.Join(dir, TokenizerFile))
+	if err != nil {
+		return nil, errors.WithMessage(err, "lm.Open")
+	}
+	if tok.VocabSize() != cfg.Model.VocabSize {
+		return nil, errors.Errorf("lm.Open: %s has %d tokens but %s says model.vocab_size=%d; the folder mixes two "+
+			"runs", filepath.Join(dir, TokenizerFile), tok.VocabSize(), cfgPath, cfg.Model.VocabSize)
+	}
+	backend, err := run.Backend()
+	if err != nil {
+		return nil, err
+	}
+	m := &Model{Config: cfg, Tokenizer: tok, Ctx: run.NewContext(cfg.Seed), Backend: backend, Dir: dir, Cached: true}
+	weights := filepath.Join(dir, WeightsFile)
+	if _, err := os.Stat(weights); err == nil {
+		if _, err := store.ImportContext(m.Ctx, weights); err != nil {
+			return nil, errors.WithMessage(err, "lm.Open")
+		}
+	} else if _, err := fit.LoadLatest(filepath.Join(dir, CheckpointDir), m.Ctx); err != nil {
+		return nil, errors.WithMessagef(err, "lm.Open: %s has no %s and no usable checkpoint", dir, WeightsFile)
+	}
+	if resPath := filepath.Join(dir, ResultFile); fileExists(resPath) {
+		m.Result = &Result{}
+		if err := store.LoadJSON(resPath, m.Result); err != nil {
+			return nil, errors.WithMessagef(err, "lm.Open: %s is corrupt", resPath)
+		}
+	}
+	if err := m.checkWeights(); err != nil {
+		return nil, errors.WithMessagef(err, "lm.Open: %s", dir)
+	}
+	return m, nil
+}
+
+func fileExists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
+}
+
+// checkWeights builds the forward graph once on a one-token input with the context in reuse mode, so that gomlx
+// refuses to create a missing variable or to use one of another shape, then lists the stored model weights the
+// graph did not use: a tensor the config no longer reads (a layer of another depth, a head of another kind) is an
+// error, not silently ignored.
+func (m *Model) checkWeights() (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = errors.Errorf("the stored weights do not fit the config: %v", r)
+		}
+	}()
+	var g *graph.Graph
+	e, err := context.NewExec(m.Backend, m.Ctx.Reuse(), func(ctx *context.Context, tokens *graph.Node) *graph.Node {
+		g = tokens.Graph()
+		return m.Logits(ctx, tokens)
+	})
+	if err != nil {
+		return errors.Wrap(err, "the stored weights do not fit the config")
+	}
+	if _, err := e.Exec([][]int32{{0}}); err != nil {
+		return errors.Wrap(err, "the stored weights do not fit the config")
+	}
+	var unused []string
+	for v := range m.Ctx.IterVariables() {
+		if v.Trainable && !inOptimizer(v) && !v.InUseByGraph(g) {
+			unused = append(unused, v.ScopeAndName())
+		}
+	}
+	if len(unused) > 0 {
+		sort.Strings(unused)
+		return errors.Errorf("the stored weights hold %d tensors the config's model does not use (%s); the folder "+
+			"mixes two runs", len(unused), strings.Join(unused, ", "))
+	}
+	return nil
+}

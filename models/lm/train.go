@@ -1,0 +1,251 @@
+package lm
+
+import (
+	"bytes"
+	stdctx "context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+
+	. "github.com/gomlx/gomlx/pkg/core/graph"
+	"github.com/gomlx/gomlx/pkg/ml/context"
+	"github.com/pkg/errors"
+
+	"github.com/protolab/protolab/layers/decoder"
+	"github.com/protolab/protolab/workbench/eval"
+	"github.com/protolab/protolab/workbench/fit"
+	"github.com/protolab/protolab/workbench/lmdata"
+	"github.com/protolab/protolab/workbench/run"
+	"github.com/protolab/protolab/workbench/store"
+)
+
+// Files of a run folder.
+const (
+	ConfigFile    = "config.json"         // the resolved Config, written before training starts
+	TokenizerFile = "tokenizer.json"      // the BPE tokenizer, written once the data is prepared
+	CheckpointDir = "checkpoints"         // fit checkpoints (weights, optimizer state, data cursor)
+	WeightsFile   = "weights.safetensors" // the trained weights (workbench/store naming)
+	ResultFile    = "result.json"         // Result, written last: its presence marks a finished run
+	ModelsDir     = "models"              // the folder under a run.Out root holding the run folders
+	// WeightsFormat is the "format" metadata of WeightsFile.
+	WeightsFormat = "protolab.lm/v2"
+)
+
+// Result is the record of one training run, written to result.json.
+type Result struct {
+	Config     Config                `json:"config"` // resolved
+	Provenance *run.Provenance       `json:"provenance"`
+	NumParams  int                   `json:"num_params"`
+	Tokens     TokenCounts           `json:"tokens"`
+	History    *fit.History          `json:"history"`
+	Val        eval.PerplexityResult `json:"val"` // final validation perplexity over EvalBatches batches
+	// TrainTokensPerSec is the mean training throughput of the logged steps after the first (which compiles).
+	TrainTokensPerSec float64 `json:"train_tokens_per_sec"`
+}
+
+// TokenCounts sizes the data of a run.
+type TokenCounts struct {
+	Vocab       int `json:"vocab"`
+	Train       int `json:"train"`         // tokens in the packed training stream
+	Val         int `json:"val"`           // tokens in the packed validation stream
+	SeenInTrain int `json:"seen_in_train"` // steps · B · T
+}
+
+// TrainSeconds returns the wall time of training as the run recorded it (0 when unknown).
+func (r *Result) TrainSeconds() float64 {
+	if r == nil || r.Provenance == nil {
+		return 0
+	}
+	return r.Provenance.Timings["train"]
+}
+
+// RunDir returns the run folder of cfg under a run.Out root: out/models/<name>-<hash>.
+func RunDir(out string, cfg Config) string {
+	return filepath.Join(out, ModelsDir, cfg.Name()+"-"+cfg.Hash())
+}
+
+// LoadOrTrain returns the model of cfg. With run.Out set, a finished run in RunDir(out, cfg) is opened
+// (Model.Cached) instead of trained, and an unfinished one resumes from its checkpoints; without it the model is
+// trained in memory. run.Progress gets one line saying which.
+func LoadOrTrain(cfg Config, opts ...run.Option) (*Model, error) {
+	o := run.NewOptions(opts...)
+	cfg = cfg.Resolved()
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	dir := ""
+	if o.Out != "" {
+		dir = RunDir(o.Out, cfg)
+		if _, err := os.Stat(filepath.Join(dir, ResultFile)); err == nil {
+			m, err := Open(dir)
+			if err != nil {
+				return nil, err
+			}
+			if err := sameConfig(dir, m.Config, cfg); err != nil {
+				return nil, err
+			}
+			o.Logf("lm", "loaded %s (validation perplexity %.3f)", cfg.Name(), m.Result.Val.Perplexity)
+			return m, nil
+		}
+	}
+	o.Logf("lm", "training %s (%d parameters, %d steps)", cfg.Name(), cfg.NumParams(), cfg.Train.Steps)
+	return Train(cfg, dir, run.With(o))
+}
+
+// sameConfig returns an error naming the differing keys when the config stored in dir is not want.
+func sameConfig(dir string, stored, want Config) error {
+	a, _ := json.Marshal(stored)
+	b, _ := json.Marshal(want)
+	if bytes.Equal(a, b) {
+		return nil
+	}
+	diff, err := run.DiffKeys(stored, want)
+	if err != nil {
+		return err
+	}
+	return errors.Errorf("%s holds another model than the one asked for (%s); use another folder, or delete this "+
+		"one to train afresh", dir, strings.Join(diff, "; "))
+}
+
+// Train trains cfg and evaluates its validation perplexity. With dir set it refuses a folder that holds another
+// config (before writing anything), then writes config.json, tokenizer.json, checkpoints during training (a run
+// interrupted by run.Context or a crash resumes from them when Train is called again with the same config and
+// folder), weights.safetensors and, last, result.json. With dir empty everything stays in memory.
+func Train(cfg Config, dir string, opts ...run.Option) (*Model, error) {
+	o := run.NewOptions(opts...)
+	cfg = cfg.Resolved()
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	backend, err := run.Backend()
+	if err != nil {
+		return nil, err
+	}
+	tokPath := ""
+	if dir != "" {
+		if err := claimDir(dir, cfg); err != nil {
+			return nil, err
+		}
+		tokPath = filepath.Join(dir, TokenizerFile)
+	}
+	prov := run.NewProvenance(&cfg, o.Overrides, cfg.Seed)
+	res := &Result{Config: cfg, Provenance: prov, NumParams: cfg.NumParams()}
+	var prep *lmdata.Prepared
+	if err := prov.Time("data", func() (err error) {
+		prep, err = prepare(cfg.Data, tokPath)
+		return err
+	}); err != nil {
+		return nil, err
+	}
+	if v := prep.Tokenizer.VocabSize(); v != cfg.Model.VocabSize {
+		return nil, errors.Errorf("lm: run %s: the tokenizer has %d tokens, the model %d", cfg.Name(), v,
+			cfg.Model.VocabSize)
+	}
+	res.Tokens = TokenCounts{Vocab: prep.Tokenizer.VocabSize(), Train: len(prep.TrainSeqs.Stream),
+		Val: len(prep.ValSeqs.Stream), SeenInTrain: cfg.Train.Steps * cfg.Data.BatchSize * cfg.Data.SeqLen}
+	trainB, err := prep.TrainBatches()
+	if err != nil {
+		return nil, err
+	}
+	valB, err := prep.ValBatches()
+	if err != nil {
+		return nil, err
+	}
+	m := &Model{Config: cfg, Tokenizer: prep.Tokenizer, Ctx: run.NewContext(cfg.Seed), Backend: backend, Dir: dir,
+		Result: res, data: prep}
+	goCtx, cancel := stdctx.WithCancel(o.Context)
+	defer cancel()
+	fitOpts := []fit.Option{fit.TokensPerBatch(cfg.Data.BatchSize * cfg.Data.SeqLen), fit.Progress(o.Progress),
+		fit.WithContext(goCtx), fit.NoDecay(cfg.Model.NoDecay()...),
+		fit.OnStep(func(step int, x fit.Metrics) { o.Metric(step, run.MetricTrainLoss, x.Loss) }),
+		fit.OnEval(func(step int, e fit.EvalMetrics) { o.Metric(step, run.MetricValLoss, e.Loss) })}
+	if dir != "" {
+		fitOpts = append(fitOpts, fit.CheckpointDir(filepath.Join(dir, CheckpointDir)))
+	}
+	var seedErr error
+	if p := cfg.Prism; cfg.Head == HeadPrism && p.ProtoWarmup > 0 {
+		// Seed the bank right after update ProtoWarmup, before that step's checkpoint (fit calls OnStep first).
+		fitOpts = append(fitOpts, fit.OnStep(func(step int, _ fit.Metrics) {
+			if step == p.ProtoWarmup {
+				if seedErr = m.seedBank(); seedErr != nil {
+					cancel()
+				}
+			}
+		}))
+	}
+	if err := prov.Time("train", func() (err error) {
+		res.History, err = fit.Train(backend, m.Ctx, m.loss(), trainB, valB, cfg.Train, fitOpts...)
+		return err
+	}); err != nil {
+		if seedErr != nil {
+			return nil, errors.WithMessagef(seedErr, "lm: run %s: seeding the bank", cfg.Name())
+		}
+		return nil, errors.WithMessagef(err, "lm: run %s", cfg.Name())
+	}
+	res.TrainTokensPerSec = meanThroughput(res.History)
+	if err := prov.Time("eval", func() error {
+		if err := o.Err(); err != nil {
+			return err
+		}
+		vals, err := prep.ValTensors(cfg.EvalBatches)
+		if err != nil {
+			return err
+		}
+		res.Val, err = m.Perplexity(vals)
+		return err
+	}); err != nil {
+		return nil, errors.WithMessagef(err, "lm: run %s", cfg.Name())
+	}
+	prov.Finish()
+	if dir != "" {
+		cfgJSON, _ := json.Marshal(cfg)
+		meta := map[string]string{"format": WeightsFormat, "config": string(cfgJSON), "git": prov.GitCommit}
+		if err := store.ExportContext(m.Ctx, filepath.Join(dir, WeightsFile), store.Trainable, meta); err != nil {
+			return nil, err
+		}
+		if err := store.SaveJSON(filepath.Join(dir, ResultFile), res); err != nil {
+			return nil, err
+		}
+	}
+	return m, nil
+}
+
+// claimDir makes dir the run folder of cfg: it refuses a folder whose config.json records another config (naming
+// the differing keys) or cannot be read, and otherwise creates the folder and writes config.json.
+func claimDir(dir string, cfg Config) error {
+	path := filepath.Join(dir, ConfigFile)
+	if _, err := os.Stat(path); err == nil {
+		var stored Config
+		if err := store.LoadJSON(path, &stored); err != nil {
+			return errors.WithMessagef(err, "lm: %s is not a readable run config; move the folder away to train "+
+				"afresh", path)
+		}
+		return sameConfig(dir, stored, cfg)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return errors.Wrapf(err, "lm: creating the run folder %s", dir)
+	}
+	return store.SaveJSON(path, cfg)
+}
+
+// loss returns the training loss of the model: next-token cross-entropy for the dense head, prismLoss for PRISM.
+func (m *Model) loss() fit.LossFn {
+	if m.Config.Head == HeadPrism {
+		return prismLoss(m.Config)
+	}
+	mc := m.Config.Model
+	return func(ctx *context.Context, in []*Node) *Node { return decoder.NextTokenLoss(ctx, mc, in[0]) }
+}
+
+// meanThroughput is the mean tokens/s of the recorded steps after the first (which includes compilation).
+func meanThroughput(h *fit.History) float64 {
+	if h == nil || len(h.Steps) < 2 {
+		return 0
+	}
+	sum := 0.0
+	for _, s := range h.Steps[1:] {
+		sum += s.TokensPerSec
+	}
+	return sum / float64(len(h.Steps)-1)
+}
