@@ -1,32 +1,27 @@
-// Package lm is the baseline language-model study: train the LLaMA-style decoder (layers/decoder) on a corpus,
-// evaluate its perplexity, sample from it, and write weights, tokenizer, checkpoints and a Result with provenance.
-// It is what notebooks/00_quickstart.ipynb and `protolab train|eval|generate` run.
-package lm
+// Package baseline is the baseline language-model study: train the LLaMA-style decoder (models/lm) on a corpus,
+// evaluate its perplexity and sample from it. It is what notebooks/00_quickstart.ipynb and `protolab run baseline`
+// run; `protolab train|eval|generate` work on one run folder of it.
+package baseline
 
 import (
 	"github.com/pkg/errors"
 
 	"github.com/protolab/protolab/layers/decoder"
+	"github.com/protolab/protolab/models/lm"
 	"github.com/protolab/protolab/workbench/eval"
 	"github.com/protolab/protolab/workbench/fit"
 	"github.com/protolab/protolab/workbench/lmdata"
 	"github.com/protolab/protolab/workbench/run"
 )
 
-// Config configures a run. Start from a preset (Tiny, Small, Paper); change fields or apply run.Override.
+// Config configures the study. Start from a preset (Tiny, Small, Paper); change fields or apply run.Override.
 type Config struct {
-	Seed  uint64         `json:"seed"`  // seeds the weights, data split, shuffling and sampling
-	Data  lmdata.Config  `json:"data"`  // corpus, split, tokenizer, sequence length, batch size
-	Model decoder.Config `json:"model"` // model.vocab_size 0 means the tokenizer's vocabulary size
-	Train fit.Config     `json:"train"` // optimizer, schedule, evaluation and checkpoint cadence
-	// EvalBatches is the number of validation batches of the final perplexity; 0 means all of them.
-	EvalBatches int               `json:"eval_batches"`
-	Sample      eval.SampleConfig `json:"sample"`      // how samples are generated at the end of the run
-	NumSamples  int               `json:"num_samples"` // number of samples (prompts from validation documents)
+	// Config is the model: seed, data, model (vocab_size 0 follows the tokenizer), head, train, eval_batches.
+	lm.Config
+	Sample     eval.SampleConfig `json:"sample"`      // how samples are generated (stop_token −1: at document ends)
+	NumSamples int               `json:"num_samples"` // number of samples (prompts from validation documents)
 	// PromptWords is the number of leading words of a validation document used as a sample's prompt; > 0.
 	PromptWords int `json:"prompt_words"`
-	// Out is the output folder (weights, tokenizer, checkpoints, result.json); "" keeps everything in memory.
-	Out string `json:"out"`
 }
 
 // Tiny is seconds on one CPU core: the unit tests and the notebook smoke test use it.
@@ -75,12 +70,13 @@ func Small() Config {
 	t.CheckpointEvery = 100
 	s := eval.DefaultSampleConfig()
 	s.MaxNewTokens = 48
-	return Config{Seed: 1, Data: d, Model: m, Train: t, EvalBatches: 32, Sample: s, NumSamples: 4, PromptWords: 4}
+	return Config{Config: lm.Config{Seed: 1, Data: d, Model: m, Head: lm.HeadDense, Train: t, EvalBatches: 32},
+		Sample: s, NumSamples: 4, PromptWords: 4}
 }
 
-// Paper is the ProtoT paper's LLaMA baseline backbone (docs/spec/protot.md §2.1 and §3: D = 256, L = 6, 4 heads, tied
-// embeddings, 16k vocabulary, context 1,024, AdamW lr 3e-4 with weight decay 0.1); meant for a GPU with XLA. The
-// corpus stays the synthetic one by default: point data.source at FineWeb-Edu shards for the paper's data.
+// Paper is the ProtoT paper's LLaMA baseline backbone (docs/spec/protot.md §2.1 and §3: D = 256, L = 6, 4 heads,
+// tied embeddings, 16k vocabulary, context 1,024, AdamW lr 3e-4 with weight decay 0.1); meant for a GPU with XLA.
+// The corpus stays the synthetic one by default: point data.source at FineWeb-Edu shards for the paper's data.
 func Paper() Config {
 	c := Small()
 	c.Data.Synthetic.NumDocs = 200_000
@@ -102,28 +98,13 @@ func Paper() Config {
 // Preset returns the named preset: "tiny", "small" or "paper".
 func Preset(name string) (Config, error) { return run.SelectPreset(name, Tiny, Small, Paper) }
 
-// Validate reports the first problem of the configuration, naming its key. The model's vocabulary size may be 0
-// (taken from the tokenizer); everything else of the model is checked.
+// FromEnv returns the preset named by $PROTOLAB_PRESET (tiny|small|paper; default small), as notebooks use it.
+func FromEnv() (Config, error) { return Preset(run.PresetName()) }
+
+// Validate reports the first problem of the configuration, naming its key.
 func (c Config) Validate() error {
-	if err := c.Data.Validate(); err != nil {
+	if err := c.Config.Validate(); err != nil {
 		return err
-	}
-	m := c.Model
-	if m.VocabSize == 0 {
-		m.VocabSize = c.Data.Tokenizer.VocabSize
-	}
-	if err := m.Validate(); err != nil {
-		return errors.WithMessage(err, "model")
-	}
-	if m.VocabSize != c.Data.Tokenizer.VocabSize {
-		return errors.Errorf("model.vocab_size=%d differs from data.tokenizer.vocab_size=%d (use 0 to follow the tokenizer)",
-			m.VocabSize, c.Data.Tokenizer.VocabSize)
-	}
-	if err := c.Train.Validate(); err != nil {
-		return errors.WithMessage(err, "train")
-	}
-	if c.EvalBatches < 0 {
-		return errors.Errorf("eval_batches=%d, want ≥ 0", c.EvalBatches)
 	}
 	if c.NumSamples < 0 {
 		return errors.Errorf("num_samples=%d, want ≥ 0", c.NumSamples)

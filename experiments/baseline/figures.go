@@ -1,4 +1,4 @@
-package lm
+package baseline
 
 import (
 	"math"
@@ -9,9 +9,6 @@ import (
 	"github.com/protolab/protolab/workbench/plot"
 	"github.com/protolab/protolab/workbench/run"
 )
-
-// FromEnv returns the preset named by $PROTOLAB_PRESET (tiny|small|paper; default small), as notebooks use it.
-func FromEnv() (Config, error) { return Preset(run.PresetName()) }
 
 // LossCurves plots the training loss of every logged step and the validation loss of every evaluation against the
 // step, with a log-scaled y axis (nats per token).
@@ -44,18 +41,22 @@ func PerplexityCurve(h *fit.History) *charts.Line {
 // Live is a live training plot: training loss every logged step, validation loss at every evaluation.
 type Live struct{ plot *plot.Live }
 
-// NewLive returns a live loss plot; pass its Options to Run and call Done when Run returns.
+// NewLive returns a live loss plot; pass its Option to LoadOrRun and call Done when it returns.
 func NewLive() *Live {
 	return &Live{plot: plot.NewLivePlot("Baseline LM: loss (live)", []string{"train loss", "validation loss"},
 		plot.AxisNames("step", "nats/token"), plot.LogY())}
 }
 
-// Options returns the Run options that feed the plot.
-func (l *Live) Options() []Option {
-	return []Option{
-		OnStep(func(step int, m fit.Metrics) { l.plot.Update(float64(step), m.Loss, math.NaN()) }),
-		OnEval(func(step int, e fit.EvalMetrics) { l.plot.Update(float64(step), math.NaN(), e.Loss) }),
-	}
+// Option returns the run option that feeds the plot with the training and validation losses.
+func (l *Live) Option() run.Option {
+	return run.OnMetric(func(m run.Metric) {
+		switch m.Name {
+		case run.MetricTrainLoss:
+			l.plot.Update(float64(m.Step), m.Value, math.NaN())
+		case run.MetricValLoss:
+			l.plot.Update(float64(m.Step), math.NaN(), m.Value)
+		}
+	})
 }
 
 // Done replaces the live output with the final static chart.

@@ -1,78 +1,77 @@
-package lm
+package baseline
 
 import (
 	"math"
-	"os"
 	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/protolab/protolab/models/lm"
 	"github.com/protolab/protolab/workbench/fit"
 	"github.com/protolab/protolab/workbench/run"
 )
 
-func TestRun_TinyTrainsEvaluatesSavesAndReopens(t *testing.T) {
+func TestLoadOrRun_TinyTrainsSamplesAndStores(t *testing.T) {
 	cfg := Tiny()
-	cfg.Out = t.TempDir()
-	res, err := Run(cfg, Progress(nil))
+	out := t.TempDir()
+	res, err := LoadOrRun(cfg, run.Out(out), run.Progress(nil))
 	require.NoError(t, err)
 
-	evals := res.History.Evals
+	evals := res.Model.History.Evals
 	require.GreaterOrEqual(t, len(evals), 2)
 	require.Less(t, evals[len(evals)-1].Loss, evals[0].Loss, "validation loss must fall during training")
-	require.Less(t, res.Val.Perplexity, float64(res.Tokens.Vocab)/2, "trained model beats a uniform guess by 2x")
+	require.Less(t, res.Model.Val.Perplexity, float64(res.Model.Tokens.Vocab)/2, "trained model beats a uniform guess by 2x")
 	require.Len(t, res.Samples, cfg.NumSamples)
-	final := res.Provenance.Config.(*Config)
-	require.Equal(t, res.Tokens.Vocab, final.Model.VocabSize)
-	require.Equal(t, final.Model.NumParams(), res.NumParams)
-	for _, f := range []string{ConfigFile, TokenizerFile, WeightsFile, ResultFile} {
-		require.FileExists(t, filepath.Join(cfg.Out, f))
-	}
+	require.Equal(t, res.Model.Tokens.Vocab, res.Model.Config.Model.VocabSize)
+	require.Equal(t, lm.RunDir(out, cfg.Config), res.Dir)
 	require.Equal(t, "v0.26.0", res.Provenance.GomlxVer)
+	stored, err := filepath.Glob(filepath.Join(out, Study, "result-*.json"))
+	require.NoError(t, err)
+	require.Len(t, stored, 1)
 
-	// Reopening the folder gives the same model: same validation perplexity on the same batches.
-	m, err := Open(cfg.Out)
+	again, err := LoadOrRun(cfg, run.Out(out), run.Progress(nil))
 	require.NoError(t, err)
-	require.Equal(t, res.Val.Loss, mustPerplexity(t, m, cfg).Loss)
-	texts, _, err := m.Generate([]string{"the"}, cfg.Sample)
+	require.Equal(t, res.Samples, again.Samples)
+	require.Equal(t, res.Model.Val, again.Model.Val)
+
+	// Reopening the model folder gives the same model: the same samples from the same prompts and seed.
+	m, err := lm.Open(res.Dir)
 	require.NoError(t, err)
-	require.Len(t, texts, 1)
+	samples, _, err := Samples(m, cfg)
+	require.NoError(t, err)
+	require.Equal(t, res.Samples, samples)
 }
 
-func TestRun_BadConfigErrors(t *testing.T) {
+func TestLoadOrRun_BadConfigErrors(t *testing.T) {
 	for _, tc := range []struct{ set, mention string }{
 		{"model.num_layer=3", `unknown key "model.num_layer"`},
 		{"model.width=0", "width"},
 		{"model.attention.num_heads=3", "num_heads"},
 		{"train.steps=-1", "steps"},
 		{"data.seq_len=0", "seq_len"},
+		{"prompt_words=0", "prompt_words"},
 		{"data.tokenizer.vocab_size=100000", "larger than the data supports"},
 	} {
 		cfg := Tiny()
 		err := run.Override(&cfg, tc.set)
 		if err == nil {
-			_, err = Run(cfg, Progress(nil))
+			_, err = LoadOrRun(cfg, run.Progress(nil))
 		}
 		require.Error(t, err, tc.set)
 		require.Contains(t, err.Error(), tc.mention, tc.set)
 	}
+	for _, name := range []string{"tiny", "small", "paper"} {
+		cfg, err := Preset(name)
+		require.NoError(t, err)
+		require.NoError(t, cfg.Validate(), name)
+	}
 }
 
-func TestOpen_Errors(t *testing.T) {
-	_, err := Open(filepath.Join(t.TempDir(), "missing"))
-	require.ErrorContains(t, err, ConfigFile)
-
-	cfg := Tiny()
-	cfg.Out = t.TempDir()
-	cfg.Train.Steps, cfg.Train.WarmupSteps = 2, 1
-	cfg.NumSamples = 0
-	_, err = Run(cfg, Progress(nil))
-	require.NoError(t, err)
-	w := filepath.Join(cfg.Out, WeightsFile)
-	require.NoError(t, os.WriteFile(w, []byte("not safetensors"), 0o644))
-	_, err = Open(cfg.Out)
-	require.ErrorContains(t, err, WeightsFile)
+func TestPrompts_LeadingWords(t *testing.T) {
+	got := Prompts([]string{"the queen rules the land", "", "a b"}, 3, 2)
+	require.Equal(t, []string{"the queen", "a b"}, got)
+	require.Equal(t, []string{"the queen"}, Prompts([]string{"the queen rules", "a b"}, 1, 2))
 }
 
 func TestFigures_OptionJSON(t *testing.T) {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/protolab/protolab/layers/decoder"
 	"github.com/protolab/protolab/layers/protot"
+	"github.com/protolab/protolab/models/lm"
 	"github.com/protolab/protolab/workbench/run"
 )
 
@@ -18,7 +19,7 @@ import (
 // over all passes (1: the executable is reused).
 func BenchmarkInterventionPass(b *testing.B) {
 	cfg := Small()
-	mc, _, err := cfg.models(cfg.Data.Tokenizer.VocabSize)
+	pc, _, err := cfg.models(cfg.Corpora[0].Source)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -26,7 +27,8 @@ func BenchmarkInterventionPass(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	m := &Model{Config: RunConfig{Model: mc}, Ctx: run.NewContext(1), Backend: backend}
+	mc := pc.Model
+	m := &lm.Model{Config: pc, Ctx: run.NewContext(1), Backend: backend}
 	rng := rand.New(rand.NewPCG(1, 2))
 	var batches []*tensors.Tensor
 	for range 2 {

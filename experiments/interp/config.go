@@ -7,6 +7,7 @@ import (
 
 	"github.com/protolab/protolab/layers/decoder"
 	"github.com/protolab/protolab/layers/sae"
+	"github.com/protolab/protolab/models/lm"
 	"github.com/protolab/protolab/workbench/fit"
 	"github.com/protolab/protolab/workbench/lmdata"
 	"github.com/protolab/protolab/workbench/run"
@@ -51,9 +52,6 @@ type Config struct {
 	Intervene InterveneConfig `json:"intervene"`
 	// Robust configures the lexical-perturbation study.
 	Robust RobustConfig `json:"robust"`
-	// Out is the folder that caches trained models (runs/<name>-<hash>/), tokenizers and result.json; "" keeps
-	// everything in memory.
-	Out string `json:"out"`
 }
 
 // CorpusConfig is one corpus of the study and how its tokens are labelled.
@@ -242,7 +240,7 @@ func Small() Config {
 	// R = 32 and the spread: −5.4%, 6/18, 477 CPU-s. Longer training moves the document latents (topic, country)
 	// into a layer-1 hub prototype whose write mask lowers concept words by ≈15–38% but raises perplexity by
 	// 6–41%; no single prototype carries one concept value selectively at this size. Rerun a variant with
-	// PROTOLAB_INTERP_SET (small_test.go), e.g. "train.steps=1500;model.protot.num_prototypes=32".
+	// `protolab run interp --preset small --set "train.steps=1500;model.protot.num_prototypes=32"`.
 	//
 	// Measured later with ProtoT alone, same protocol (held-out ΔProb of a calibration-selected prototype with
 	// held-out |ΔPPL| < 1%; validation perplexity; ProtoT training time on 2 cores): this preset −3.9%, 8.28, 45 s;
@@ -365,7 +363,7 @@ func (c Config) Validate() error {
 		return errors.Errorf("model.mixer=%q, want %q (the baseline is derived from it)", c.Model.Mixer,
 			decoder.MixerProtoT)
 	}
-	if _, _, err := c.models(c.Data.Tokenizer.VocabSize); err != nil {
+	if _, _, err := c.models(c.Corpora[0].Source); err != nil {
 		return err
 	}
 	if err := c.Train.Validate(); err != nil {
@@ -449,44 +447,29 @@ func (c Config) Validate() error {
 	return nil
 }
 
-// models returns the ProtoT model and the LLaMA baseline for a vocabulary of V tokens, and the baseline's FFN
-// width match: with MatchParams the baseline's F minimises |P_llama − P_protot| over non-embedding parameters
-// P (F = round((P_protot − P_0)/(3·D·L)), P_0 the baseline's count without FFN weights).
-func (c Config) models(V int) (proto, llama decoder.Config, err error) {
-	proto = c.Model
-	proto.VocabSize = V
-	if err := proto.Validate(); err != nil {
+// models returns the ProtoT model and the LLaMA baseline trained on corpus source: the same width, depth, vocabulary,
+// data and schedule, the baseline's mixer "attention" and, with MatchParams, its FFN width chosen for an equal
+// non-embedding parameter count (lm.MatchParams with the ProtoT model as the reference). Both evaluate their final
+// perplexity on train.eval_batches validation batches.
+func (c Config) models(source string) (proto, llama lm.Config, err error) {
+	d := c.Data
+	d.Source = source
+	pm := c.Model
+	pm.VocabSize = d.Tokenizer.VocabSize
+	if err := pm.Validate(); err != nil {
 		return proto, llama, errors.WithMessage(err, "model")
 	}
-	llama = proto
-	llama.Mixer = decoder.MixerAttention
-	if err := llama.Validate(); err != nil {
+	am := pm
+	am.Mixer = decoder.MixerAttention
+	if c.MatchParams {
+		if am, _, err = lm.MatchParams(pm, decoder.MixerAttention); err != nil {
+			return proto, llama, errors.WithMessage(err, "match_params")
+		}
+	} else if err := am.Validate(); err != nil {
 		return proto, llama, errors.WithMessage(err, "model (as the attention baseline)")
 	}
-	if !c.MatchParams {
-		return proto, llama, nil
-	}
-	if proto.DropFFN {
-		return proto, llama, errors.New("match_params needs an FFN to resize; model.drop_ffn is set")
-	}
-	target := NonEmbeddingParams(proto)
-	llama.FFNHidden = 1
-	unit := 3 * llama.Width * llama.NumLayers
-	base := NonEmbeddingParams(llama) - unit
-	f := (2*(target-base) + unit) / (2 * unit)
-	if target <= base || f < 1 {
-		return proto, llama, errors.Errorf("match_params: the attention model has %d non-embedding parameters "+
-			"without an FFN, not below ProtoT's %d", base, target)
-	}
-	llama.FFNHidden = f
-	return proto, llama, nil
-}
-
-// NonEmbeddingParams returns a decoder's trainable parameters minus the token embedding and an untied LM head.
-func NonEmbeddingParams(cfg decoder.Config) int {
-	n := cfg.NumParams() - cfg.VocabSize*cfg.Width
-	if !cfg.TieEmbeddings {
-		n -= cfg.VocabSize * cfg.Width
-	}
-	return n
+	base := lm.Config{Seed: c.Seed, Data: d, Head: lm.HeadDense, Train: c.Train, EvalBatches: c.Train.EvalBatches}
+	proto, llama = base, base
+	proto.Model, llama.Model = pm, am
+	return proto.Resolved(), llama.Resolved(), nil
 }

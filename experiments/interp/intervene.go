@@ -13,6 +13,7 @@ import (
 
 	"github.com/protolab/protolab/layers/decoder"
 	"github.com/protolab/protolab/layers/protot"
+	"github.com/protolab/protolab/models/lm"
 )
 
 // Intervention kinds (spec §5): each acts on one prototype (or a set) of one layer.
@@ -30,7 +31,7 @@ type scorer struct {
 	builds int
 }
 
-func newScorer(m *Model, batches []*tensors.Tensor) (*scorer, error) {
+func newScorer(m *lm.Model, batches []*tensors.Tensor) (*scorer, error) {
 	if len(batches) == 0 {
 		return nil, errors.New("interp: no batches to score interventions on")
 	}
@@ -218,7 +219,7 @@ func wordOccurrences(es *evalSet) [][]Occurrence {
 // cal and the held-out split held, selects per target the best prototypes on cal, measures them (and the other
 // kinds, and the named-set masks) on held, and summarises per target. named maps a label to the prototypes
 // (layer, k) named with it.
-func intervene(m *Model, cal, held *evalSet, ic InterveneConfig, batchSize int, named map[string][][2]int) (
+func intervene(m *lm.Model, cal, held *evalSet, ic InterveneConfig, batchSize int, named map[string][][2]int) (
 	*Intervention, error) {
 	cfg := m.Config.Model
 	L, R := cfg.NumLayers, cfg.ProtoT.NumPrototypes

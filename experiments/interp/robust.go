@@ -8,6 +8,7 @@ import (
 
 	"github.com/protolab/protolab/layers/decoder"
 	"github.com/protolab/protolab/layers/protot"
+	"github.com/protolab/protolab/models/lm"
 	"github.com/protolab/protolab/workbench/data/wordnet"
 	"github.com/protolab/protolab/workbench/lmdata"
 	"github.com/protolab/protolab/workbench/run"
@@ -97,7 +98,7 @@ func prompts(prep *lmdata.Prepared, n, limit int, seed uint64) []string {
 }
 
 // robustness perturbs held-out prompts and compares both models' next-token distributions (and ProtoT's routing).
-func robustness(models []*Model, prep *lmdata.Prepared, cc CorpusConfig, cfg Config, db *wordnet.DB) (*Robustness,
+func robustness(models []*lm.Model, prep *lmdata.Prepared, cc CorpusConfig, cfg Config, db *wordnet.DB) (*Robustness,
 	error) {
 	rc := cfg.Robust
 	kinds := slices.Clone(rc.Perturbations)
@@ -156,7 +157,7 @@ func robustness(models []*Model, prep *lmdata.Prepared, cc CorpusConfig, cfg Con
 }
 
 // robustModel runs one model on the prompt rows and aggregates the comparisons per kind.
-func robustModel(m *Model, rows [][]int32, lens []int, pairs []Pair, kinds []string, cfg Config) (RobustModel,
+func robustModel(m *lm.Model, rows [][]int32, lens []int, pairs []Pair, kinds []string, cfg Config) (RobustModel,
 	error) {
 	mc := m.Config.Model
 	isProto := mc.Mixer == decoder.MixerProtoT

@@ -1,20 +1,16 @@
 package interp
 
 import (
-	"bytes"
 	"fmt"
-	"io"
-	"os"
-	"path/filepath"
 	"time"
 
-	"github.com/gomlx/gomlx/backends"
 	"github.com/pkg/errors"
 
+	"github.com/protolab/protolab/models/lm"
 	"github.com/protolab/protolab/workbench/data/wordnet"
+	"github.com/protolab/protolab/workbench/eval"
 	"github.com/protolab/protolab/workbench/lmdata"
 	"github.com/protolab/protolab/workbench/run"
-	"github.com/protolab/protolab/workbench/store"
 )
 
 // Result is everything the study measured, as plain data (JSON; figures.go draws it).
@@ -84,104 +80,47 @@ type Check struct {
 	Pass  bool    `json:"pass"`
 }
 
-// Option changes how Run runs.
-type Option func(*options)
+// Study is the name under which results are stored (run.Out/<Study>/) and the CLI runs the study.
+const Study = "interp"
 
-type options struct {
-	overrides string
-	progress  io.Writer
-	log       io.Writer
-}
-
-func newOptions(opts []Option) options {
-	o := options{progress: os.Stderr, log: os.Stderr}
-	for _, opt := range opts {
-		opt(&o)
-	}
-	return o
-}
-
-// WithOverrides records the override string applied to the preset, for provenance.
-func WithOverrides(s string) Option { return func(o *options) { o.overrides = s } }
-
-// Log sends one line per phase and the training progress to w (default stderr); nil silences Run.
-func Log(w io.Writer) Option { return func(o *options) { o.progress, o.log = w, w } }
-
-func (o options) logf(format string, args ...any) {
-	if o.log != nil {
-		fmt.Fprintf(o.log, "interp: "+format+"\n", args...)
-	}
+// LoadOrRun returns the result stored for cfg under run.Out, or runs the study. Notebook cells use it so that only
+// the first one computes.
+func LoadOrRun(cfg Config, opts ...run.Option) (*Result, error) {
+	return run.LoadOrRun(Study, cfg, opts, compute)
 }
 
 // Run runs the study of cfg on every corpus (training or loading the two models, units, dashboards, SAEs,
-// interventions, robustness), then the checks; with cfg.Out set it writes Out/result.json.
-func Run(cfg Config, opts ...Option) (*Result, error) {
-	o := newOptions(opts)
-	if err := cfg.Validate(); err != nil {
-		return nil, err
-	}
-	backend, err := run.Backend()
-	if err != nil {
-		return nil, err
-	}
+// interventions, robustness), then the checks, even when a result is stored; with run.Out set it stores it there.
+func Run(cfg Config, opts ...run.Option) (*Result, error) {
+	return run.Recompute(Study, cfg, opts, compute)
+}
+
+func compute(cfg Config, prov *run.Provenance, o run.Options) (*Result, error) {
+	prov.Seed = cfg.Seed
 	start, cpu0 := time.Now(), processCPUSeconds()
-	res := &Result{Provenance: run.NewProvenance(cfg, o.overrides, cfg.Seed)}
+	res := &Result{Provenance: prov}
 	for _, cc := range cfg.Corpora {
-		cr, note, err := runCorpus(backend, cfg, cc, res.Provenance, o)
+		if err := o.Err(); err != nil {
+			return nil, err
+		}
+		cr, note, err := runCorpus(cfg, cc, prov, o)
 		if err != nil {
 			return nil, errors.WithMessagef(err, "interp: corpus %s", cc.Source)
 		}
 		if note != "" {
-			o.logf("%s", note)
+			o.Logf(Study, "%s", note)
 			res.Notes = append(res.Notes, note)
 			continue
 		}
 		res.Corpora = append(res.Corpora, cr)
 	}
 	res.Checks = checks(cfg, res)
-	res.Provenance.Finish()
 	res.WallSeconds, res.CPUSeconds = time.Since(start).Seconds(), processCPUSeconds()-cpu0
-	if cfg.Out != "" {
-		if err := os.MkdirAll(cfg.Out, 0o755); err != nil {
-			return nil, errors.Wrapf(err, "interp: creating the output folder %s", cfg.Out)
-		}
-		if err := store.SaveJSON(filepath.Join(cfg.Out, ResultFile), res); err != nil {
-			return nil, err
-		}
-	}
 	return res, nil
 }
 
-// LoadOrRun returns the result stored in cfg.Out when its configuration equals cfg, and runs the study otherwise.
-// Notebook cells use it so that only the first one computes.
-func LoadOrRun(cfg Config, opts ...Option) (*Result, error) {
-	if cfg.Out != "" {
-		path := filepath.Join(cfg.Out, ResultFile)
-		if _, err := os.Stat(path); err == nil {
-			var stored struct {
-				Provenance struct {
-					Config Config `json:"config"`
-				} `json:"provenance"`
-			}
-			if err := store.LoadJSON(path, &stored); err != nil {
-				return nil, err
-			}
-			if bytes.Equal(mustJSON(stored.Provenance.Config), mustJSON(cfg)) {
-				res := &Result{}
-				if err := store.LoadJSON(path, res); err != nil {
-					return nil, err
-				}
-				res.Provenance.Config = cfg
-				return res, nil
-			}
-		}
-	}
-	return Run(cfg, opts...)
-}
-
 // runCorpus runs the study on one corpus. A non-empty note means the corpus was skipped (optional, not installed).
-func runCorpus(backend backends.Backend, cfg Config, cc CorpusConfig, prov *run.Provenance, o options) (
-	*CorpusResult, string, error) {
+func runCorpus(cfg Config, cc CorpusConfig, prov *run.Provenance, o run.Options) (*CorpusResult, string, error) {
 	var db *wordnet.DB
 	if cc.Source == lmdata.SourceWordNet || cc.Synonyms || cc.Labels == LabelsLexical {
 		dir, err := wordnet.Dir()
@@ -197,39 +136,29 @@ func runCorpus(backend backends.Backend, cfg Config, cc CorpusConfig, prov *run.
 			}
 		}
 	}
-	dc := cfg.Data
-	dc.Source, dc.Seed = cc.Source, cfg.Seed
-	tokPath := ""
-	if cfg.Out != "" {
-		tokPath = filepath.Join(cfg.Out, "tokenizers", fmt.Sprintf("%s-%s.json", RunConfig{Data: dc}.Name(), hashJSON(dc)))
-	}
-	var prep *lmdata.Prepared
-	if err := prov.Time("data_"+cc.Source, func() (err error) {
-		prep, err = lmdata.Prepare(dc, tokPath)
-		return err
-	}); err != nil {
-		return nil, "", err
-	}
-	proto, llama, err := cfg.models(prep.Tokenizer.VocabSize())
+	proto, llama, err := cfg.models(cc.Source)
 	if err != nil {
 		return nil, "", err
 	}
 	cr := &CorpusResult{Source: cc.Source, Labels: cc.Labels}
-	var models []*Model
+	var models []*lm.Model
 	if err := prov.Time("train_"+cc.Source, func() error {
-		for _, mcfg := range []RunConfig{
-			{Mixer: proto.Mixer, Seed: cfg.Seed, Data: dc, Model: proto, Train: cfg.Train},
-			{Mixer: llama.Mixer, Seed: cfg.Seed, Data: dc, Model: llama, Train: cfg.Train},
-		} {
-			mcfg.Train.Seed = cfg.Seed
-			m, err := loadOrTrain(backend, mcfg, prep, cfg.Out, o)
+		for _, mc := range []lm.Config{proto, llama} {
+			m, err := lm.LoadOrTrain(mc, run.With(o))
 			if err != nil {
 				return err
 			}
 			models = append(models, m)
-			cr.Models = append(cr.Models, m.Summary)
+			cr.Models = append(cr.Models, summarize(m))
 		}
 		return nil
+	}); err != nil {
+		return nil, "", err
+	}
+	var prep *lmdata.Prepared
+	if err := prov.Time("data_"+cc.Source, func() (err error) {
+		prep, err = models[0].Data()
+		return err
 	}); err != nil {
 		return nil, "", err
 	}
@@ -245,7 +174,7 @@ func runCorpus(backend backends.Backend, cfg Config, cc CorpusConfig, prov *run.
 		return nil, "", err
 	}
 	cr.EvalTokens, cr.LabelNames, cr.LabelCounts = es.N(), es.tokens.Names, es.tokens.Counts()
-	o.logf("%s: %d evaluation tokens, %d labels", cc.Source, es.N(), len(es.tokens.Names))
+	o.Logf(Study, "%s: %d evaluation tokens, %d labels", cc.Source, es.N(), len(es.tokens.Names))
 	if err := prov.Time("units_"+cc.Source, func() error {
 		return analyzeUnits(cr, cfg, models[0], models[1], es, o)
 	}); err != nil {
@@ -282,4 +211,30 @@ func interventionSplits(prep *lmdata.Prepared, cc CorpusConfig, cfg Config) (cal
 	}
 	held, err = buildEvalSetIn(prep, cc, n/2, n, cfg.Intervene.HeldOut, 1, cfg.Eval.NoneLabel, nil)
 	return cal, held, errors.WithMessage(err, "interp: the held-out split")
+}
+
+// TrainSummary describes one trained model of the study.
+type TrainSummary struct {
+	Name               string                `json:"name"`
+	Mixer              string                `json:"mixer"`
+	NumParams          int                   `json:"num_params"`
+	NonEmbeddingParams int                   `json:"non_embedding_params"`
+	FFNWidth           int                   `json:"ffn_width"`
+	FinalLoss          float64               `json:"final_loss"` // last recorded training loss
+	Val                eval.PerplexityResult `json:"val"`        // validation perplexity on train.eval_batches batches
+	TrainSeconds       float64               `json:"train_seconds"`
+	Dir                string                `json:"dir,omitempty"`
+	Cached             bool                  `json:"cached"` // loaded from Dir rather than trained by this run
+}
+
+func summarize(m *lm.Model) TrainSummary {
+	mc := m.Config.Model
+	s := TrainSummary{Name: m.Config.Name(), Mixer: mc.Mixer, NumParams: mc.NumParams(),
+		NonEmbeddingParams: lm.NonEmbeddingParams(mc), FFNWidth: mc.FFNWidth(), Val: m.Result.Val, Dir: m.Dir,
+		Cached: m.Cached}
+	if h := m.Result.History; h != nil && len(h.Steps) > 0 {
+		s.FinalLoss = h.Steps[len(h.Steps)-1].Loss
+		s.TrainSeconds = h.Steps[len(h.Steps)-1].Elapsed
+	}
+	return s
 }

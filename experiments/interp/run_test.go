@@ -19,10 +19,12 @@ import (
 // trained models and of the result, and that every figure builder renders it.
 func TestRun_Tiny(t *testing.T) {
 	cfg := Tiny()
-	cfg.Out = t.TempDir()
-	res, err := Run(cfg, Log(nil))
+	out := t.TempDir()
+	res, err := Run(cfg, run.Out(out), run.Progress(nil))
 	require.NoError(t, err)
-	require.FileExists(t, filepath.Join(cfg.Out, ResultFile))
+	stored, err := filepath.Glob(filepath.Join(out, Study, "result-*.json"))
+	require.NoError(t, err)
+	require.Len(t, stored, 1)
 	require.Len(t, res.Corpora, 1)
 	c := res.Corpora[0]
 	require.Equal(t, lmdata.SourceSynthetic, c.Source)
@@ -190,15 +192,15 @@ func TestRun_Tiny(t *testing.T) {
 	require.Len(t, InterventionTable(res, c.Source).Rows, len(iv.Targets))
 	require.True(t, strings.Contains(ChecksTable(res).String(), "graph builds"))
 
-	// The same config loads both models from the cache and gives the same numbers; LoadOrRun reads result.json.
-	again, err := Run(cfg, Log(nil))
+	// The same config loads both models from the cache and gives the same numbers; LoadOrRun reads the result.
+	again, err := Run(cfg, run.Out(out), run.Progress(nil))
 	require.NoError(t, err)
 	for i, m := range again.Corpora[0].Models {
 		require.True(t, m.Cached)
 		require.Equal(t, c.Models[i].Val.Perplexity, m.Val.Perplexity)
 	}
 	require.Equal(t, c.Kinds, again.Corpora[0].Kinds)
-	loaded, err := LoadOrRun(cfg, Log(nil))
+	loaded, err := LoadOrRun(cfg, run.Out(out), run.Progress(nil))
 	require.NoError(t, err)
 	require.Equal(t, again.Checks, loaded.Checks)
 }

@@ -1,7 +1,6 @@
 package interp
 
 import (
-	"os"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -11,18 +10,13 @@ import (
 )
 
 // TestRun_Small runs the Small preset (minutes of CPU; skipped with -short) and logs the tables the report quotes.
-// $PROTOLAB_INTERP_OUT, when set, is the output folder, so that trained models are reused between runs;
-// $PROTOLAB_INTERP_SET, when set, are overrides applied to the preset (run.Override syntax, e.g.
-// "train.steps=1500;model.protot.num_prototypes=32"), which reproduce the variants the Small preset's comment lists. It checks
-// what must hold at any training outcome: both corpora analysed when WordNet is installed, every unit kind scored,
-// one compiled executable for the whole intervention sweep, and synonym perturbations on WordNet.
+// $PROTOLAB_INTERP_OUT, when set, is the run.Out root, so that trained models are reused between runs; variants of
+// the preset run with `protolab run interp --preset small --set "..."`. It checks what must hold at any training
+// outcome: both corpora analysed when WordNet is installed, every unit kind scored, one compiled executable for the
+// whole intervention sweep, and synonym perturbations on WordNet.
 func TestRun_Small(t *testing.T) {
 	out := wbtest.LongRun(t, "the Small preset takes minutes", "PROTOLAB_INTERP_OUT")
-	cfg := Small()
-	set := os.Getenv("PROTOLAB_INTERP_SET")
-	require.NoError(t, run.Override(&cfg, set))
-	cfg.Out = out
-	res, err := Run(cfg, Log(os.Stderr), WithOverrides(set))
+	res, err := Run(Small(), run.Out(out))
 	require.NoError(t, err)
 	for _, c := range res.Corpora {
 		require.Len(t, c.Kinds, 6, c.Source)

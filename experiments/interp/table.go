@@ -55,7 +55,8 @@ func (t *Table) RenderSnippet() render.ChartSnippet {
 
 // digest returns a short hash of the table's content.
 func (t *Table) digest() string {
-	sum := sha256.Sum256(mustJSON(t))
+	b, _ := json.Marshal(t) // strings only: always encodes
+	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:6])
 }
 

@@ -16,6 +16,7 @@ import (
 	"github.com/protolab/protolab/layers/decoder"
 	"github.com/protolab/protolab/layers/hook"
 	"github.com/protolab/protolab/layers/protot"
+	"github.com/protolab/protolab/models/lm"
 	"github.com/protolab/protolab/workbench/probe"
 	"github.com/protolab/protolab/workbench/run"
 	"github.com/protolab/protolab/workbench/stats"
@@ -91,7 +92,7 @@ func probeNames(L int, suffix string) []string {
 }
 
 // newRunner returns a probe runner over the model's logits that keeps the given probes.
-func newRunner(m *Model, names []string) (*probe.Runner, error) {
+func newRunner(m *lm.Model, names []string) (*probe.Runner, error) {
 	cfg := m.Config.Model
 	pm := probe.Model{
 		Backend: m.Backend,
@@ -214,7 +215,7 @@ func contexts(es *evalSet, top []int, acts []float64, F, f int, ec EvalConfig, n
 }
 
 // analyzeUnits fills the units, kinds, coverage, prototype dashboards and layer statistics of cr.
-func analyzeUnits(cr *CorpusResult, cfg Config, proto, llama *Model, es *evalSet, o options) error {
+func analyzeUnits(cr *CorpusResult, cfg Config, proto, llama *lm.Model, es *evalSet, o run.Options) error {
 	ec := cfg.Eval
 	base := es.tokens.BaseRates()
 	L, R, T := proto.Config.Model.NumLayers, proto.Config.Model.ProtoT.NumPrototypes, es.T
@@ -283,7 +284,7 @@ func analyzeUnits(cr *CorpusResult, cfg Config, proto, llama *Model, es *evalSet
 		ls.Gini = stats.Gini(mass)
 		cr.Layers = append(cr.Layers, ls)
 	}
-	o.logf("%s: scored %d prototypes", cr.Source, L*R)
+	o.Logf(Study, "%s: scored %d prototypes", cr.Source, L*R)
 
 	LL := llama.Config.Model.NumLayers
 	zNames := probeNames(LL, attention.Scope+"."+attention.ProbeZ)
@@ -340,7 +341,7 @@ func analyzeUnits(cr *CorpusResult, cfg Config, proto, llama *Model, es *evalSet
 				byKind[sel.kind] = append(byKind[sel.kind], u...)
 			}
 		}
-		o.logf("%s: trained %d SAEs", cr.Source, LL)
+		o.Logf(Study, "%s: trained %d SAEs", cr.Source, LL)
 	}
 	rng := run.RNG(cfg.Seed, "interp/null")
 	p := ScoreParams{MinPurity: ec.MinPurity, Alpha: ec.Alpha, ThemeExcess: ec.ThemeExcess}
