@@ -15,9 +15,9 @@ import (
 	"github.com/protolab/protolab/theory/curvature"
 )
 
-// This file holds the float64 head problem of the curvature study: the objective of doc.go on a fixed token set,
-// its forward pass, gradient and exact Hessian (gomlx, double backpropagation), and the clustering choices and
-// routed Gauss–Newton matrix that the approximations need.
+// This file holds the float64 head problem of the curvature study: the objective of doc.go (prism.BankObjective) on
+// a fixed token set, its forward pass, gradient and exact Hessian (gomlx, double backpropagation), and the
+// clustering choices and routed Gauss–Newton matrix that the approximations need.
 
 // headProblem is the prototype-space objective of doc.go on a fixed token set (backbone frozen): hidden states
 // Z [N, D], gold tokens Targets [N], bank [K, D] and LM head W [V, D], float64, head configuration Cfg.
@@ -26,39 +26,6 @@ type headProblem struct {
 	Z, Bank, W []float64
 	Targets    []int32
 	Cfg        prism.Config
-}
-
-// objectiveConfig is pc with the prototype-pathway residual ("stopgrad": CE reaches P through a and p, r fixed)
-// and no stop-gradients in R1 and R2 ("both"): the loss as a function of P with z fixed.
-func objectiveConfig(pc prism.Config) prism.Config {
-	pc.Residual = prism.ResidualStopGrad
-	pc.ClusterGrad = prism.ClusterGradBoth
-	return pc
-}
-
-// objective returns L(P) = N·(L_CE + λ_rec L_REC + λ_2 L_R2) + K·λ_1·L_R1: the losses of prism.Losses as sums over
-// tokens and prototypes (spec §5). z [1, N, D], bank [K, D], W [V, D], targets [1, N]. With r0 nil the logits are
-// the head's W(z − sg(ẑ) + ẑ), whose second derivatives in P are those of W(r_0 + ẑ(P)) with r_0 = z − ẑ(P_0) held
-// at the current bank; with r0 [1, N, D] given the logits are W(r0 + ẑ(P)) explicitly (tests difference its
-// gradient).
-func objective(z, bank, W, targets, r0 *Node, pc prism.Config) (*Node, prism.Decomposition) {
-	d := prism.Decompose(z, bank, W, pc)
-	if r0 != nil {
-		d.Logits = Einsum("btd,vd->btv", Add(r0, d.Reconstruction), W)
-	}
-	t := prism.Losses(d, targets, nil)
-	N, K := float64(z.Shape().Dim(1)), float64(pc.NumPrototypes)
-	L := MulScalar(t.CE, N)
-	if pc.RecWeight != 0 {
-		L = Add(L, MulScalar(t.Rec, N*pc.RecWeight))
-	}
-	if pc.R2Weight != 0 {
-		L = Add(L, MulScalar(t.R2, N*pc.R2Weight))
-	}
-	if pc.R1Weight != 0 {
-		L = Add(L, MulScalar(t.R1, K*pc.R1Weight))
-	}
-	return L, d
 }
 
 func (hp *headProblem) tensors() []any {
@@ -76,9 +43,8 @@ type headForward struct {
 }
 
 func (hp *headProblem) forward(backend backends.Backend) (*headForward, error) {
-	pc := objectiveConfig(hp.Cfg)
 	exec, err := NewExec(backend, func(z, bank, W, targets *Node) []*Node {
-		L, d := objective(z, bank, W, targets, nil, pc)
+		L, d := prism.BankObjective(z, bank, W, targets, nil, hp.Cfg)
 		return []*Node{L, d.Indices, d.Activations, d.Logits, d.Residual}
 	})
 	if err != nil {
@@ -106,11 +72,11 @@ func (hp *headProblem) forward(backend backends.Backend) (*headForward, error) {
 	return f, nil
 }
 
-// gradient returns ∂L/∂P [K, D] at bank, with the residual of the logits fixed at r0 [N, D] (objective's r0).
+// gradient returns ∂L/∂P [K, D] at bank, with the residual of the logits fixed at r0 [N, D] (prism.BankObjective's
+// r0).
 func (hp *headProblem) gradient(backend backends.Backend, bank, r0 []float64) ([]float64, error) {
-	pc := objectiveConfig(hp.Cfg)
 	exec, err := NewExec(backend, func(z, bank, W, targets, r0 *Node) *Node {
-		L, _ := objective(z, bank, W, targets, r0, pc)
+		L, _ := prism.BankObjective(z, bank, W, targets, r0, hp.Cfg)
 		return Gradient(L, bank)[0]
 	})
 	if err != nil {
@@ -129,10 +95,9 @@ func (hp *headProblem) gradient(backend backends.Backend, bank, r0 []float64) ([
 // [M·D, M·D] (row (r, m) ↔ entry m of prototype protos[r]), by one double-backpropagation pass per prototype: the D
 // columns of prototype j are ∇_P (∂L/∂p_j)_m. Also returns ‖H − Hᵀ‖_F/‖H‖_F before symmetrisation.
 func (hp *headProblem) hessian(backend backends.Backend, protos []int) (*mat.SymDense, float64, error) {
-	pc := objectiveConfig(hp.Cfg)
 	D, K := hp.D, hp.K
 	exec, err := NewExec(backend, func(z, bank, W, targets, onehot *Node) []*Node {
-		L, _ := objective(z, bank, W, targets, nil, pc)
+		L, _ := prism.BankObjective(z, bank, W, targets, nil, hp.Cfg)
 		g := Gradient(L, bank)[0]          // [K, D]
 		gj := Einsum("k,kd->d", onehot, g) // ∂L/∂p_j [D]
 		cols := make([]*Node, D)

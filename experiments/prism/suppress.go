@@ -5,7 +5,6 @@ import (
 	"slices"
 	"time"
 
-	. "github.com/gomlx/gomlx/pkg/core/graph"
 	"github.com/pkg/errors"
 
 	"github.com/protolab/protolab/layers/prism"
@@ -14,16 +13,15 @@ import (
 	"github.com/protolab/protolab/workbench/store"
 )
 
-// Suppression modes (spec §10). Both keep r_t at its unsuppressed value: otherwise r = z − ẑ silently restores
-// the logits (l = W(r + ẑ) = W z).
+// Suppression modes of a SuppressionResult's rows (spec §10). The suppressing ones are layers/prism's graph modes
+// (prism.SuppressedLogits).
 const (
 	// SuppressNone is the unsuppressed model (the reference row of a SuppressionResult).
 	SuppressNone = "none"
-	// SuppressZero zeroes the suppressed activations: l′_t = l_t − Σ_{i∈Ω∩K_t} a_{t,i}·(W p_i).
-	SuppressZero = "zero"
-	// SuppressMask removes Ω before the top-k, so the next-best prototypes fill the slots:
-	// l′_t = l_t + W(ẑ′_t − ẑ_t), ẑ′ the reconstruction of the masked selection (prism.DecomposeMasked).
-	SuppressMask = "mask"
+	// SuppressZero is prism.SuppressZero: the suppressed activations are zeroed.
+	SuppressZero = prism.SuppressZero
+	// SuppressMask is prism.SuppressMask: Ω is removed before the top-k.
+	SuppressMask = prism.SuppressMask
 )
 
 // SuppressModes lists the modes a SuppressionResult reports, reference first.
@@ -197,45 +195,6 @@ func (s SuppressConfig) keywords() ([]string, error) {
 	return data.SyntheticWords(s.Concept, s.Value)
 }
 
-// SuppressedLogits returns the logits of the head evaluation d with the prototypes marked in omega suppressed
-// (spec §10): omega [K] of d's dtype, 1 for i ∈ Ω and 0 otherwise; → [B, T, V]. Mode SuppressZero subtracts the
-// suppressed slices a_{t,i}·W p_i (i ∈ Ω ∩ K_t); SuppressMask re-selects the top-k without Ω and adds
-// W(ẑ′ − ẑ). Both keep the residual r_t = z_t − ẑ_t of the unsuppressed head, and with omega = 0 both return
-// d.Logits exactly (the added term is W·0). Panics on another mode or a bad omega.
-func SuppressedLogits(d prism.Decomposition, omega *Node, mode string) *Node {
-	K := d.Config.NumPrototypes
-	if omega == nil {
-		panic(errors.New("prism.SuppressedLogits: omega is nil"))
-	}
-	if omega.Rank() != 1 || omega.Shape().Dim(0) != K || omega.DType() != d.Hidden.DType() {
-		panic(errors.Errorf("prism.SuppressedLogits: omega=%s, want [K=%d] %s", omega.Shape(), K, d.Hidden.DType()))
-	}
-	B, T, D := d.Hidden.Shape().Dim(0), d.Hidden.Shape().Dim(1), d.Hidden.Shape().Dim(2)
-	var delta *Node // [B, T, D]: the change of the reconstruction the logits see
-	switch mode {
-	case SuppressZero:
-		k := d.Config.TopK
-		at := Reshape(Gather(omega, Reshape(d.Indices, B*T*k, 1)), B, T, k) // [B, T, k]: 1 where i ∈ Ω
-		delta = Neg(Einsum("btj,btjd->btd", Mul(d.Activations, at), d.Prototypes))
-	case SuppressMask:
-		allowed := Equal(omega, ZerosLike(omega))
-		dm := prism.DecomposeMasked(d.Hidden, d.Bank, d.Unembed, allowed, d.Config)
-		delta = Sub(dm.Reconstruction, d.Reconstruction)
-	default:
-		panic(errors.Errorf("prism.SuppressedLogits: mode=%q, want %q or %q", mode, SuppressZero, SuppressMask))
-	}
-	delta.AssertDims(B, T, D)
-	return Add(d.Logits, Einsum("btd,vd->btv", delta, d.Unembed))
-}
-
-// omegaActive returns, per token, 1 where some selected prototype with a positive activation is in Ω: [B, T].
-func omegaActive(d prism.Decomposition, omega *Node) *Node {
-	B, T, k := d.Hidden.Shape().Dim(0), d.Hidden.Shape().Dim(1), d.Config.TopK
-	at := Reshape(Gather(omega, Reshape(d.Indices, B*T*k, 1)), B, T, k)
-	hit := ConvertDType(GreaterThan(Mul(d.Activations, at), ZerosLike(at)), d.Hidden.DType())
-	return ReduceMax(hit, -1)
-}
-
 // SelectedPrototype is one prototype of Ω chosen by keyword selection.
 type SelectedPrototype struct {
 	Prototype int     `json:"prototype"`
@@ -401,7 +360,7 @@ func suppress(m *Model, sc SuppressConfig) (*SuppressionResult, error) {
 		sm := SuppressionMode{Mode: mode}
 		graphMode, w := mode, omega
 		if mode == SuppressNone {
-			graphMode, w = SuppressZero, make([]float64, len(omega)) // Ω = ∅ leaves the logits unchanged exactly
+			graphMode, w = prism.SuppressZero, make([]float64, len(omega)) // Ω = ∅ leaves the logits unchanged exactly
 		}
 		gens, err := generateSuppressed(m, prompts, w, graphMode, sc)
 		if err != nil {

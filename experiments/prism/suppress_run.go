@@ -177,9 +177,10 @@ func unembedNode(ctx *context.Context, cfg decoder.Config, g *Graph) *Node {
 }
 
 // SuppressedStep returns a decoding step (eval.StepFn) of the PRISM model with the prototypes marked in omega
-// ([K], 1 = suppressed) suppressed in mode SuppressZero or SuppressMask: the backbone's decoder.Step runs with a
-// hook that captures its final-normalised hidden state, and the PRISM head (prism.Decompose) and SuppressedLogits
-// turn it into logits [B, V]. After steps 0…t they equal SuppressedLogits of the full forward at position t.
+// ([K], 1 = suppressed) suppressed in mode prism.SuppressZero or prism.SuppressMask: the backbone's decoder.Step runs
+// with a hook that captures its final-normalised hidden state, and the PRISM head (prism.Decompose) and
+// prism.SuppressedLogits turn it into logits [B, V]. After steps 0…t they equal prism.SuppressedLogits of the full
+// forward at position t.
 func SuppressedStep(cfg decoder.Config, pc prism.Config, omega []float64, mode string) eval.StepFn {
 	omega = append([]float64(nil), omega...)
 	return func(ctx *context.Context, token, pos *Node, state []*Node) (*Node, []*Node) {
@@ -198,7 +199,7 @@ func SuppressedStep(cfg decoder.Config, pc prism.Config, omega []float64, mode s
 		}
 		d := prism.Decompose(z, prism.BankNode(ctx, pc, g, z.DType(), cfg.Width), unembedNode(ctx, cfg, g), pc)
 		w := ConvertDType(Const(g, omega), z.DType())
-		logits := SuppressedLogits(d, w, mode)
+		logits := prism.SuppressedLogits(d, w, mode)
 		return Reshape(logits, token.Shape().Dim(0), cfg.VocabSize), newState
 	}
 }
@@ -249,9 +250,9 @@ func nllRows(m *Model, rows [][]int32, omega, watch []float64, mode string, fn f
 		T1 := batch.Shape().Dim(1)
 		d := decoder.PrismHead(ctx, cfg, pc, Slice(batch, AxisRange(), AxisRange(0, T1-1)))
 		dt := d.Hidden.DType()
-		nll := decoder.CrossEntropy(SuppressedLogits(d, ConvertDType(om, dt), mode),
+		nll := decoder.CrossEntropy(prism.SuppressedLogits(d, ConvertDType(om, dt), mode),
 			Slice(batch, AxisRange(), AxisRange(1, T1)))
-		return []*Node{ConvertDType(nll, dtypes.Float64), ConvertDType(omegaActive(d, ConvertDType(wt, dt)), dtypes.Float64)}
+		return []*Node{ConvertDType(nll, dtypes.Float64), ConvertDType(prism.SuppressedActive(d, ConvertDType(wt, dt)), dtypes.Float64)}
 	})
 	if err != nil {
 		return errors.Wrap(err, "prism: building the suppressed loss graph")
@@ -336,7 +337,7 @@ func completionPerplexity(m *Model, prompts, gens [][]int32) (float64, error) {
 	}
 	var s nllSum
 	none := make([]float64, m.Prism.NumPrototypes)
-	err := nllRows(m, rows, none, none, SuppressZero, func(i int, nll, _ []float64) {
+	err := nllRows(m, rows, none, none, prism.SuppressZero, func(i int, nll, _ []float64) {
 		for t := len(prompts[i]) - 1; t < len(rows[i])-1; t++ {
 			s.sum += nll[t]
 			s.tokens++

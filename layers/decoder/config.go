@@ -2,6 +2,7 @@ package decoder
 
 import (
 	"math"
+	"slices"
 
 	"github.com/gomlx/gomlx/pkg/core/dtypes"
 	"github.com/pkg/errors"
@@ -9,6 +10,7 @@ import (
 	"github.com/protolab/protolab/layers/attention"
 	"github.com/protolab/protolab/layers/deltanet"
 	"github.com/protolab/protolab/layers/mamba"
+	"github.com/protolab/protolab/layers/prism"
 	"github.com/protolab/protolab/layers/protot"
 )
 
@@ -77,6 +79,31 @@ func DefaultConfig() Config {
 		InitStd:       0.02,
 		DType:         "float32",
 	}
+}
+
+// NoDecay returns the variable path elements (scope or variable names) that must not be weight-decayed in a model
+// of this configuration, for an optimizer's exemption list: the norm scopes attn_norm, ffn_norm and final_norm
+// (their gains), the configured mixer's own list (protot.NoDecay, deltanet.NoDecay, mamba.NoDecay; attention has
+// none) and the PRISM head's bank (prism.NoDecay), which only a PrismHead model has. Each entry is a whole path
+// element; the rank ≤ 1 entries document the spec's groups (docs/spec/protot.md §2.5), though an optimizer that
+// never decays rank ≤ 1 variables needs only the others. Duplicates are dropped; the order is fixed. It does not
+// validate c (an unknown mixer adds nothing).
+func (c Config) NoDecay() []string {
+	out := []string{ScopeAttnNorm, ScopeFFNNorm, ScopeFinalNorm}
+	switch c.Mixer {
+	case MixerProtoT:
+		out = append(out, protot.NoDecay()...)
+	case MixerDeltaNet:
+		out = append(out, deltanet.NoDecay()...)
+	case MixerMamba:
+		out = append(out, mamba.NoDecay()...)
+	}
+	for _, name := range prism.NoDecay() {
+		if !slices.Contains(out, name) { // ProtoT's and PRISM's banks share the name "prototypes"
+			out = append(out, name)
+		}
+	}
+	return out
 }
 
 // FFNWidth returns F with the zero value resolved: FFNHidden, or ⌈8D/3⌉ rounded up to a multiple of 32.

@@ -1,7 +1,6 @@
 package decoder
 
 import (
-	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -64,9 +63,10 @@ func randomTokens(seed uint64, B, T, V int) [][]int32 {
 	return out
 }
 
-// randomizeVariables overwrites every trainable variable with seeded random values: norm gains 1 + N(0, 0.3²),
-// other weights N(0, 0.4²), so that the reference tests see non-trivial gains and O(1) activations. It returns
-// the values by variable path.
+// randomizeVariables overwrites every trainable variable with seeded random values: norm gains and scalars
+// 1 + N(0, 0.3²), other weights N(0, 0.4²), so that the reference tests see non-trivial gains and O(1) activations
+// (the scalars are ProtoT's temperatures and α: near 0, 1/|τ| would blow up and |τ| has a kink). It returns the
+// values by variable path.
 func randomizeVariables(t *testing.T, ctx *context.Context, seed uint64) refParams {
 	t.Helper()
 	rng := wbtest.RNG(seed)
@@ -76,7 +76,7 @@ func randomizeVariables(t *testing.T, ctx *context.Context, seed uint64) refPara
 			continue
 		}
 		vals := wbtest.Normal(rng, v.Shape().Size(), 0.4)
-		if strings.Contains(v.Scope(), "norm") {
+		if strings.Contains(v.Scope(), "norm") || v.Shape().Rank() == 0 {
 			for i := range vals {
 				vals[i] = 1 + 0.75*vals[i]
 			}
@@ -267,70 +267,6 @@ func TestLogits_GradientsMatchFiniteDifferences(t *testing.T) {
 				}
 				wbtest.RequireGradient(t, v.ScopeAndName(), f, orig, wbtest.Flat64(grads[j]), tolGrad)
 				v.MustSetValue(wbtest.Tensor64(orig, v.Shape().Dimensions...))
-			}
-		})
-	}
-}
-
-func TestLogits_IsCausal(t *testing.T) {
-	cfg := tinyConfigs()["tied GQA H=6 Hkv=2"]
-	_, exec, _ := newTinyModel(t, cfg, 80)
-	V := cfg.VocabSize
-	tokens := randomTokens(81, testB, testT, V)
-	base := wbtest.Flat64(exec.MustExec(tensors.FromValue(tokens))[0])
-	for tc := 0; tc < testT-1; tc++ {
-		changed := make([][]int32, testB)
-		for b := range tokens {
-			changed[b] = slices.Clone(tokens[b])
-			for s := tc + 1; s < testT; s++ {
-				changed[b][s] = (changed[b][s] + 1 + int32(s)) % int32(V) // always a different token
-			}
-		}
-		got := wbtest.Flat64(exec.MustExec(tensors.FromValue(changed))[0])
-		for i := range got {
-			s := (i / V) % testT
-			if s <= tc && got[i] != base[i] {
-				t.Fatalf("changing tokens > %d changed logits at position %d (flat %d): %g → %g", tc, s, i, base[i], got[i])
-			}
-			if s > tc && got[i] == base[i] {
-				t.Fatalf("changing tokens > %d left logit %d at position %d unchanged: the test cannot fail", tc, i, s)
-			}
-		}
-	}
-}
-
-func TestStep_MatchesLogits(t *testing.T) {
-	for i, name := range configNames() {
-		cfg := tinyConfigs()[name]
-		t.Run(name, func(t *testing.T) {
-			ctx, exec, _ := newTinyModel(t, cfg, uint64(90+i))
-			tokens := randomTokens(uint64(91+i), testB, testT, cfg.VocabSize)
-			full := wbtest.Flat64(exec.MustExec(tensors.FromValue(tokens))[0])
-			step := context.MustNewExec(wbtest.Backend(t), ctx.Reuse(), func(ctx *context.Context, in []*Node) []*Node {
-				logits, state := Step(ctx, cfg, in[0], in[1], in[2:])
-				return append([]*Node{logits}, state...)
-			})
-			state := NewState(cfg, testB, 0) // capacity cfg.MaxLen = 8 > T
-			if len(state) != 2*cfg.NumLayers {
-				t.Fatalf("%d state tensors, want %d", len(state), 2*cfg.NumLayers)
-			}
-			V := cfg.VocabSize
-			for pos := 0; pos < testT; pos++ {
-				col := make([][]int32, testB)
-				for b := range col {
-					col[b] = []int32{tokens[b][pos]}
-				}
-				args := []any{tensors.FromValue(col), int32(pos)}
-				for _, s := range state {
-					args = append(args, s)
-				}
-				outs := step.MustExec(args...)
-				state = outs[1:]
-				want := make([]float64, 0, testB*V)
-				for b := 0; b < testB; b++ {
-					want = append(want, full[(b*testT+pos)*V:(b*testT+pos+1)*V]...)
-				}
-				wbtest.RequireClose(t, fmt.Sprintf("step logits at position %d", pos), want, wbtest.Flat64(outs[0]), tolParity)
 			}
 		})
 	}

@@ -3,7 +3,9 @@
 // that may be tied to the embedding. It is the backbone of the ProtoT paper's models and baselines
 // (docs/spec/protot.md §2.1, §9; LLaMA, arXiv:2302.13971; SwiGLU, arXiv:2002.05202; RMSNorm, arXiv:1910.07467).
 // The mixers (Config.Mixer) are "attention" (layers/attention); ProtoT, DeltaNet and Mamba plug in through the
-// Mixer interface.
+// Mixer interface (DeltaNet and Mamba through one generic adapter, mixer_recurrent.go). Every mixer of KnownMixers
+// passes the conformance suite of conformance_test.go: causality, Step = Forward, finite-difference gradients for
+// the input and every weight, the mix_out probe's name and shapes, and NumParams.
 //
 // Shapes: B batch, T tokens, D width, F FFN inner width, V vocabulary, L layers.
 //
@@ -21,8 +23,7 @@
 // Initialisation: E, W_head, W_gate, W_up and the mixer's input projections N(0, σ²); W_down and the mixer's
 // output projection N(0, σ²/(2L)) (GPT-2); norm gains 1.
 //
-// Scopes and variables (checkpoint and safetensors names; gains sit in scopes containing "norm" so the optimizer
-// can exclude them from weight decay by name):
+// Scopes and variables (checkpoint and safetensors names):
 //
 //	/embed/embeddings                 [V, D]
 //	/block_%02d/attn_norm/gain        [D]
@@ -32,6 +33,17 @@
 //	/block_%02d/ffn/down              [F, D]
 //	/final_norm/gain                  [D]
 //	/lm_head/weights                  [V, D]   (absent when tie_embeddings)
+//
+// Weight decay: Config.NoDecay returns the path elements whose variables must not be weight-decayed, for an
+// optimizer that exempts a variable when one element of its path ("/block_00/attn_norm/gain" has three) equals an
+// entry or ends in "_" + entry, and every rank ≤ 1 variable (workbench/fit's rule). The entries come from the
+// packages that own the variables: the norm scopes attn_norm, ffn_norm and final_norm (ScopeAttnNorm, …), the
+// configured mixer's NoDecay (protot: prototypes, decay_logit, write_temp, read_temp, alpha; deltanet: out_norm;
+// mamba: dt_proj, a_log, conv_bias, dt_bias, d_skip; attention: none) and the PRISM bank (prism.NoDecay:
+// prototypes). The embedding, the LM head, the FFN and the mixers' projections and convolutions decay.
+// TestConfig_NoDecay_KeepsTheDecayDecisions checks, for every variable of every mixer's decoder (tied or not, with
+// or without the FFN and the PRISM head), that NoDecay exempts exactly what fit's former default list
+// ("norm", "bias", "prototypes", "dt_proj", "a_log") did.
 //
 // Decoding: StateShapes/NewState give each mixer's state (KV caches for attention); Step consumes one token at
 // a time and returns the same logits as Logits at that position.

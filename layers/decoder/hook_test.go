@@ -11,9 +11,7 @@ import (
 	"github.com/gomlx/gomlx/pkg/core/tensors"
 	"github.com/gomlx/gomlx/pkg/ml/context"
 
-	"github.com/protolab/protolab/layers/deltanet"
 	"github.com/protolab/protolab/layers/hook"
-	"github.com/protolab/protolab/layers/mamba"
 	"github.com/protolab/protolab/workbench/wbtest"
 )
 
@@ -23,21 +21,16 @@ import (
 
 const tolProbe = 1e-9 // Step against Logits probe values, float64
 
-// hookTestConfigs are 2-layer float64 decoders, one per mixer.
+// hookTestConfigs are 2-layer float64 decoders, one per mixer: the first case of each mixer's conformance spec
+// (for attention, grouped heads, which exercise the probe layout transposes), with ProtoT cut to 2 layers.
 func hookTestConfigs() map[string]Config {
-	attn := tinyConfigs()["tied GQA H=6 Hkv=2"] // grouped heads exercise the probe layout transposes
-
-	pt := protoTTinyConfig()
-	pt.NumLayers = 2
-
-	dn := recurrentTestConfig()
-	dn.Mixer, dn.DeltaNet = MixerDeltaNet, deltanet.DefaultConfig()
-	dn.DeltaNet.NumHeads, dn.DeltaNet.ChunkSize = 3, 4
-
-	mb := recurrentTestConfig()
-	mb.Mixer, mb.Mamba = MixerMamba, mamba.DefaultConfig()
-	mb.Mamba.StateSize = 4
-	return map[string]Config{MixerAttention: attn, MixerProtoT: pt, MixerDeltaNet: dn, MixerMamba: mb}
+	out := map[string]Config{}
+	for name, spec := range mixerSpecs() {
+		cfg := spec.cases[0].cfg
+		cfg.NumLayers = 2
+		out[name] = cfg
+	}
+	return out
 }
 
 // expectedProbeNames is the sorted set of probe names of a 2-layer decoder with the given mixer, written out.

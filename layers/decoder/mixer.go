@@ -54,9 +54,9 @@ func NewMixer(cfg Config, layer int) (Mixer, error) {
 	case MixerProtoT:
 		return newProtoTMixer(cfg.ProtoT, cfg.Width, layer)
 	case MixerDeltaNet:
-		return newDeltaNetMixer(cfg.DeltaNet, cfg.Width, cfg.NumLayers, layer, cfg.InitStd)
+		return newRecurrentMixer(deltaNetLayer, cfg.DeltaNet, cfg, layer)
 	case MixerMamba:
-		return newMambaMixer(cfg.Mamba, cfg.Width, cfg.NumLayers, layer, cfg.InitStd)
+		return newRecurrentMixer(mambaLayer, cfg.Mamba, cfg, layer)
 	}
 	return nil, errors.Errorf("decoder: mixer=%q (layer %d) is unknown; known mixers: %s",
 		cfg.Mixer, layer, strings.Join(KnownMixers, ", "))

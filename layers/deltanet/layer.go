@@ -24,9 +24,13 @@ const (
 	VarKeyConv   = "k_conv"    // [H·d, K]
 	VarValueConv = "v_conv"    // [H·d, K]
 	VarBeta      = "beta_proj" // [D, H]
-	VarOutNorm   = "out_norm"  // [d]; no weight decay (rank 1, and the "_norm" suffix)
+	VarOutNorm   = "out_norm"  // [d]; no weight decay (NoDecay)
 	VarOutput    = "out_proj"  // [H·d, D]
 )
+
+// NoDecay returns the names of the variables under Scope that must not be weight-decayed: the output norm's gain
+// (docs/spec/protot.md §2.5: norm scales). decoder.Config.NoDecay collects it.
+func NoDecay() []string { return []string{VarOutNorm} }
 
 // initializer returns ctx with N(0, std²) when std > 0, else PyTorch's U(±bound).
 func initializer(ctx *context.Context, std, bound float64) *context.Context {

@@ -43,8 +43,8 @@
 //
 // Scope and variable names (checkpoint and probe names): ctx.In("mamba") holds "in_proj" [D, 2d], "conv_kernel"
 // [d, K], "conv_bias" [d], "x_proj" [d, R+2N], "dt_proj" [R, d], "dt_bias" [d], "a_log" [d, N], "d_skip" [d] and
-// "out_proj" [d, D]. Spec §2.5 exempts dt_proj, dt_bias, conv_bias, a_log and d_skip from weight decay: the rank-1
-// ones are exempt by rank; "dt_proj" and "a_log" must be listed in workbench/fit's no_decay.
+// "out_proj" [d, D]. Spec §2.5 exempts dt_proj, dt_bias, conv_bias, a_log and d_skip from weight decay: NoDecay lists
+// them (an optimizer exempts the rank-1 ones by rank anyway; "dt_proj" and "a_log" only by name).
 //
 // Stateless functions (CausalConv, SelectiveScan, ScanStep, Mix, MixStep) take every input as an argument; Mixer
 // and Step create the variables. All graph functions panic on bad shapes; Config.Validate returns errors.

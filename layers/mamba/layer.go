@@ -15,8 +15,7 @@ import (
 const Scope = "mamba"
 
 // Variable names under Scope (checkpoint and probe names; d = d_in, K = d_conv, R = dt_rank). Projections are
-// applied on the right (x·W). dt_proj and a_log are rank 2 but must not be weight-decayed (docs/spec/protot.md §2.5):
-// workbench/fit needs them in its no_decay list; the rank-1 variables are exempt already.
+// applied on the right (x·W). dt_proj and a_log are rank 2 but must not be weight-decayed (NoDecay).
 const (
 	VarIn         = "in_proj"     // [D, 2d]
 	VarConvKernel = "conv_kernel" // [d, K]
@@ -28,6 +27,11 @@ const (
 	VarDSkip      = "d_skip"      // [d]
 	VarOut        = "out_proj"    // [d, D]
 )
+
+// NoDecay returns the names of the variables under Scope that must not be weight-decayed (docs/spec/protot.md §2.5,
+// as mamba_ssm does): dt_proj and a_log, which are rank 2 so an optimizer must be told by name, and the rank-1
+// conv_bias, dt_bias and d_skip. decoder.Config.NoDecay collects it.
+func NoDecay() []string { return []string{VarDTProj, VarALog, VarConvBias, VarDTBias, VarDSkip} }
 
 // initializer returns ctx with N(0, std²) when std > 0, else U(±bound).
 func initializer(ctx *context.Context, std, bound float64) *context.Context {

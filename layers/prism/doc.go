@@ -57,11 +57,34 @@
 // whole bank. Later analyses (curvature, attribution, steering) use Codes or Indices/Activations, the bank as a
 // variable (BankVariable) and gradients through Decompose; DecomposeMasked removes prototypes before the top-k.
 //
-// Scope and variable (checkpoint path): Head creates VarPrototypes "prototypes" [K, D] under ctx.In("prism") with
-// N(0, InitStd²) entries; workbench/fit exempts it from weight decay by name. The spec's default schedule (CE-only
-// warm-up, then seeding the bank with sampled hidden states) is the training code's job.
+// Suppression (spec §10; suppress.go). A set Ω of prototypes, given as omega [K] with 1 for i ∈ Ω, is suppressed
+// while r_t keeps its unsuppressed value (otherwise r = z − ẑ would restore the logits):
 //
-// Stateless functions (Decompose, DecomposeMasked, Losses, Cosines, CoverageStats, Signatures) take every weight as
-// an argument; Head creates the variable. Graph functions panic on bad shapes; Config.Validate and the Go
-// accumulators return errors.
+//	(14) SuppressZero: l′_t = l_t − Σ_{i∈Ω∩K_t} a_{t,i}·(W p_i)
+//	(15) SuppressMask: l′_t = l_t + W(ẑ′_t − ẑ_t),   ẑ′_t the reconstruction of DecomposeMasked with Ω removed
+//	     before the top-k, so that the next-best prototypes fill the slots
+//	(16) active_t = 1 if some i ∈ Ω ∩ K_t has a_{t,i} > 0, else 0      (its mean: the fraction of tokens where Ω acts)
+//
+// SuppressedLogits computes (14) and (15) from a Decomposition, SuppressedActive (16); with Ω = ∅ both modes return
+// the logits exactly. Tests: TestSuppressedLogits_MatchesReference (plain loops, every head variant),
+// TestSuppressedLogits_EmptySetIsIdentity, TestSuppressedLogits_HandCase and TestSuppressedLogits_Panics.
+//
+// Bank objective (spec §5; objective.go). The curvature study differentiates the loss in P with the backbone frozen
+// (z, W fixed), every loss summed over the N = B·T tokens and the K prototypes, no stop-gradient in R1 and R2:
+//
+//	(17) L(P) = N·(L_CE + λ_rec·L_REC + λ_2·L_R2) + K·λ_1·L_R1,   l_t = W(r_0,t + ẑ_t(P))
+//
+// BankObjective computes it. With r0 nil, r_0 = z − ẑ(P_0) is frozen at the current bank through the "stopgrad"
+// residual (the value is W z; the first and second derivatives in P are those of (17)); with r0 given, the logits
+// are (17)'s explicitly, which finite differences can see. Tests: TestBankObjective_MatchesReference (plain loops)
+// and TestBankObjective_GradientsMatchFiniteDifferences (wbtest.CheckGradients in P; both r0 forms' gradients agree
+// at P_0).
+//
+// Scope and variable (checkpoint path): Head creates VarPrototypes "prototypes" [K, D] under ctx.In("prism") with
+// N(0, InitStd²) entries; NoDecay lists it, so the optimizer exempts it from weight decay by name. The spec's
+// default schedule (CE-only warm-up, then seeding the bank with sampled hidden states) is the training code's job.
+//
+// Stateless functions (Decompose, DecomposeMasked, Losses, SuppressedLogits, SuppressedActive, BankObjective,
+// Cosines, CoverageStats, Signatures) take every weight as an argument; Head creates the variable. Graph functions
+// panic on bad shapes; Config.Validate and the Go accumulators return errors.
 package prism

@@ -10,11 +10,15 @@ import (
 )
 
 // Scope is the sub-scope Head creates the bank in; with VarPrototypes it is a checkpoint path
-// ("/prism/prototypes" under a decoder's root scope). workbench/fit exempts "prototypes" from weight decay.
+// ("/prism/prototypes" under a decoder's root scope).
 const Scope = "prism"
 
 // VarPrototypes is the name of the prototype bank variable P [K, D] (row i is p_i).
 const VarPrototypes = "prototypes"
+
+// NoDecay returns the names of the head's variables that must not be weight-decayed: the bank, which is rank 2 so
+// an optimizer must be told by name. decoder.Config.NoDecay collects it.
+func NoDecay() []string { return []string{VarPrototypes} }
 
 // Decomposition holds the nodes of one PRISM head evaluation (doc.go, equations 1–6). Shapes use B batch, T tokens,
 // D width, K bank size, k = Config.TopK, V vocabulary. Every node is built when Decompose returns, but a graph only

@@ -2,11 +2,13 @@ package prism
 
 import (
 	"math"
+	"slices"
 	"sort"
 )
 
 // This file is the slow float64 oracle of the PRISM head and losses, written from docs/spec/prism.md §2.1 and §3 with
-// plain loops (doc.go's equations 1–11).
+// plain loops (doc.go's equations 1–11), and of suppression (§10, equations 14–16) and the bank objective (§5,
+// equation 17).
 
 // refCase holds the inputs of one reference evaluation, flat row-major.
 type refCase struct {
@@ -176,4 +178,86 @@ func referencePrism(c refCase, cfg Config) refOut {
 	}
 	o.total = o.ce + cfg.RecWeight*o.rec + cfg.R1Weight*o.r1 + cfg.R2Weight*o.r2
 	return o
+}
+
+// referenceSuppressed is spec §10's suppressed logits (doc.go, equations 14–15) of a case for the set omega [K]:
+// "zero" subtracts the slices a_{t,i}·W p_i of the selected i ∈ Ω from l_t = W z_t; "mask" selects the top-k among
+// the prototypes outside Ω (referencePrism with c.allowed) and adds W(ẑ′_t − ẑ_t). → [B, T, V].
+func referenceSuppressed(c refCase, cfg Config, omega []bool, mode string) []float64 {
+	N, D, V, k := c.B*c.T, c.D, c.V, cfg.TopK
+	o := referencePrism(c, cfg)
+	w := func(v int) []float64 { return c.W[v*D : (v+1)*D] }
+	out := slices.Clone(o.logits)
+	switch mode {
+	case SuppressZero:
+		for t := range N {
+			for j := range k {
+				if i := o.indices[t*k+j]; omega[i] {
+					for v := range V {
+						out[t*V+v] -= o.acts[t*k+j] * dot(w(v), c.bank[i*D:(i+1)*D])
+					}
+				}
+			}
+		}
+	case SuppressMask:
+		masked := c
+		masked.allowed = make([]bool, c.K)
+		for i := range masked.allowed {
+			masked.allowed[i] = !omega[i]
+		}
+		om := referencePrism(masked, cfg)
+		for t := range N {
+			delta := make([]float64, D) // ẑ′_t − ẑ_t
+			for d := range D {
+				delta[d] = om.recon[t*D+d] - o.recon[t*D+d]
+			}
+			for v := range V {
+				out[t*V+v] += dot(w(v), delta)
+			}
+		}
+	}
+	return out
+}
+
+// referenceSuppressedActive is doc.go's equation 16: 1 where some selected i ∈ Ω has a_{t,i} > 0. → [B, T].
+func referenceSuppressedActive(c refCase, cfg Config, omega []bool) []float64 {
+	k := cfg.TopK
+	o := referencePrism(c, cfg)
+	out := make([]float64, c.B*c.T)
+	for t := range out {
+		for j := range k {
+			if omega[o.indices[t*k+j]] && o.acts[t*k+j] > 0 {
+				out[t] = 1
+			}
+		}
+	}
+	return out
+}
+
+// referenceBankObjective is spec §5's loss in the bank as sums over the tokens and prototypes (doc.go, equation 17):
+// N·(L_CE + λ_rec·L_REC + λ_2·L_R2) + K·λ_1·L_R1 with the head's logits l_t = W z_t (r0 nil) or W(r0_t + ẑ_t).
+func referenceBankObjective(c refCase, cfg Config, r0 []float64) float64 {
+	N, D, V := c.B*c.T, c.D, c.V
+	o := referencePrism(c, cfg)
+	ce := o.ce
+	if r0 != nil {
+		ce = 0
+		for t := range N {
+			l := make([]float64, V)
+			mx := math.Inf(-1)
+			for v := range V {
+				for d := range D {
+					l[v] += c.W[v*D+d] * (r0[t*D+d] + o.recon[t*D+d])
+				}
+				mx = math.Max(mx, l[v])
+			}
+			se := 0.0
+			for _, x := range l {
+				se += math.Exp(x - mx)
+			}
+			ce += (mx + math.Log(se) - l[c.targets[t]]) / float64(N)
+		}
+	}
+	n, K := float64(N), float64(c.K)
+	return n*(ce+cfg.RecWeight*o.rec+cfg.R2Weight*o.r2) + K*cfg.R1Weight*o.r1
 }

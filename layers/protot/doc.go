@@ -59,8 +59,8 @@
 // "read_temp" [] (layers ≥ 1), "alpha" [], "conv" [D_v, 1, K] (layers 0 and 1), and the non-trainable float32
 // masks "write_mask" [R] and "read_mask" [R]. The layouts are the official code's, so an importer copies
 // P_tables.0, V.0, U.0, pre_r.0, logit_beta ([1, R] → [R]), tau.0, tau_read.0, alpha.0 and local_dw.dw.weight (and
-// drops layer 0's unused pre_r and tau_read, and the conv of layers ≥ 2). Weight decay under workbench/fit's
-// default rule falls on value, output, read_query and conv only, as in the official code.
+// drops layer 0's unused pre_r and tau_read, and the conv of layers ≥ 2). Weight decay falls on value, output,
+// read_query and conv only, as in the official code: NoDecay lists the others by name.
 //
 // Probe names (Trace.Named; spec §6), with the shapes of Mix; Step gives the same names with T = 1:
 //

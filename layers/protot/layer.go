@@ -15,8 +15,8 @@ import (
 const Scope = "protot"
 
 // Variable names under Scope; they are checkpoint paths. Shapes and initialisation follow docs/spec/protot.md §2.2.
-// Weight decay (workbench/fit's rule: rank ≥ 2 and no "prototypes" path element) falls on value, output,
-// read_query and conv, as in the official code; prototypes and the rank ≤ 1 parameters are not decayed.
+// Weight decay falls on value, output, read_query and conv, as in the official code; prototypes and the rank ≤ 1
+// parameters are not decayed (NoDecay).
 const (
 	VarPrototypes = "prototypes"  // P [R, D]: N(0, 1)/√D entries, rows normalised to unit length
 	VarValue      = "value"       // W_V [D_v, D]: U(±1/√D)
@@ -32,6 +32,13 @@ const (
 	VarWriteMask = "write_mask"
 	VarReadMask  = "read_mask"
 )
+
+// NoDecay returns the names of the trainable variables under Scope that must not be weight-decayed
+// (docs/spec/protot.md §2.2, §2.5): the prototypes P, which are rank 2 so an optimizer must be told by name, and the
+// rank ≤ 1 γ, τ_w, τ_r and α. decoder.Config.NoDecay collects it.
+func NoDecay() []string {
+	return []string{VarPrototypes, VarDecayLogit, VarWriteTemp, VarReadTemp, VarAlpha}
+}
 
 // constant returns an initializer filling a variable with value.
 func constant(value float64) context.VariableInitializer {
