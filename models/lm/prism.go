@@ -50,15 +50,11 @@ func prismLoss(cfg Config) fit.LossFn {
 	}
 }
 
-// seedBank overwrites the bank with K distinct hidden states drawn uniformly from the first SeedBatches training
-// batches (docs/spec/prism.md §2.3), then, with RescaleSeed, multiplies it by s = Σ⟨z_t, ẑ_t⟩/Σ‖ẑ_t‖² over those
-// tokens (doc.go, "Bank seeding").
-func (m *Model) seedBank() error {
+// seedBank overwrites the bank with K distinct hidden states drawn uniformly from the tokens of batches (the first
+// SeedBatches training batches, docs/spec/prism.md §2.3), then, with RescaleSeed, multiplies it by
+// s = Σ⟨z_t, ẑ_t⟩/Σ‖ẑ_t‖² over those tokens (doc.go, "Bank seeding").
+func (m *Model) seedBank(batches []*tensors.Tensor) error {
 	p := m.Config.Prism
-	batches, err := m.trainTensors(p.SeedBatches)
-	if err != nil {
-		return err
-	}
 	D, K := m.Config.Model.Width, p.NumPrototypes
 	st, err := m.HeadStats(batches)
 	if err != nil {
@@ -111,8 +107,8 @@ func (m *Model) seedBank() error {
 	return errors.Wrap(v.SetValue(floatTensor(bank, v.DType(), K, D)), "prism: setting the rescaled bank")
 }
 
-// trainTensors returns the first n training batches [B, T+1] in the training order.
-func (m *Model) trainTensors(n int) ([]*tensors.Tensor, error) {
+// TrainTensors returns the first n training batches [B, T+1] in the order training sees them.
+func (m *Model) TrainTensors(n int) ([]*tensors.Tensor, error) {
 	d, err := m.Data()
 	if err != nil {
 		return nil, err
@@ -121,6 +117,11 @@ func (m *Model) trainTensors(n int) ([]*tensors.Tensor, error) {
 	if err != nil {
 		return nil, err
 	}
+	return firstBatches(b, n)
+}
+
+// firstBatches returns the first n batches of b.
+func firstBatches(b fit.Batches, n int) ([]*tensors.Tensor, error) {
 	out := make([]*tensors.Tensor, n)
 	for i := range out {
 		ts, err := b.Next()

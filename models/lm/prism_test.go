@@ -58,7 +58,7 @@ func seedCheck(t *testing.T, cfg Config) (coverage, rec float64) {
 	t.Helper()
 	m, err := Train(cfg, "", run.Progress(nil))
 	require.NoError(t, err)
-	batches, err := m.trainTensors(cfg.Prism.SeedBatches)
+	batches, err := m.TrainTensors(cfg.Prism.SeedBatches)
 	require.NoError(t, err)
 	st, err := m.HeadStats(batches)
 	require.NoError(t, err)

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	. "github.com/gomlx/gomlx/pkg/core/graph"
+	"github.com/gomlx/gomlx/pkg/core/tensors"
 	"github.com/gomlx/gomlx/pkg/ml/context"
 	"github.com/pkg/errors"
 
@@ -113,7 +114,22 @@ func sameConfig(dir string, stored, want Config) error {
 // interrupted by run.Context or a crash resumes from them when Train is called again with the same config and
 // folder), weights.safetensors and, last, result.json. With dir empty everything stays in memory.
 func Train(cfg Config, dir string, opts ...run.Option) (*Model, error) {
-	o := run.NewOptions(opts...)
+	return train(cfg, dir, nil, run.NewOptions(opts...))
+}
+
+// TrainOn trains cfg's model, in memory, on the given training batches ([B, T+1] token tensors, used in order once)
+// instead of cfg's training split: the same recipe (initialisation from the seed, schedule, PRISM warm-up and bank
+// seeding from the first batches given), the same validation data and final perplexity. Counterfactual retraining
+// (the linear datamodeling score of training-data attribution) trains on subsets this way. train.steps must not
+// exceed the number of batches.
+func TrainOn(cfg Config, batches [][]*tensors.Tensor, opts ...run.Option) (*Model, error) {
+	if len(batches) < cfg.Train.Steps {
+		return nil, errors.Errorf("lm.TrainOn: %d batches for train.steps=%d", len(batches), cfg.Train.Steps)
+	}
+	return train(cfg, "", batches, run.NewOptions(opts...))
+}
+
+func train(cfg Config, dir string, batches [][]*tensors.Tensor, o run.Options) (*Model, error) {
 	cfg = cfg.Resolved()
 	if err := cfg.Validate(); err != nil {
 		return nil, err
@@ -144,7 +160,12 @@ func Train(cfg Config, dir string, opts ...run.Option) (*Model, error) {
 	}
 	res.Tokens = TokenCounts{Vocab: prep.Tokenizer.VocabSize(), Train: len(prep.TrainSeqs.Stream),
 		Val: len(prep.ValSeqs.Stream), SeenInTrain: cfg.Train.Steps * cfg.Data.BatchSize * cfg.Data.SeqLen}
-	trainB, err := prep.TrainBatches()
+	var trainB fit.Batches
+	if batches == nil {
+		trainB, err = prep.TrainBatches()
+	} else {
+		trainB, err = fit.NewSliceBatches(batches)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -165,12 +186,25 @@ func Train(cfg Config, dir string, opts ...run.Option) (*Model, error) {
 	}
 	var seedErr error
 	if p := cfg.Prism; cfg.Head == HeadPrism && p.ProtoWarmup > 0 {
-		// Seed the bank right after update ProtoWarmup, before that step's checkpoint (fit calls OnStep first).
+		// Seed the bank right after update ProtoWarmup, before that step's checkpoint (fit calls OnStep first),
+		// from the first SeedBatches batches of the training order.
 		fitOpts = append(fitOpts, fit.OnStep(func(step int, _ fit.Metrics) {
-			if step == p.ProtoWarmup {
-				if seedErr = m.seedBank(); seedErr != nil {
-					cancel()
+			if step != p.ProtoWarmup {
+				return
+			}
+			var seeds []*tensors.Tensor
+			if batches == nil {
+				seeds, seedErr = m.TrainTensors(p.SeedBatches)
+			} else {
+				for _, b := range batches[:min(p.SeedBatches, len(batches))] {
+					seeds = append(seeds, b[0])
 				}
+			}
+			if seedErr == nil {
+				seedErr = m.seedBank(seeds)
+			}
+			if seedErr != nil {
+				cancel()
 			}
 		}))
 	}

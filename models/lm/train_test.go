@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/gomlx/gomlx/pkg/core/tensors"
 	"github.com/stretchr/testify/require"
 
 	"github.com/protolab/protolab/layers/decoder"
@@ -257,4 +258,33 @@ func TestGenerate_ContinuesPrompts(t *testing.T) {
 	sc.MaxNewTokens = 100
 	_, _, _, err = m.Generate([]string{"the"}, sc)
 	require.ErrorContains(t, err, "model.max_len=64")
+}
+
+// TestTrainOn_TheTrainingOrderReproducesTrain feeds TrainOn the very batches Train draws from the training split:
+// the recipe is the same (warm-up, bank seeding from the first batches), so is the model.
+func TestTrainOn_TheTrainingOrderReproducesTrain(t *testing.T) {
+	for _, cfg := range []Config{tinyConfig(), tinyPrism()} {
+		m, err := Train(cfg, "", run.Progress(nil))
+		require.NoError(t, err)
+		first, err := m.TrainTensors(cfg.Train.Steps)
+		require.NoError(t, err)
+		batches := make([][]*tensors.Tensor, len(first))
+		for i, b := range first {
+			batches[i] = []*tensors.Tensor{b}
+		}
+		again, err := TrainOn(cfg, batches, run.Progress(nil))
+		require.NoError(t, err)
+		require.Equal(t, m.Result.Val.Loss, again.Result.Val.Loss, cfg.Name())
+		_, err = TrainOn(cfg, batches[:3], run.Progress(nil))
+		require.ErrorContains(t, err, "3 batches for train.steps=20")
+	}
+}
+
+func TestPrismPresets_Validate(t *testing.T) {
+	for _, c := range []Config{PrismTiny(), PrismSmall(), PrismPaper()} {
+		require.NoError(t, c.Validate(), c.Name())
+		require.Equal(t, HeadPrism, c.Head)
+		require.NoError(t, c.Dense().Validate())
+	}
+	require.Equal(t, prism.DefaultConfig().RecWeight, PrismSmall().Prism.RecWeight)
 }
