@@ -10,6 +10,7 @@ import (
 	"github.com/protolab/protolab/workbench/data/wordnet"
 	"github.com/protolab/protolab/workbench/eval"
 	"github.com/protolab/protolab/workbench/lmdata"
+	"github.com/protolab/protolab/workbench/meter"
 	"github.com/protolab/protolab/workbench/run"
 )
 
@@ -97,7 +98,7 @@ func Run(cfg Config, opts ...run.Option) (*Result, error) {
 
 func compute(cfg Config, prov *run.Provenance, o run.Options) (*Result, error) {
 	prov.Seed = cfg.Seed
-	start, cpu0 := time.Now(), processCPUSeconds()
+	start, cpu0 := time.Now(), meter.CPUSeconds()
 	res := &Result{Provenance: prov}
 	for _, cc := range cfg.Corpora {
 		if err := o.Err(); err != nil {
@@ -115,7 +116,7 @@ func compute(cfg Config, prov *run.Provenance, o run.Options) (*Result, error) {
 		res.Corpora = append(res.Corpora, cr)
 	}
 	res.Checks = checks(cfg, res)
-	res.WallSeconds, res.CPUSeconds = time.Since(start).Seconds(), processCPUSeconds()-cpu0
+	res.WallSeconds, res.CPUSeconds = time.Since(start).Seconds(), meter.CPUSeconds()-cpu0
 	return res, nil
 }
 

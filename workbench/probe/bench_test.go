@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/gomlx/gomlx/pkg/ml/context"
+	"github.com/protolab/protolab/workbench/meter"
 )
 
 // BenchmarkRun measures the caching overhead of a Runner on a 4-block test model (V = 256, D = 64, R = 16) at
@@ -43,12 +44,12 @@ func BenchmarkRun(b *testing.B) {
 // timed runs fn b.N times and reports the CPU time per run.
 func timed(b *testing.B, fn func()) {
 	b.ResetTimer()
-	start := processCPUSeconds()
+	start := meter.CPUSeconds()
 	for range b.N {
 		fn()
 	}
 	b.StopTimer()
-	if cpu := processCPUSeconds() - start; cpu > 0 {
+	if cpu := meter.CPUSeconds() - start; cpu > 0 {
 		b.ReportMetric(1e3*cpu/float64(b.N), "cpu-ms/op")
 	}
 }

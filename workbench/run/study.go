@@ -68,6 +68,17 @@ func studyResult[C Config, R any](study string, cfg C, opts []Option, compute fu
 	return r, err
 }
 
+// Stored returns the result stored for cfg under Options.Out/<study>/ and true, or false when there is none; it
+// computes nothing (a notebook uses it to show a long study's result when one was run, and a quicker one otherwise).
+func Stored[R any](study string, cfg any, opts ...Option) (R, bool, error) {
+	o := NewOptions(opts...)
+	var zero R
+	if o.Out == "" {
+		return zero, false, nil
+	}
+	return store.LoadCached[R](StudyDir(o.Out, study), ResultName, cfg)
+}
+
 // relPath shortens path to a path relative to the working directory when it lies below it.
 func relPath(path string) string {
 	if wd, err := os.Getwd(); err == nil {

@@ -55,6 +55,16 @@ func TestLoadOrRun_StoresByConfigAndLoads(t *testing.T) {
 	require.Equal(t, 9, r2.Square)
 	require.Contains(t, log.String(), "square: loaded the stored result")
 
+	got, ok, err := run.Stored[*studyResult]("square", studyCfg{N: 3}, opts...)
+	require.NoError(t, err)
+	require.True(t, ok)
+	require.Equal(t, 9, got.Square)
+	_, ok, err = run.Stored[*studyResult]("square", studyCfg{N: 4}, opts...)
+	require.NoError(t, err)
+	require.False(t, ok, "nothing stored for another config")
+	_, ok, _ = run.Stored[*studyResult]("square", studyCfg{N: 3})
+	require.False(t, ok, "nothing stored in memory")
+
 	_, err = run.LoadOrRun("square", studyCfg{N: 4}, opts, compute)
 	require.NoError(t, err)
 	require.Equal(t, 2, calls, "another config computes")

@@ -38,29 +38,41 @@ func CachePath(dir, name string, key any) (string, error) {
 	return filepath.Join(dir, name+"-"+h+".json"), nil
 }
 
+// LoadCached returns the value cached for key in dir (the file LoadOrCompute writes) and true, or false when there is none
+// (no folder, no file, or a file recording another key). A cached file that cannot be read is an error naming it.
+func LoadCached[T any](dir, name string, key any) (T, bool, error) {
+	var zero T
+	if dir == "" {
+		return zero, false, nil
+	}
+	h, k, err := KeyHash(key)
+	if err != nil {
+		return zero, false, errors.WithMessagef(err, "store.LoadCached %s", name)
+	}
+	path := filepath.Join(dir, name+"-"+h+".json")
+	if _, err := os.Stat(path); err != nil {
+		return zero, false, nil
+	}
+	var e cacheEntry[T]
+	if err := LoadJSON(path, &e); err != nil {
+		return zero, false, err
+	}
+	var compact bytes.Buffer
+	if json.Compact(&compact, e.Key) != nil || !bytes.Equal(compact.Bytes(), k) {
+		return zero, false, nil
+	}
+	return e.Value, true, nil
+}
+
 // LoadOrCompute returns the value cached in dir/<name>-<hash of key>.json when that file exists and records the
 // same key (compared as compact JSON), else computes it and, when dir is not empty, saves it there atomically
 // (SaveJSON). The bool reports a cache hit. A cached file that cannot be read is an error naming it.
 func LoadOrCompute[T any](dir, name string, key any, compute func() (T, error)) (T, bool, error) {
-	var zero T
-	h, k, err := KeyHash(key)
-	if err != nil {
-		return zero, false, errors.WithMessagef(err, "store.LoadOrCompute %s", name)
+	v, hit, err := LoadCached[T](dir, name, key)
+	if err != nil || hit {
+		return v, hit, err
 	}
-	if dir != "" {
-		path := filepath.Join(dir, name+"-"+h+".json")
-		if _, err := os.Stat(path); err == nil {
-			var e cacheEntry[T]
-			if err := LoadJSON(path, &e); err != nil {
-				return zero, false, err
-			}
-			var compact bytes.Buffer
-			if json.Compact(&compact, e.Key) == nil && bytes.Equal(compact.Bytes(), k) {
-				return e.Value, true, nil
-			}
-		}
-	}
-	v, err := Compute(dir, name, key, compute)
+	v, err = Compute(dir, name, key, compute)
 	return v, false, err
 }
 

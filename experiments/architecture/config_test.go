@@ -1,42 +1,10 @@
-package protot
+package architecture
 
 import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
-
-	"github.com/protolab/protolab/layers/decoder"
 )
-
-func TestMatchParams_HitsTargetWithinTolerance(t *testing.T) {
-	for _, c := range []struct{ width, layers, vocab int }{{16, 2, 320}, {24, 2, 320}, {32, 2, 1024}, {48, 3, 500},
-		{64, 4, 2048}} {
-		ref := Small().Model
-		ref.Width, ref.NumLayers, ref.VocabSize = c.width, c.layers, c.vocab
-		ref.Mixer = decoder.MixerAttention
-		target := NonEmbeddingParams(ref)
-		for _, mixer := range decoder.KnownMixers {
-			m, match, err := MatchParams(ref, mixer)
-			require.NoError(t, err, "%s at %+v", mixer, c)
-			require.Equal(t, mixer, m.Mixer)
-			require.Equal(t, ref.Width, m.Width)
-			require.Equal(t, target, match.Target)
-			require.Equal(t, NonEmbeddingParams(m), match.Achieved)
-			require.Equal(t, m.FFNWidth(), match.FFNWidth)
-			tol := MatchTolerance(ref)
-			require.LessOrEqual(t, abs(match.Achieved-target), tol, "%s at %+v: %d vs %d", mixer, c,
-				match.Achieved, target)
-			// Embeddings are identical, so total counts match within the same tolerance.
-			require.LessOrEqual(t, abs(m.NumParams()-ref.NumParams()), tol)
-			// The relative error bound of doc.go: 3DL/2 over ≈ 12D²L reference parameters is 1/(8D).
-			require.LessOrEqual(t, abs(match.Achieved-target), int(float64(target)/(8*float64(c.width))+1))
-			if mixer == ref.Mixer {
-				require.Equal(t, target, match.Achieved)
-				require.Equal(t, ref.FFNWidth(), m.FFNHidden)
-			}
-		}
-	}
-}
 
 // Without matching, the mixers differ by far more than the tolerance, so the test above checks the rule.
 func TestMatchParams_UnmatchedMixersDiffer(t *testing.T) {
@@ -53,26 +21,9 @@ func TestMatchParams_UnmatchedMixersDiffer(t *testing.T) {
 	require.Greater(t, abs(counts["mamba"]-counts["attention"]), 10*tol)
 }
 
-func TestMatchParams_Errors(t *testing.T) {
-	ref := Small().Model
-	ref.VocabSize = 320
-	ref.DropFFN = true
-	_, _, err := MatchParams(ref, "protot")
-	require.ErrorContains(t, err, "drop_ffn")
-
-	// A reference FFN of width 1 leaves Mamba (≈ 6D² per block) no room.
-	ref.DropFFN = false
-	ref.FFNHidden = 1
-	_, _, err = MatchParams(ref, "mamba")
-	require.ErrorContains(t, err, "match_params cannot apply")
-
-	_, _, err = MatchParams(ref, "lstm")
-	require.ErrorContains(t, err, "lstm")
-}
-
-func TestRunConfig_ScalesWarmupAndSetsSeed(t *testing.T) {
+func TestModelFor_ScalesWarmupAndSetsSeed(t *testing.T) {
 	cfg := Small()
-	rc, match, err := cfg.RunConfig("protot", "wordnet", 16, 150, 7)
+	rc, match, err := cfg.ModelFor("protot", "wordnet", 16, 150, 7)
 	require.NoError(t, err)
 	require.Equal(t, 150, rc.Train.Steps)
 	require.Equal(t, 15, rc.Train.WarmupSteps) // round(16·150/160)
@@ -83,10 +34,10 @@ func TestRunConfig_ScalesWarmupAndSetsSeed(t *testing.T) {
 	require.Equal(t, cfg.Data.Tokenizer.VocabSize, rc.Model.VocabSize)
 	require.Equal(t, match.FFNWidth, rc.Model.FFNHidden)
 	require.Equal(t, "protot-wordnet-d16-s150-seed7", rc.Name())
-	rc2, _, err := cfg.RunConfig("protot", "wordnet", 16, 150, 8)
+	rc2, _, err := cfg.ModelFor("protot", "wordnet", 16, 150, 8)
 	require.NoError(t, err)
 	require.NotEqual(t, rc.Hash(), rc2.Hash())
-	rc3, _, err := cfg.RunConfig("protot", "/data/my corpus.txt", 16, 150, 7)
+	rc3, _, err := cfg.ModelFor("protot", "/data/my corpus.txt", 16, 150, 7)
 	require.NoError(t, err)
 	require.Equal(t, "protot-my_corpus-d16-s150-seed7", rc3.Name())
 }

@@ -1,8 +1,9 @@
-package protot
+package architecture
 
 import (
 	"testing"
 
+	"github.com/protolab/protolab/models/lm"
 	"github.com/stretchr/testify/require"
 )
 
@@ -14,7 +15,7 @@ func fakeSweep() *Sweep {
 			for _, st := range sw.Steps {
 				loss := 5 - float64(w)/32 - float64(st)/400
 				sw.Scores = append(sw.Scores, Score{Mixer: m, Source: "synthetic", Width: w, Steps: st,
-					Tokens: st * 256, Loss: loss, LossSE: 0.01, Seeds: 2, Match: ParamMatch{Achieved: w * w * 24}})
+					Tokens: st * 256, Loss: loss, LossSE: 0.01, Seeds: 2, Match: lm.ParamMatch{Achieved: w * w * 24}})
 			}
 		}
 	}
@@ -23,8 +24,8 @@ func fakeSweep() *Sweep {
 
 func TestFigures_OptionJSON(t *testing.T) {
 	cmp := &Comparison{Source: "synthetic", Width: 32, Steps: 300, Scores: []Score{
-		{Mixer: "attention", Perplexity: 12.5, Seeds: 1, Match: ParamMatch{Achieved: 98304}},
-		{Mixer: "protot", Perplexity: 13.25, Seeds: 1, Match: ParamMatch{Achieved: 98280}},
+		{Mixer: "attention", Perplexity: 12.5, Seeds: 1, Match: lm.ParamMatch{Achieved: 98304}},
+		{Mixer: "protot", Perplexity: 13.25, Seeds: 1, Match: lm.ParamMatch{Achieved: 98280}},
 	}}
 	opt := PerplexityChart(cmp).RenderSnippet().Option
 	require.Contains(t, opt, "attention (98.3k)")

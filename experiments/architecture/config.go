@@ -1,4 +1,4 @@
-package protot
+package architecture
 
 import (
 	"fmt"
@@ -7,6 +7,7 @@ import (
 	"github.com/pkg/errors"
 
 	"github.com/protolab/protolab/layers/decoder"
+	"github.com/protolab/protolab/models/lm"
 	"github.com/protolab/protolab/workbench/data"
 	"github.com/protolab/protolab/workbench/eval"
 	"github.com/protolab/protolab/workbench/fit"
@@ -43,8 +44,6 @@ type Config struct {
 	Generate GenerateConfig `json:"generate"`
 	// Classify configures the downstream classification fine-tuning.
 	Classify ClassifyConfig `json:"classify"`
-	// Out is the folder that caches runs (runs/<name>-<hash>/) and derived results; "" keeps everything in memory.
-	Out string `json:"out"`
 }
 
 // SweepConfig is the scaling grid: one run per (mixer, width, steps, seed).
@@ -308,23 +307,40 @@ func (c Config) referenceFFN(w int) int {
 
 // modelFor returns the model of mixer at width w, its FFN resized by the equal-parameter rule when MatchParams is
 // set, and the match report.
-func (c Config) modelFor(mixer string, w int) (decoder.Config, ParamMatch, error) {
+func (c Config) modelFor(mixer string, w int) (decoder.Config, lm.ParamMatch, error) {
 	ref := c.Model
 	ref.Mixer = c.Mixers[0]
 	ref.Width = w
 	ref.VocabSize = c.Data.Tokenizer.VocabSize
 	ref.FFNHidden = c.referenceFFN(w)
 	if err := ref.Validate(); err != nil {
-		return ref, ParamMatch{}, errors.WithMessagef(err, "model (mixer %s, width %d)", ref.Mixer, w)
+		return ref, lm.ParamMatch{}, errors.WithMessagef(err, "model (mixer %s, width %d)", ref.Mixer, w)
 	}
 	m := ref
 	m.Mixer = mixer
 	if !c.MatchParams {
 		if err := m.Validate(); err != nil {
-			return m, ParamMatch{}, errors.WithMessagef(err, "model (mixer %s, width %d)", mixer, w)
+			return m, lm.ParamMatch{}, errors.WithMessagef(err, "model (mixer %s, width %d)", mixer, w)
 		}
-		return m, ParamMatch{Reference: ref.Mixer, Target: NonEmbeddingParams(ref), Achieved: NonEmbeddingParams(m),
-			FFNWidth: m.FFNWidth(), ReferenceFFNWidth: ref.FFNWidth()}, nil
+		return m, lm.ParamMatch{Reference: ref.Mixer, Target: lm.NonEmbeddingParams(ref),
+			Achieved: lm.NonEmbeddingParams(m), FFNWidth: m.FFNWidth(), ReferenceFFNWidth: ref.FFNWidth()}, nil
 	}
-	return MatchParams(ref, mixer)
+	return lm.MatchParams(ref, mixer)
+}
+
+// ModelFor returns the model of mixer trained on source at width w for `steps` steps with seed: the study's data,
+// model (matched by the equal-parameter rule when MatchParams is set) and training settings, with the warmup scaled
+// by steps/train.steps, and its final perplexity over eval_batches validation batches.
+func (c Config) ModelFor(mixer, source string, w, steps int, seed uint64) (lm.Config, lm.ParamMatch, error) {
+	m, match, err := c.modelFor(mixer, w)
+	if err != nil {
+		return lm.Config{}, match, err
+	}
+	d := c.Data
+	d.Source = source
+	t := c.Train
+	t.Steps = steps
+	t.WarmupSteps = min(steps, (c.Train.WarmupSteps*steps+c.Train.Steps/2)/c.Train.Steps)
+	return lm.Config{Seed: seed, Data: d, Model: m, Head: lm.HeadDense, Train: t, EvalBatches: c.EvalBatches}.Resolved(),
+		match, nil
 }

@@ -1,4 +1,4 @@
-package protot
+package architecture
 
 import (
 	"math"
@@ -9,7 +9,9 @@ import (
 	"github.com/gomlx/gomlx/pkg/core/tensors"
 	"github.com/stretchr/testify/require"
 
+	"github.com/protolab/protolab/models/lm"
 	"github.com/protolab/protolab/workbench/data"
+	"github.com/protolab/protolab/workbench/run"
 	"github.com/protolab/protolab/workbench/wbtest"
 )
 
@@ -64,14 +66,12 @@ func TestPool_MatchesReference(t *testing.T) {
 }
 
 // tinyModel trains the Tiny attention model in memory (about a second).
-func tinyModel(t *testing.T) *Model {
+func tinyModel(t *testing.T) *lm.Model {
 	t.Helper()
 	cfg := Tiny()
-	rc, match, err := cfg.RunConfig("attention", "synthetic", cfg.Model.Width, cfg.Train.Steps, 1)
+	mc, _, err := cfg.ModelFor("attention", "synthetic", cfg.Model.Width, cfg.Train.Steps, 1)
 	require.NoError(t, err)
-	res, err := LoadOrTrain(rc, match, "", Progress(nil))
-	require.NoError(t, err)
-	m, err := res.Model()
+	m, err := lm.LoadOrTrain(mc, run.Progress(nil))
 	require.NoError(t, err)
 	return m
 }
@@ -90,7 +90,7 @@ func TestFineTune_BeatsMajorityOnGender(t *testing.T) {
 	require.NoError(t, err)
 	task := tasks[0]
 	before := headlessWeights(t, m)
-	res, err := FineTune(m, task, cfg.Classify, Progress(nil))
+	res, err := FineTune(m, task, cfg.Classify, run.Progress(nil))
 	require.NoError(t, err)
 	require.Equal(t, len(task.Test), res.Test)
 	_, p0 := task.Majority()
@@ -105,22 +105,22 @@ func TestFineTune_BeatsMajorityOnGender(t *testing.T) {
 	cc.Train.Steps, cc.Train.WarmupSteps = 5, 1
 	for _, headOnly := range []bool{true, false} {
 		cc.HeadOnly = headOnly
-		res, ctx, err := fineTune(m, task, cc, newOptions([]Option{Progress(nil)}))
+		res, ctx, err := fineTune(m, task, cc, run.NewOptions(run.Progress(nil)))
 		require.NoError(t, err)
 		require.Equal(t, headOnly, res.HeadOnly)
-		tuned := &Model{Ctx: ctx}
+		tuned := &lm.Model{Ctx: ctx}
 		require.Equal(t, headOnly, slices.Equal(before, headlessWeights(t, tuned)), "head_only=%v", headOnly)
 		w, err := ctx.InAbsPath("/" + HeadScope).GetVariable(HeadWeights).Value()
 		require.NoError(t, err)
 		require.NotZero(t, slices.Max(tensors.MustCopyFlatData[float32](w)), "the head is trained")
 	}
 
-	_, err = FineTune(m, &Task{Name: "empty", Classes: []string{"a", "b"}}, cc, Progress(nil))
+	_, err = FineTune(m, &Task{Name: "empty", Classes: []string{"a", "b"}}, cc, run.Progress(nil))
 	require.ErrorContains(t, err, "empty")
 }
 
 // headlessWeights returns a copy of the model's token embedding.
-func headlessWeights(t *testing.T, m *Model) []float32 {
+func headlessWeights(t *testing.T, m *lm.Model) []float32 {
 	t.Helper()
 	for v := range m.Ctx.IterVariables() {
 		if v.Name() == "embeddings" {

@@ -1,21 +1,20 @@
-package protot
+package architecture
 
 import (
 	"fmt"
-	"path/filepath"
 	"slices"
 	"strings"
 
 	"github.com/pkg/errors"
 
+	"github.com/protolab/protolab/models/lm"
 	"github.com/protolab/protolab/workbench/lmdata"
 	"github.com/protolab/protolab/workbench/run"
 	"github.com/protolab/protolab/workbench/stats"
-	"github.com/protolab/protolab/workbench/store"
 )
 
-// StudyFile is the file Run writes its Result to, under Config.Out.
-const StudyFile = "study.json"
+// Study is the name under which results are stored (run.Out/<Study>/) and the CLI runs the study.
+const Study = "architecture"
 
 // Score is one point of the study (a mixer on a corpus at a width and a number of steps), over the seeds.
 type Score struct {
@@ -25,8 +24,8 @@ type Score struct {
 	Steps  int    `json:"steps"`
 	Tokens int    `json:"tokens"` // training tokens, steps·B·T
 	// Params is the total trainable parameter count; Match reports the non-embedding count and its target.
-	Params int        `json:"params"`
-	Match  ParamMatch `json:"match"`
+	Params int           `json:"params"`
+	Match  lm.ParamMatch `json:"match"`
 	// Loss and Perplexity are the means over seeds of the final validation loss (nats/token) and perplexity;
 	// the SE fields are their standard errors, sd/√n (0 with one seed).
 	Loss         float64  `json:"loss"`
@@ -36,30 +35,51 @@ type Score struct {
 	Seeds        int      `json:"seeds"`
 	TrainSeconds float64  `json:"train_seconds"` // mean training wall time per seed, as each run recorded it
 	Dirs         []string `json:"dirs,omitempty"`
-	// Runs are the per-seed runs, in Config.Seeds order.
-	Runs []*RunResult `json:"-"`
+	// Runs are the per-seed models, in Config.Seeds order, when this process trained or loaded them (not in a
+	// stored result: Models opens them from Dirs).
+	Runs []*lm.Model `json:"-"`
+}
+
+// Models returns the per-seed models of the point: those in memory, else opened from their run folders.
+func (s *Score) Models() ([]*lm.Model, error) {
+	if len(s.Runs) > 0 {
+		return s.Runs, nil
+	}
+	if len(s.Dirs) == 0 {
+		return nil, errors.Errorf("architecture: %s d%d s%d has no models in memory and no run folders", s.Mixer,
+			s.Width, s.Steps)
+	}
+	for _, dir := range s.Dirs {
+		m, err := lm.Open(dir)
+		if err != nil {
+			return nil, err
+		}
+		s.Runs = append(s.Runs, m)
+	}
+	return s.Runs, nil
 }
 
 // score trains (or loads) one point for every seed and aggregates it.
-func (c Config) score(mixer, source string, w, steps int, o options) (Score, error) {
+func (c Config) score(mixer, source string, w, steps int, o run.Options) (Score, error) {
 	s := Score{Mixer: mixer, Source: source, Width: w, Steps: steps, Tokens: steps * c.Data.BatchSize * c.Data.SeqLen,
 		Seeds: len(c.Seeds)}
 	var losses, ppls []float64
 	trained := 0
 	for _, seed := range c.Seeds {
-		rc, match, err := c.RunConfig(mixer, source, w, steps, seed)
+		mc, match, err := c.ModelFor(mixer, source, w, steps, seed)
 		if err != nil {
 			return s, err
 		}
-		res, err := LoadOrTrain(rc, match, c.Out, withOptions(o))
+		m, err := lm.LoadOrTrain(mc, run.With(o))
 		if err != nil {
 			return s, err
 		}
-		s.Runs = append(s.Runs, res)
-		if res.Dir != "" {
-			s.Dirs = append(s.Dirs, res.Dir)
+		res := m.Result
+		s.Runs = append(s.Runs, m)
+		if m.Dir != "" {
+			s.Dirs = append(s.Dirs, m.Dir)
 		}
-		s.Params, s.Match = res.NumParams, res.Match
+		s.Params, s.Match = res.NumParams, match
 		losses = append(losses, res.Val.Loss)
 		ppls = append(ppls, res.Val.Perplexity)
 		if t := res.TrainSeconds(); t > 0 {
@@ -78,8 +98,6 @@ func (c Config) score(mixer, source string, w, steps int, o options) (Score, err
 	return s, nil
 }
 
-func withOptions(o options) Option { return func(dst *options) { *dst = o } }
-
 // Comparison is the equal-parameter comparison of the mixers on one corpus.
 type Comparison struct {
 	Source string  `json:"source"`
@@ -90,8 +108,8 @@ type Comparison struct {
 
 // RunCompare trains (or loads) every mixer at model.width for train.steps on source, one run per seed, with the
 // non-embedding parameters matched (match_params), and returns their validation perplexities.
-func RunCompare(cfg Config, source string, opts ...Option) (*Comparison, error) {
-	o := newOptions(opts)
+func RunCompare(cfg Config, source string, opts ...run.Option) (*Comparison, error) {
+	o := run.NewOptions(opts...)
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -133,8 +151,8 @@ type Sweep struct {
 
 // RunSweep trains (or loads) every mixer at every sweep width and step count on data.source, one run per seed.
 // Points equal to RunCompare's (same width and steps) are the same runs, so they are trained once.
-func RunSweep(cfg Config, opts ...Option) (*Sweep, error) {
-	o := newOptions(opts)
+func RunSweep(cfg Config, opts ...run.Option) (*Sweep, error) {
+	o := run.NewOptions(opts...)
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -178,22 +196,36 @@ func (s *Sweep) Mixers() []string {
 	return out
 }
 
-// TopRuns returns, for each mixer, the first seed's run at the largest width and step count: the models whose
-// samples and fine-tuning the study compares.
-func (s *Sweep) TopRuns() []*RunResult {
-	var out []*RunResult
-	for _, m := range s.Mixers() {
-		if x, ok := s.Find(m, s.Widths[len(s.Widths)-1], s.Steps[len(s.Steps)-1]); ok && len(x.Runs) > 0 {
-			out = append(out, x.Runs[0])
+// TopModels returns, for each mixer, the first seed's model at the largest width and step count: the models whose
+// samples and fine-tuning the study compares (opened from their run folders when the sweep was loaded).
+func (s *Sweep) TopModels() ([]*lm.Model, error) {
+	var out []*lm.Model
+	for _, mixer := range s.Mixers() {
+		i := slices.IndexFunc(s.Scores, func(x Score) bool {
+			return x.Mixer == mixer && x.Width == s.Widths[len(s.Widths)-1] && x.Steps == s.Steps[len(s.Steps)-1]
+		})
+		if i < 0 {
+			continue
 		}
+		ms, err := s.Scores[i].Models()
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, ms[0])
 	}
-	return out
+	return out, nil
 }
 
-// BestRun returns the first seed's run of the point with the lowest mean validation loss.
-func (s *Sweep) BestRun() *RunResult { return s.Scores[s.Best].Runs[0] }
+// BestModel returns the first seed's model of the point with the lowest mean validation loss.
+func (s *Sweep) BestModel() (*lm.Model, error) {
+	ms, err := s.Scores[s.Best].Models()
+	if err != nil {
+		return nil, err
+	}
+	return ms[0], nil
+}
 
-// Result is what Run returns and writes to Out/study.json.
+// Result is what the study measured.
 type Result struct {
 	Provenance *run.Provenance `json:"provenance"`
 	Compare    []*Comparison   `json:"compare"`
@@ -203,15 +235,20 @@ type Result struct {
 	Classify   *ClassifyReport `json:"classify"`
 }
 
-// Run runs the whole study: the equal-parameter comparison on every corpus of cfg.Corpora (WordNet is skipped,
-// with the reason recorded, when its database is missing), the sweep, generation and classification. Every run is
-// cached under cfg.Out, so calling Run again loads instead of training.
-func Run(cfg Config, opts ...Option) (*Result, error) {
-	o := newOptions(opts)
-	if err := cfg.Validate(); err != nil {
-		return nil, err
-	}
-	prov := run.NewProvenance(&cfg, o.overrides, cfg.Seeds[0])
+// LoadOrRun returns the result stored for cfg under run.Out, or runs the study.
+func LoadOrRun(cfg Config, opts ...run.Option) (*Result, error) {
+	return run.LoadOrRun(Study, cfg, opts, compute)
+}
+
+// Run runs the whole study even when a result is stored: the equal-parameter comparison on every corpus of
+// cfg.Corpora (WordNet is skipped, with the reason recorded, when its database is missing), the sweep, generation
+// and classification. Every model is stored under run.Out/models, so a second Run loads instead of training.
+func Run(cfg Config, opts ...run.Option) (*Result, error) {
+	return run.Recompute(Study, cfg, opts, compute)
+}
+
+func compute(cfg Config, prov *run.Provenance, o run.Options) (*Result, error) {
+	prov.Seed = cfg.Seeds[0]
 	res := &Result{Provenance: prov}
 	for _, src := range cfg.Corpora {
 		if src == lmdata.SourceWordNet {
@@ -222,7 +259,7 @@ func Run(cfg Config, opts ...Option) (*Result, error) {
 		}
 		var c *Comparison
 		if err := prov.Time("compare", func() (err error) {
-			c, err = RunCompare(cfg, src, withOptions(o))
+			c, err = RunCompare(cfg, src, run.With(o))
 			return err
 		}); err != nil {
 			return nil, err
@@ -230,28 +267,24 @@ func Run(cfg Config, opts ...Option) (*Result, error) {
 		res.Compare = append(res.Compare, c)
 	}
 	if err := prov.Time("sweep", func() (err error) {
-		res.Sweep, err = RunSweep(cfg, withOptions(o))
+		res.Sweep, err = RunSweep(cfg, run.With(o))
 		return err
 	}); err != nil {
 		return nil, err
 	}
 	if err := prov.Time("generate", func() (err error) {
-		res.Generation, err = RunGeneration(cfg, res.Sweep, withOptions(o))
+		res.Generation, err = RunGeneration(cfg, res.Sweep)
 		return err
 	}); err != nil {
 		return nil, err
 	}
-	if err := prov.Time("classify", func() (err error) {
-		res.Classify, err = RunClassify(cfg, res.Sweep.TopRuns(), withOptions(o))
-		return err
-	}); err != nil {
-		return nil, err
-	}
-	prov.Finish()
-	if cfg.Out != "" {
-		if err := store.SaveJSON(filepath.Join(cfg.Out, StudyFile), res); err != nil {
-			return nil, errors.WithMessage(err, "protot.Run")
+	err := prov.Time("classify", func() error {
+		tops, err := res.Sweep.TopModels()
+		if err != nil {
+			return err
 		}
-	}
-	return res, nil
+		res.Classify, err = RunClassify(cfg, tops, run.With(o))
+		return err
+	})
+	return res, err
 }

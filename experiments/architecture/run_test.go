@@ -1,13 +1,15 @@
-package protot
+package architecture
 
 import (
 	"math"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/protolab/protolab/layers/decoder"
+	"github.com/protolab/protolab/models/lm"
 	"github.com/protolab/protolab/workbench/run"
 )
 
@@ -15,8 +17,9 @@ import (
 // achieved parameter counts, then checks that the same config loads from the cache and a changed one retrains.
 func TestRunCompare_TinyShapeAndCache(t *testing.T) {
 	cfg := Tiny()
-	cfg.Out = t.TempDir()
-	cmp, err := RunCompare(cfg, "synthetic", Progress(nil))
+	out := run.Out(t.TempDir())
+	q := run.Progress(nil)
+	cmp, err := RunCompare(cfg, "synthetic", out, q)
 	require.NoError(t, err)
 	require.Equal(t, "synthetic", cmp.Source)
 	require.Equal(t, cfg.Model.Width, cmp.Width)
@@ -26,11 +29,12 @@ func TestRunCompare_TinyShapeAndCache(t *testing.T) {
 	for i, s := range cmp.Scores {
 		require.Equal(t, cfg.Mixers[i], s.Mixer)
 		require.Len(t, s.Runs, 1)
-		r := s.Runs[0]
-		require.False(t, r.Cached)
+		m := s.Runs[0]
+		r := m.Result
+		require.False(t, m.Cached)
 		require.Equal(t, s.Params, r.NumParams)
-		require.Equal(t, r.Config.Model.NumParams(), r.NumParams)
-		require.LessOrEqual(t, abs(s.Match.Achieved-s.Match.Target), MatchTolerance(r.Config.Model))
+		require.Equal(t, m.Config.Model.NumParams(), r.NumParams)
+		require.LessOrEqual(t, abs(s.Match.Achieved-s.Match.Target), lm.MatchTolerance(m.Config.Model))
 		require.Equal(t, cmp.Scores[0].Match.Achieved, s.Match.Target, "attention is the reference")
 		require.Equal(t, r.Val.Perplexity, s.Perplexity)
 		require.InDelta(t, math.Exp(s.Loss), s.Perplexity, 1e-9*s.Perplexity)
@@ -38,14 +42,14 @@ func TestRunCompare_TinyShapeAndCache(t *testing.T) {
 		require.Less(t, s.Perplexity, vocab/2, s.Mixer)
 		require.Greater(t, s.Perplexity, 1.0)
 		require.Equal(t, cfg.Train.Steps*cfg.Data.BatchSize*cfg.Data.SeqLen, s.Tokens)
-		for _, f := range []string{ConfigFile, TokenizerFile, WeightsFile, ResultFile} {
-			require.FileExists(t, filepath.Join(r.Dir, f))
+		for _, f := range []string{lm.ConfigFile, lm.TokenizerFile, lm.WeightsFile, lm.ResultFile} {
+			require.FileExists(t, filepath.Join(m.Dir, f))
 		}
 	}
 	require.Contains(t, cmp.String(), "protot")
 
 	// Same config: loaded, same numbers.
-	again, err := RunCompare(cfg, "synthetic", Progress(nil))
+	again, err := RunCompare(cfg, "synthetic", out, q)
 	require.NoError(t, err)
 	for i, s := range again.Scores {
 		require.True(t, s.Runs[0].Cached)
@@ -54,9 +58,8 @@ func TestRunCompare_TinyShapeAndCache(t *testing.T) {
 	}
 
 	// A reopened model gives the run's validation perplexity on the same batches.
-	m, err := again.Scores[1].Runs[0].Model()
-	require.NoError(t, err)
-	prep, err := prepare(m.Config.Data)
+	m := again.Scores[1].Runs[0]
+	prep, err := m.Data()
 	require.NoError(t, err)
 	vals, err := prep.ValTensors(m.Config.EvalBatches)
 	require.NoError(t, err)
@@ -67,7 +70,7 @@ func TestRunCompare_TinyShapeAndCache(t *testing.T) {
 	// A different config is a different run in its own folder.
 	cfg.Mixers = []string{"attention"}
 	require.NoError(t, run.Override(&cfg, "train.lr=0.002"))
-	changed, err := RunCompare(cfg, "synthetic", Progress(nil))
+	changed, err := RunCompare(cfg, "synthetic", out, q)
 	require.NoError(t, err)
 	require.False(t, changed.Scores[0].Runs[0].Cached)
 	require.NotEqual(t, cmp.Scores[0].Runs[0].Dir, changed.Scores[0].Runs[0].Dir)
@@ -79,10 +82,11 @@ func TestRunCompare_TinyShapeAndCache(t *testing.T) {
 func TestSweepGenerateClassify_Tiny(t *testing.T) {
 	cfg := Tiny()
 	cfg.Mixers = []string{"attention", "protot"}
-	cfg.Out = t.TempDir()
-	_, err := RunCompare(cfg, "synthetic", Progress(nil))
+	out := run.Out(t.TempDir())
+	q := run.Progress(nil)
+	_, err := RunCompare(cfg, "synthetic", out, q)
 	require.NoError(t, err)
-	sw, err := RunSweep(cfg, Progress(nil))
+	sw, err := RunSweep(cfg, out, q)
 	require.NoError(t, err)
 	require.Len(t, sw.Scores, 2*len(cfg.Sweep.Widths)*len(cfg.Sweep.Steps))
 	for _, s := range sw.Scores {
@@ -99,13 +103,16 @@ func TestSweepGenerateClassify_Tiny(t *testing.T) {
 	for _, s := range sw.Scores {
 		require.GreaterOrEqual(t, s.Loss, best.Loss)
 	}
-	tops := sw.TopRuns()
+	tops, err := sw.TopModels()
+	require.NoError(t, err)
 	require.Len(t, tops, 2)
 	require.Equal(t, "protot-synthetic-d24-s30-seed1", tops[1].Config.Name())
 
-	g, err := RunGeneration(cfg, sw, Progress(nil))
+	g, err := RunGeneration(cfg, sw)
 	require.NoError(t, err)
-	require.Equal(t, sw.BestRun().Config.Name(), g.Judge)
+	judge, err := sw.BestModel()
+	require.NoError(t, err)
+	require.Equal(t, judge.Config.Name(), g.Judge)
 	require.Len(t, g.Rows, 3)
 	require.Equal(t, ReferenceName, g.Rows[2].Name)
 	for _, r := range g.Rows {
@@ -123,8 +130,6 @@ func TestSweepGenerateClassify_Tiny(t *testing.T) {
 	}
 	// The judge's perplexity of the reference continuations, recomputed from its token losses of each
 	// [EOS, prompt, continuation] row.
-	judge, err := sw.BestRun().Model()
-	require.NoError(t, err)
 	eos, _ := judge.Tokenizer.SpecialID("<|eos|>")
 	sum, n := 0.0, 0
 	for _, s := range g.Rows[2].Samples {
@@ -138,19 +143,22 @@ func TestSweepGenerateClassify_Tiny(t *testing.T) {
 	}
 	require.Equal(t, n, g.Rows[2].JudgeTokens)
 	require.InDelta(t, math.Exp(sum/float64(n)), g.Rows[2].JudgePerplexity, 1e-4*g.Rows[2].JudgePerplexity)
-	cached, err := RunGeneration(cfg, sw, Progress(nil))
+	// The same measures from the stored sweep, whose models are opened from their folders.
+	stored := *sw
+	stored.Scores = slices.Clone(sw.Scores)
+	for i := range stored.Scores {
+		stored.Scores[i].Runs = nil
+	}
+	again, err := RunGeneration(cfg, &stored)
 	require.NoError(t, err)
-	require.Equal(t, g, cached)
+	require.Equal(t, g.Rows[0].Samples, again.Rows[0].Samples)
 
 	cfg.Classify.Tasks = []string{"gender"}
-	rep, err := RunClassify(cfg, tops[:1], Progress(nil))
+	rep, err := RunClassify(cfg, tops[:1], q)
 	require.NoError(t, err)
 	require.Len(t, rep.Results, 1)
 	require.Equal(t, "gender", rep.Tasks[0].Name)
 	require.Equal(t, rep.Tasks[0].Majority, rep.Results[0].Majority)
-	entries, err := filepath.Glob(filepath.Join(cfg.Out, "classify-*.json"))
-	require.NoError(t, err)
-	require.Len(t, entries, 1)
 }
 
 // TestRunCompare_SeedsGiveMeanAndSE checks the aggregation over two seeds.
@@ -159,12 +167,12 @@ func TestRunCompare_SeedsGiveMeanAndSE(t *testing.T) {
 	cfg.Mixers = []string{"attention"}
 	cfg.Seeds = []uint64{1, 2}
 	cfg.Train.Steps = 10
-	cmp, err := RunCompare(cfg, "synthetic", Progress(nil))
+	cmp, err := RunCompare(cfg, "synthetic", run.Progress(nil))
 	require.NoError(t, err)
 	s := cmp.Scores[0]
 	require.Equal(t, 2, s.Seeds)
 	require.Len(t, s.Runs, 2)
-	a, b := s.Runs[0].Val.Loss, s.Runs[1].Val.Loss
+	a, b := s.Runs[0].Result.Val.Loss, s.Runs[1].Result.Val.Loss
 	require.NotEqual(t, a, b)
 	require.InDelta(t, (a+b)/2, s.Loss, 1e-12)
 	require.InDelta(t, math.Abs(a-b)/2, s.LossSE, 1e-12) // n = 2: sd = |a−b|/√2, s.e. = sd/√2
@@ -176,7 +184,7 @@ func TestWordNetAvailable_ExplainsWhenMissing(t *testing.T) {
 	ok, why := WordNetAvailable()
 	require.False(t, ok)
 	require.Contains(t, why, "make wordnet")
-	_, err := RunCompare(Tiny(), "wordnet", Progress(nil))
+	_, err := RunCompare(Tiny(), "wordnet", run.Progress(nil))
 	require.ErrorContains(t, err, "wordnet")
 }
 
@@ -191,7 +199,7 @@ func TestFromEnv(t *testing.T) {
 }
 
 // TestRun_TinyStudy runs the whole study for one mixer, with WordNet missing: it is skipped with the reason and
-// the study is written to Out.
+// the study is stored under run.Out.
 func TestRun_TinyStudy(t *testing.T) {
 	t.Setenv("PROTOLAB_WORDNET", filepath.Join(t.TempDir(), "nowhere"))
 	cfg := Tiny()
@@ -199,8 +207,8 @@ func TestRun_TinyStudy(t *testing.T) {
 	cfg.Corpora = []string{"synthetic", "wordnet"}
 	cfg.Sweep = SweepConfig{Widths: []int{cfg.Model.Width}, Steps: []int{15, cfg.Train.Steps}}
 	cfg.Classify.Train.Steps, cfg.Classify.Train.WarmupSteps = 10, 1
-	cfg.Out = t.TempDir()
-	res, err := Run(cfg, Progress(nil))
+	out := t.TempDir()
+	res, err := Run(cfg, run.Out(out), run.Progress(nil))
 	require.NoError(t, err)
 	require.Len(t, res.Compare, 1)
 	require.Len(t, res.Skipped, 1)
@@ -209,7 +217,12 @@ func TestRun_TinyStudy(t *testing.T) {
 	require.True(t, res.Sweep.Scores[1].Runs[0].Cached, "the comparison's point")
 	require.Len(t, res.Generation.Rows, 2)
 	require.Len(t, res.Classify.Results, len(cfg.Classify.Tasks))
-	require.FileExists(t, filepath.Join(cfg.Out, StudyFile))
+	stored, err := filepath.Glob(filepath.Join(out, Study, "result-*.json"))
+	require.NoError(t, err)
+	require.Len(t, stored, 1)
+	loaded, err := LoadOrRun(cfg, run.Out(out), run.Progress(nil))
+	require.NoError(t, err)
+	require.Equal(t, res.Generation, loaded.Generation)
 	for _, phase := range []string{"compare", "sweep", "generate", "classify"} {
 		require.Contains(t, res.Provenance.Timings, phase)
 	}

@@ -1,4 +1,4 @@
-package protot
+package speed
 
 import (
 	"bytes"
@@ -9,10 +9,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/protolab/protolab/layers/decoder"
-	ptlayer "github.com/protolab/protolab/layers/protot"
+	"github.com/protolab/protolab/layers/protot"
 	"github.com/protolab/protolab/theory/cost"
 	"github.com/protolab/protolab/workbench/run"
-	"github.com/protolab/protolab/workbench/store"
 )
 
 // costConfigs returns decoder configurations that exercise every zero-value rule and form of the four mixers:
@@ -30,7 +29,7 @@ func costConfigs() []decoder.Config {
 		odd.Attention.NumHeads, odd.Attention.NumKVHeads = 6, 2
 		odd.ProtoT.NumPrototypes, odd.ProtoT.ValueWidth, odd.ProtoT.ChunkSize = 5, 40, 8
 		odd.ProtoT.SharedRoutingLayers, odd.ProtoT.ConvLayers, odd.ProtoT.ConvKernel = 0, 3, 3
-		odd.ProtoT.Form = ptlayer.FormChunked
+		odd.ProtoT.Form = protot.FormChunked
 		odd.DeltaNet.NumHeads, odd.DeltaNet.HeadDim, odd.DeltaNet.ChunkSize = 3, 20, 16
 		odd.Mamba.Expand, odd.Mamba.StateSize, odd.Mamba.DTRank, odd.Mamba.ConvSize = 3, 5, 7, 2
 		out = append(out, odd)
@@ -38,7 +37,7 @@ func costConfigs() []decoder.Config {
 		other := base
 		other.Width, other.NumLayers, other.DropFFN = 64, 2, true
 		other.Attention.HeadDim = 10
-		other.ProtoT.Form, other.ProtoT.SharedRoutingLayers = ptlayer.FormDense, 2
+		other.ProtoT.Form, other.ProtoT.SharedRoutingLayers = protot.FormDense, 2
 		other.DeltaNet.ChunkSize = 1
 		other.Mamba.ChunkSize = 5
 		out = append(out, other)
@@ -61,7 +60,7 @@ func TestCostModel_MatchesLayerFLOPsAndStates(t *testing.T) {
 			if p, ok := cm.Mixer.(cost.ProtoT); ok {
 				carry = p.Carry(T)
 			}
-			if T > 64 && m.Mixer == decoder.MixerProtoT && m.ProtoT.Form != ptlayer.FormDense {
+			if T > 64 && m.Mixer == decoder.MixerProtoT && m.ProtoT.Form != protot.FormDense {
 				require.Positive(t, carry, "T=%d: more than one chunk", T)
 			}
 			want := decoder.FLOPsPerToken(m, T) + float64(m.NumLayers)*carry
@@ -113,10 +112,10 @@ func TestNormaliseThroughput_HandComputed(t *testing.T) {
 	require.Zero(t, p2.MeasuredSpeedup, "no attention row at T=4096")
 }
 
-func TestRunThroughput_TinyShapesPredictionsAndJSON(t *testing.T) {
-	cfg := BenchTiny()
-	cfg.Out = filepath.Join(t.TempDir(), "throughput.json")
-	res, err := RunThroughput(cfg, BenchProgress(nil), BenchOverrides("steps=2"))
+func TestRun_TinyThroughputShapesPredictionsAndJSON(t *testing.T) {
+	cfg := Tiny()
+	out := t.TempDir()
+	res, err := Run(cfg, run.Progress(nil), run.Overrides("steps=2"), run.Out(out))
 	require.NoError(t, err)
 	require.Equal(t, "throughput", res.Mode)
 	require.Len(t, res.Throughput, len(cfg.Mixers)*len(cfg.Contexts))
@@ -151,23 +150,27 @@ func TestRunThroughput_TinyShapesPredictionsAndJSON(t *testing.T) {
 			require.InDelta(t, first.TrainFLOPs/r.TrainFLOPs, r.PredictedRelMatMul, 1e-12)
 		}
 	}
-	// Round trip through the file RunThroughput wrote.
-	var back BenchResult
-	require.NoError(t, store.LoadJSON(cfg.Out, &back))
+	// Round trip through the stored result; the partial file is gone.
+	back, ok, err := run.Stored[*Result](Study, cfg, run.Out(out))
+	require.NoError(t, err)
+	require.True(t, ok)
 	require.Equal(t, res.Throughput, back.Throughput)
 	require.Equal(t, res.Machine, back.Machine)
 	require.Equal(t, res.Provenance.GitCommit, back.Provenance.GitCommit)
 	cfgJSON, err := json.Marshal(back.Provenance.Config)
 	require.NoError(t, err)
-	var cfgBack BenchConfig
+	var cfgBack Config
 	require.NoError(t, json.Unmarshal(cfgJSON, &cfgBack))
 	require.Equal(t, cfg, cfgBack)
+	partial, err := filepath.Glob(filepath.Join(out, Study, "partial-*.json"))
+	require.NoError(t, err)
+	require.Empty(t, partial)
 }
 
-func TestRunThroughput_SkipsWhatExceedsMemory(t *testing.T) {
-	cfg := BenchTiny()
+func TestRun_ThroughputSkipsWhatExceedsMemory(t *testing.T) {
+	cfg := Tiny()
 	cfg.Mixers, cfg.MaxMemoryGB = []string{decoder.MixerAttention}, 1e-6
-	res, err := RunThroughput(cfg, BenchProgress(nil))
+	res, err := Run(cfg, run.Progress(nil))
 	require.NoError(t, err)
 	require.Len(t, res.Throughput, len(cfg.Contexts))
 	for _, r := range res.Throughput {
@@ -179,9 +182,10 @@ func TestRunThroughput_SkipsWhatExceedsMemory(t *testing.T) {
 	require.Contains(t, out.String(), "skipped: attention T=16: estimated peak memory")
 }
 
-func TestRunDecode_TinyStatesAndRatios(t *testing.T) {
-	cfg := BenchTiny()
-	res, err := RunDecode(cfg, BenchProgress(nil))
+func TestRun_TinyDecodeStatesAndRatios(t *testing.T) {
+	cfg := Tiny()
+	cfg.Mode = ModeDecode
+	res, err := Run(cfg, run.Progress(nil))
 	require.NoError(t, err)
 	require.Equal(t, "decode", res.Mode)
 	require.Len(t, res.Decode, len(cfg.Mixers)*len(cfg.Contexts))
@@ -211,15 +215,16 @@ func TestRunDecode_TinyStatesAndRatios(t *testing.T) {
 	}
 }
 
-func TestBenchConfig_PresetsAndErrors(t *testing.T) {
+func TestConfig_PresetsAndErrors(t *testing.T) {
 	for _, name := range []string{"tiny", "small", "paper"} {
-		c, err := BenchPreset(name)
+		c, err := Preset(name)
 		require.NoError(t, err)
 		require.NoError(t, c.Validate(), name)
 	}
-	_, err := BenchPreset("huge")
+	_, err := Preset("huge")
 	require.ErrorContains(t, err, `unknown preset "huge"`)
-	require.Equal(t, 16, BenchSmall().ProtoT.ChunkSize, "BenchSmall uses the CPU-friendly chunk")
+	require.Equal(t, 16, Small().ProtoT.ChunkSize, "Small uses the CPU-friendly chunk")
+	require.NoError(t, Quick().Validate())
 	for _, tc := range []struct{ set, mention string }{
 		{"contexts=[64,16]", "ascending"},
 		{"mixers=[\"protot\",\"protot\"]", "twice"},
@@ -228,18 +233,19 @@ func TestBenchConfig_PresetsAndErrors(t *testing.T) {
 		{"token_budget=0", "token_budget"},
 		{"protot.chunk_size=0", "chunk_size"},
 		{"max_memory_gb=0", "max_memory_gb"},
+		{"mode=prefill", `mode="prefill"`},
 	} {
-		c := BenchTiny()
+		c := Tiny()
 		require.NoError(t, run.Override(&c, tc.set))
 		require.ErrorContains(t, c.Validate(), tc.mention, tc.set)
-		_, err := RunThroughput(c, BenchProgress(nil))
+		_, err := Run(c, run.Progress(nil))
 		require.ErrorContains(t, err, tc.mention, tc.set)
 	}
 }
 
 // benchSample is a made-up result with two mixers, a skipped row and decode rows.
-func benchSample() *BenchResult {
-	res := &BenchResult{Throughput: []ThroughputRow{
+func benchSample() *Result {
+	res := &Result{Throughput: []ThroughputRow{
 		{Mixer: "attention", T: 256, TokensPerSec: 1000, TokensPerCPUSec: 500, PredictedTokensPerSec: 3000, TrainFLOPs: 1, PeakMB: 300, BaseMB: 100, EstimatedMB: 250},
 		{Mixer: "attention", T: 1024, Skipped: "estimated peak memory 12 GB exceeds max_memory_gb=10", EstimatedMB: 12000},
 		{Mixer: "protot", T: 256, TokensPerSec: 800, TokensPerCPUSec: 400, PredictedTokensPerSec: 2000, TrainFLOPs: 1, PeakMB: 200, BaseMB: 100, EstimatedMB: 150},
@@ -291,38 +297,34 @@ func TestBenchFigures_OptionJSON(t *testing.T) {
 	require.Contains(t, out.String(), "1024.0") // attention's 4 MB state in KB
 }
 
-// TestNotebookBench_PrefersTheStudyThenTheCache: a full study written by the CLI in BenchFile wins; without it the
-// cached quick run is loaded (nothing is measured: the rows are the fake ones written here); bad modes and
-// files are errors.
-func TestNotebookBench_PrefersTheStudyThenTheCache(t *testing.T) {
-	dir := t.TempDir()
-	_, _, err := NotebookBench("prefill", "tiny", dir)
+// TestNotebook_PrefersTheStudyThenTheQuickRun: a stored result of the preset (written by the CLI) wins; without
+// it the stored quick run is loaded (nothing is measured: the rows are the fake ones stored here); bad modes and
+// presets are errors.
+func TestNotebook_PrefersTheStudyThenTheQuickRun(t *testing.T) {
+	out := run.Out(t.TempDir())
+	_, _, err := Notebook("prefill", "tiny", out)
 	require.ErrorContains(t, err, `"prefill"`)
-	_, _, err = NotebookBench("decode", "huge", dir)
+	_, _, err = Notebook(ModeDecode, "huge", out)
 	require.ErrorContains(t, err, `"huge"`)
 
-	fake := func(ms float64) *BenchResult {
-		return &BenchResult{Mode: "decode", Decode: []DecodeRow{{Mixer: "protot", Context: 8, MsPerToken: ms}}}
+	fake := func(ms float64) *Result {
+		return &Result{Mode: ModeDecode, Decode: []DecodeRow{{Mixer: "protot", Context: 8, MsPerToken: ms}}}
 	}
-	require.NoError(t, store.SaveJSON(BenchFile(dir, "decode", "small-quick"), fake(1.5)))
-	got, src, err := NotebookBench("decode", "", dir)
+	stash := func(cfg Config, r *Result) {
+		cfg.Mode = ModeDecode
+		_, err := run.Recompute(Study, cfg, []run.Option{out, run.Progress(nil)},
+			func(Config, *run.Provenance, run.Options) (*Result, error) { return r, nil })
+		require.NoError(t, err)
+	}
+	stash(Quick(), fake(1.5))
+	got, src, err := Notebook(ModeDecode, "", out, run.Progress(nil))
 	require.NoError(t, err)
-	require.Contains(t, src, "cached run")
+	require.Contains(t, src, "quick stand-in")
 	require.Equal(t, 1.5, got.Decode[0].MsPerToken)
 
-	require.NoError(t, store.SaveJSON(BenchFile(dir, "decode", "small"), fake(2.5)))
-	got, src, err = NotebookBench("decode", "small", dir)
+	stash(Small(), fake(2.5))
+	got, src, err = Notebook(ModeDecode, "small", out)
 	require.NoError(t, err)
-	require.Contains(t, src, "full study")
+	require.Equal(t, "the full study", src)
 	require.Equal(t, 2.5, got.Decode[0].MsPerToken)
-
-	_, err = LoadBench(BenchFile(dir, "decode", "small"), "throughput")
-	require.ErrorContains(t, err, `mode "decode", want "throughput"`)
-	empty := fake(0)
-	empty.Decode = nil
-	require.NoError(t, store.SaveJSON(BenchFile(dir, "decode", "paper"), empty))
-	_, _, err = NotebookBench("decode", "paper", dir)
-	require.ErrorContains(t, err, "holds no measurements")
-	_, err = LoadBench(filepath.Join(dir, "missing.json"), "decode")
-	require.Error(t, err)
 }

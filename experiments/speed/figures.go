@@ -1,4 +1,4 @@
-package protot
+package speed
 
 import (
 	"fmt"
@@ -61,7 +61,7 @@ func mixersInOrder(names []string) []string {
 // ThroughputChart plots measured training tokens/s against the context T (log axes), one series per mixer, and
 // dashed "<mixer> predicted": the mixer's tokens/s at its first context scaled by theory/cost's PredictedRel, so
 // its slope is the cost model's. Skipped configurations are gaps.
-func ThroughputChart(res *BenchResult) *charts.Line {
+func ThroughputChart(res *Result) *charts.Line {
 	var names []string
 	for _, r := range res.Throughput {
 		names = append(names, r.Mixer)
@@ -91,7 +91,7 @@ func ThroughputChart(res *BenchResult) *charts.Line {
 
 // DecodeChart plots the measured time to decode one token against the context (log axes), one series per mixer,
 // and dashed "<mixer> predicted": the first context's time scaled by theory/cost's PredictedRel.
-func DecodeChart(res *BenchResult) *charts.Line {
+func DecodeChart(res *Result) *charts.Line {
 	var names []string
 	for _, r := range res.Decode {
 		names = append(names, r.Mixer)
@@ -117,7 +117,7 @@ func DecodeChart(res *BenchResult) *charts.Line {
 
 // MemoryChart plots the peak memory of a training step above the process's base (PeakMB − BaseMB, MB) against
 // the context T (log axes), one series per mixer, and dashed "<mixer> estimate", the skip rule's estimate.
-func MemoryChart(res *BenchResult) *charts.Line {
+func MemoryChart(res *Result) *charts.Line {
 	var names []string
 	for _, r := range res.Throughput {
 		names = append(names, r.Mixer)
@@ -143,7 +143,7 @@ func MemoryChart(res *BenchResult) *charts.Line {
 
 // StateChart plots the decoding state of one sequence (all layers, KB; theory/cost) against the context (log
 // axes), one series per mixer: attention's KV cache grows linearly, the recurrent states are flat.
-func StateChart(res *BenchResult) *charts.Line {
+func StateChart(res *Result) *charts.Line {
 	var names []string
 	for _, r := range res.Decode {
 		names = append(names, r.Mixer)
@@ -165,7 +165,7 @@ func StateChart(res *BenchResult) *charts.Line {
 // prediction, the ratios (rel: to the mixer's first context; agree = measured CPU rel / predicted rel; vs att:
 // speed-up over attention at the same T, CPU seconds) and the memory; then the reasons for skipped rows, the
 // notes and the machine's rates.
-func WriteThroughputTable(w io.Writer, res *BenchResult) error {
+func WriteThroughputTable(w io.Writer, res *Result) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "mixer\tT\tB\ttokens/s\ttokens/cpu-s\tpredicted\trel wall\trel cpu\trel pred\tagree\t"+
 		"vs att\tvs att pred\tpeak MB\tΔ MB\test MB\t")
@@ -177,8 +177,8 @@ func WriteThroughputTable(w io.Writer, res *BenchResult) error {
 		}
 		fmt.Fprintf(tw, "%s\t%d\t%d\t%.0f\t%.0f\t%.0f\t%.3f\t%.3f\t%.3f\t%.2f\t%s\t%s\t%.0f\t%.0f\t%.0f\t\n",
 			r.Mixer, r.T, r.Batch, r.TokensPerSec, r.TokensPerCPUSec, r.PredictedTokensPerSec, r.MeasuredRel,
-			r.MeasuredRelCPU, r.PredictedRel, r.Agreement, benchOptional(r.MeasuredSpeedup),
-			benchOptional(r.PredictedSpeedup), r.PeakMB, r.PeakMB-r.BaseMB, r.EstimatedMB)
+			r.MeasuredRelCPU, r.PredictedRel, r.Agreement, optional(r.MeasuredSpeedup),
+			optional(r.PredictedSpeedup), r.PeakMB, r.PeakMB-r.BaseMB, r.EstimatedMB)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -197,7 +197,7 @@ func WriteThroughputTable(w io.Writer, res *BenchResult) error {
 
 // WriteDecodeTable writes the decoding rows as an aligned text table: ms per token (wall, CPU), theory/cost's
 // prediction, the ratios to the mixer's first context, and the state size (theory/cost and decoder.StateShapes).
-func WriteDecodeTable(w io.Writer, res *BenchResult) error {
+func WriteDecodeTable(w io.Writer, res *Result) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "mixer\tcontext\tms/token\tcpu-ms/token\tpredicted ms\trel\trel pred\tstate KB\tshapes KB\t")
 	for _, r := range res.Decode {
@@ -212,13 +212,13 @@ func WriteDecodeTable(w io.Writer, res *BenchResult) error {
 	return nil
 }
 
-func writeMachine(w io.Writer, m BenchMachine) {
+func writeMachine(w io.Writer, m Machine) {
 	fmt.Fprintf(w, "machine: %s, %d CPUs, load %.1f → %.1f; matmul %.1f GFLOP/s (%.1f per CPU-s), elementwise %.2f Gop/s\n",
 		m.Backend, m.NumCPU, m.LoadStart, m.LoadEnd, m.MatMulGFLOPs, m.MatMulGFLOPsPerCPUSec, m.ElementwiseGops)
 }
 
-// benchOptional formats a ratio, or "-" when it is 0 (not available).
-func benchOptional(x float64) string {
+// optional formats a ratio, or "-" when it is 0 (not available).
+func optional(x float64) string {
 	if x == 0 {
 		return "-"
 	}

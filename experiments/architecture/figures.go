@@ -1,4 +1,4 @@
-package protot
+package architecture
 
 import (
 	"fmt"

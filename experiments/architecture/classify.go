@@ -1,4 +1,4 @@
-package protot
+package architecture
 
 import (
 	"math"
@@ -13,10 +13,10 @@ import (
 	"github.com/pkg/errors"
 
 	"github.com/protolab/protolab/layers/decoder"
+	"github.com/protolab/protolab/models/lm"
 	"github.com/protolab/protolab/workbench/data"
 	"github.com/protolab/protolab/workbench/fit"
 	"github.com/protolab/protolab/workbench/run"
-	"github.com/protolab/protolab/workbench/store"
 )
 
 // Pooling modes of ClassifyConfig.Pool.
@@ -36,7 +36,7 @@ const (
 // integers in [1, T]): their mean (PoolMean) or the last of them (PoolLast). Panics on bad shapes or mode.
 func Pool(h, lengths *Node, mode string) *Node {
 	if h.Rank() != 3 || lengths.Rank() != 1 || lengths.Shape().Dim(0) != h.Shape().Dim(0) {
-		panic(errors.Errorf("protot.Pool: h.shape=%s, lengths.shape=%s, want [B, T, D] and [B]", h.Shape(),
+		panic(errors.Errorf("architecture.Pool: h.shape=%s, lengths.shape=%s, want [B, T, D] and [B]", h.Shape(),
 			lengths.Shape()))
 	}
 	B, T := h.Shape().Dim(0), h.Shape().Dim(1)
@@ -51,7 +51,7 @@ func Pool(h, lengths *Node, mode string) *Node {
 	case PoolLast:
 		w = ConvertDType(Equal(pos, AddScalar(n, -1)), h.DType())
 	default:
-		panic(errors.Errorf("protot.Pool: mode=%q, want %q or %q", mode, PoolMean, PoolLast))
+		panic(errors.Errorf("architecture.Pool: mode=%q, want %q or %q", mode, PoolMean, PoolLast))
 	}
 	out := Einsum("bt,btd->bd", w, h)
 	out.AssertDims(B, h.Shape().Dim(2))
@@ -93,10 +93,10 @@ type ClassifyResult struct {
 
 // encodeExamples turns examples into rows [EOS, tokens…] cut to maxTokens and padded with EOS, their lengths and
 // labels.
-func encodeExamples(m *Model, ex []Example, maxTokens int) (ids [][]int32, lengths, labels []int32, err error) {
+func encodeExamples(m *lm.Model, ex []Example, maxTokens int) (ids [][]int32, lengths, labels []int32, err error) {
 	eos, ok := m.Tokenizer.SpecialID("<|eos|>")
 	if !ok {
-		return nil, nil, nil, errors.New("protot: the tokenizer has no <|eos|> token")
+		return nil, nil, nil, errors.New("architecture: the tokenizer has no <|eos|> token")
 	}
 	for _, e := range ex {
 		row := append([]int32{eos}, m.Tokenizer.Encode(e.Text)...)
@@ -115,18 +115,18 @@ func encodeExamples(m *Model, ex []Example, maxTokens int) (ids [][]int32, lengt
 // task.Train, fine-tuning every weight or, with cc.HeadOnly, the head alone, for cc.Train.Steps steps of
 // cc.BatchSize examples (reshuffled every epoch with the seed of m's run), and reports the test accuracy against the
 // majority-class baseline. Each example is [EOS, its tokens] cut to cc.MaxTokens.
-func FineTune(m *Model, task *Task, cc ClassifyConfig, opts ...Option) (*ClassifyResult, error) {
-	res, _, err := fineTune(m, task, cc, newOptions(opts))
+func FineTune(m *lm.Model, task *Task, cc ClassifyConfig, opts ...run.Option) (*ClassifyResult, error) {
+	res, _, err := fineTune(m, task, cc, run.NewOptions(opts...))
 	return res, err
 }
 
 // fineTune is FineTune, also returning the fine-tuned context.
-func fineTune(m *Model, task *Task, cc ClassifyConfig, o options) (*ClassifyResult, *context.Context, error) {
+func fineTune(m *lm.Model, task *Task, cc ClassifyConfig, o run.Options) (*ClassifyResult, *context.Context, error) {
 	if err := cc.validate(); err != nil {
-		return nil, nil, errors.WithMessage(err, "protot.FineTune")
+		return nil, nil, errors.WithMessage(err, "architecture.FineTune")
 	}
 	if len(task.Train) == 0 || len(task.Test) == 0 || len(task.Classes) < 2 {
-		return nil, nil, errors.Errorf("protot.FineTune: task %q has %d training and %d test examples and %d classes; "+
+		return nil, nil, errors.Errorf("architecture.FineTune: task %q has %d training and %d test examples and %d classes; "+
 			"want examples on both sides and ≥ 2 classes", task.Name, len(task.Train), len(task.Test),
 			len(task.Classes))
 	}
@@ -168,13 +168,14 @@ func fineTune(m *Model, task *Task, cc ClassifyConfig, o options) (*ClassifyResu
 		logits := ClassifierLogits(ctx, model, K, pool, in[0], in[1])
 		return ReduceAllMean(decoder.CrossEntropy(InsertAxes(logits, 1), InsertAxes(in[2], 1)))
 	}
-	res := &ClassifyResult{Task: task.Name, Model: m.Config.Name(), Mixer: m.Config.Mixer, Classes: K,
+	res := &ClassifyResult{Task: task.Name, Model: m.Config.Name(), Mixer: model.Mixer, Classes: K,
 		Train: len(task.Train), Test: len(task.Test), Pool: pool, HeadOnly: cc.HeadOnly}
 	tc := cc.Train
 	tc.Seed = m.Config.Seed
 	if res.History, err = fit.Train(m.Backend, ctx.Checked(false), lossFn, trainB, nil, tc,
-		fit.Progress(o.progress), fit.TokensPerBatch(B*cc.MaxTokens)); err != nil {
-		return nil, nil, errors.WithMessagef(err, "protot.FineTune %s on %s", m.Config.Name(), task.Name)
+		fit.Progress(o.Progress), fit.TokensPerBatch(B*cc.MaxTokens), fit.NoDecay(model.NoDecay()...),
+		fit.WithContext(o.Context)); err != nil {
+		return nil, nil, errors.WithMessagef(err, "architecture.FineTune %s on %s", m.Config.Name(), task.Name)
 	}
 	pred, err := predict(m, ctx, task, cc)
 	if err != nil {
@@ -207,7 +208,7 @@ func gatherBatch(idx []int, ids [][]int32, lengths, labels []int32) []*tensors.T
 
 // predict returns the predicted class of every test example, in batches of cc.BatchSize (the last one padded
 // with repeats of the first example, whose predictions are dropped).
-func predict(m *Model, ctx *context.Context, task *Task, cc ClassifyConfig) ([]int, error) {
+func predict(m *lm.Model, ctx *context.Context, task *Task, cc ClassifyConfig) ([]int, error) {
 	ids, lengths, labels, err := encodeExamples(m, task.Test, cc.MaxTokens)
 	if err != nil {
 		return nil, err
@@ -217,7 +218,7 @@ func predict(m *Model, ctx *context.Context, task *Task, cc ClassifyConfig) ([]i
 		return ArgMax(ClassifierLogits(ctx, model, K, cc.Pool, tokens, lengths), -1, dtypes.Int32)
 	})
 	if err != nil {
-		return nil, errors.Wrap(err, "protot.FineTune: prediction graph")
+		return nil, errors.Wrap(err, "architecture.FineTune: prediction graph")
 	}
 	var out []int
 	for lo := 0; lo < len(ids); lo += cc.BatchSize {
@@ -230,7 +231,7 @@ func predict(m *Model, ctx *context.Context, task *Task, cc ClassifyConfig) ([]i
 		b := gatherBatch(idx, ids, lengths, labels)
 		res, err := e.Exec(b[0], b[1])
 		if err != nil {
-			return nil, errors.Wrap(err, "protot.FineTune: predicting")
+			return nil, errors.Wrap(err, "architecture.FineTune: predicting")
 		}
 		p := tensors.MustCopyFlatData[int32](res[0])
 		for i := 0; i < cc.BatchSize && lo+i < len(ids); i++ {
@@ -255,54 +256,42 @@ type TaskSummary struct {
 	Majority float64  `json:"majority"` // test accuracy of the majority class
 }
 
-// RunClassify fine-tunes each of the given language models (e.g. Sweep.TopRuns) on each synthetic task of
+// RunClassify fine-tunes each of the given language models (e.g. Sweep.TopModels) on each synthetic task of
 // cfg.Classify: sentences of a corpus generated with classify.synthetic (documents unseen in pretraining when its
-// seed differs from data.synthetic.seed), split by document with the first seed. With cfg.Out set, the report is
-// cached in Out/classify-<hash>.json.
-func RunClassify(cfg Config, models []*RunResult, opts ...Option) (*ClassifyReport, error) {
-	o := newOptions(opts)
+// seed differs from data.synthetic.seed), split by document with the first seed.
+func RunClassify(cfg Config, models []*lm.Model, opts ...run.Option) (*ClassifyReport, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	key := []any{cfg.Classify, cfg.Seeds[0]}
-	for _, r := range models {
-		key = append(key, r.Config.Hash())
+	corpus, err := data.Synthetic(cfg.Classify.Synthetic)
+	if err != nil {
+		return nil, err
 	}
-	rep, cached, err := store.LoadOrCompute(cfg.Out, "classify", key, func() (*ClassifyReport, error) {
-		corpus, err := data.Synthetic(cfg.Classify.Synthetic)
-		if err != nil {
-			return nil, err
-		}
-		tasks, err := SentenceTasks(corpus, cfg.Classify.Tasks, cfg.Classify.TestFraction, cfg.Seeds[0])
-		if err != nil {
-			return nil, err
-		}
-		return ClassifyModels(models, tasks, cfg.Classify, withOptions(o))
-	})
-	if cached {
-		o.logf("protot: loaded the classification report (%d results)", len(rep.Results))
+	tasks, err := SentenceTasks(corpus, cfg.Classify.Tasks, cfg.Classify.TestFraction, cfg.Seeds[0])
+	if err != nil {
+		return nil, err
 	}
-	return rep, err
+	return ClassifyModels(models, tasks, cfg.Classify, opts...)
 }
 
 // ClassifyModels fine-tunes every model on every task (FineTune) and collects the results.
-func ClassifyModels(models []*RunResult, tasks []*Task, cc ClassifyConfig, opts ...Option) (*ClassifyReport, error) {
-	o := newOptions(opts)
+func ClassifyModels(models []*lm.Model, tasks []*Task, cc ClassifyConfig, opts ...run.Option) (*ClassifyReport,
+	error) {
+	o := run.NewOptions(opts...)
 	rep := &ClassifyReport{}
 	for _, t := range tasks {
 		_, maj := t.Majority()
 		rep.Tasks = append(rep.Tasks, TaskSummary{Name: t.Name, Classes: t.Classes, Train: len(t.Train),
 			Test: len(t.Test), Majority: maj})
 	}
-	for _, r := range models {
-		m, err := r.Model()
-		if err != nil {
-			return nil, err
-		}
+	for _, m := range models {
 		for _, t := range tasks {
-			o.logf("protot: fine-tuning %s on %s (%d classes, %d examples)", r.Config.Name(), t.Name,
+			if err := o.Err(); err != nil {
+				return nil, err
+			}
+			o.Logf(Study, "fine-tuning %s on %s (%d classes, %d examples)", m.Config.Name(), t.Name,
 				len(t.Classes), len(t.Train))
-			res, err := FineTune(m, t, cc, withOptions(o))
+			res, err := FineTune(m, t, cc, run.With(o))
 			if err != nil {
 				return nil, err
 			}

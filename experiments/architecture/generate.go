@@ -1,4 +1,4 @@
-package protot
+package architecture
 
 import (
 	"math"
@@ -6,7 +6,7 @@ import (
 
 	"github.com/pkg/errors"
 
-	"github.com/protolab/protolab/workbench/store"
+	"github.com/protolab/protolab/models/lm"
 	"github.com/protolab/protolab/workbench/tokenizer"
 )
 
@@ -55,7 +55,7 @@ func ngrams(text string, n int) []string {
 // divided by the number of word n-grams over all texts; 0 when there are none. Panics if n < 1.
 func DistinctN(texts []string, n int) float64 {
 	if n < 1 {
-		panic(errors.Errorf("protot.DistinctN: n=%d, want ≥ 1", n))
+		panic(errors.Errorf("architecture.DistinctN: n=%d, want ≥ 1", n))
 	}
 	seen := map[string]bool{}
 	total := 0
@@ -76,7 +76,7 @@ func DistinctN(texts []string, n int) float64 {
 // least one n-gram (0 when none has). Panics if n < 1.
 func RepetitionRate(texts []string, n int) float64 {
 	if n < 1 {
-		panic(errors.Errorf("protot.RepetitionRate: n=%d, want ≥ 1", n))
+		panic(errors.Errorf("architecture.RepetitionRate: n=%d, want ≥ 1", n))
 	}
 	sum, count := 0.0, 0
 	for _, t := range texts {
@@ -103,12 +103,12 @@ func RepetitionRate(texts []string, n int) float64 {
 // span lies outside its row.
 func SpanPerplexity(losses [][]float64, from, to []int) (float64, int, error) {
 	if len(from) != len(losses) || len(to) != len(losses) {
-		return 0, 0, errors.Errorf("protot.SpanPerplexity: %d rows, %d from, %d to", len(losses), len(from), len(to))
+		return 0, 0, errors.Errorf("architecture.SpanPerplexity: %d rows, %d from, %d to", len(losses), len(from), len(to))
 	}
 	sum, n := 0.0, 0
 	for r, row := range losses {
 		if from[r] < 0 || to[r] > len(row) || from[r] > to[r] {
-			return 0, 0, errors.Errorf("protot.SpanPerplexity: row %d span [%d, %d) outside [0, %d)", r, from[r],
+			return 0, 0, errors.Errorf("architecture.SpanPerplexity: row %d span [%d, %d) outside [0, %d)", r, from[r],
 				to[r], len(row))
 		}
 		for t := from[r]; t < to[r]; t++ {
@@ -154,46 +154,37 @@ type Generation struct {
 // RunGeneration samples from each mixer's top sweep model (largest width and steps, first seed) on prompts made of
 // the first generate.prompt_words words of validation documents, and measures distinct-n, seq-rep-n and the
 // perplexity of the continuations under the best model of the sweep. The reference row applies the same measures
-// to the true continuations of the prompts, cut to generate.sample.max_new_tokens tokens. With cfg.Out set, the
-// result is cached in Out/generation-<hash>.json.
-func RunGeneration(cfg Config, sw *Sweep, opts ...Option) (*Generation, error) {
-	o := newOptions(opts)
+// to the true continuations of the prompts, cut to generate.sample.max_new_tokens tokens. The models are opened
+// from their run folders when sw was loaded from a stored result.
+func RunGeneration(cfg Config, sw *Sweep) (*Generation, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	tops := sw.TopRuns()
-	if len(tops) == 0 {
-		return nil, errors.New("protot.RunGeneration: the sweep has no runs")
-	}
-	best := sw.BestRun()
-	key := []any{cfg.Generate, best.Config.Hash()}
-	for _, r := range tops {
-		key = append(key, r.Config.Hash())
-	}
-	g, cached, err := store.LoadOrCompute(cfg.Out, "generation", key, func() (*Generation, error) {
-		return generate(cfg.Generate, best, tops)
-	})
-	if cached {
-		o.logf("protot: loaded the generation measures (judge %s)", g.Judge)
-	}
-	return g, err
-}
-
-func generate(gc GenerateConfig, best *RunResult, tops []*RunResult) (*Generation, error) {
-	judge, err := best.Model()
+	tops, err := sw.TopModels()
 	if err != nil {
 		return nil, err
 	}
-	prep, err := prepare(best.Config.Data)
+	if len(tops) == 0 {
+		return nil, errors.New("architecture.RunGeneration: the sweep has no runs")
+	}
+	best, err := sw.BestModel()
+	if err != nil {
+		return nil, err
+	}
+	return generate(cfg.Generate, best, tops)
+}
+
+func generate(gc GenerateConfig, judge *lm.Model, tops []*lm.Model) (*Generation, error) {
+	prep, err := judge.Data()
 	if err != nil {
 		return nil, err
 	}
 	prompts, rests, docs := Prompts(prep.Val.Texts, gc.NumSamples, gc.PromptWords)
 	if len(prompts) == 0 {
-		return nil, errors.Errorf("protot.RunGeneration: no validation document has more than %d words",
+		return nil, errors.Errorf("architecture.RunGeneration: no validation document has more than %d words",
 			gc.PromptWords)
 	}
-	g := &Generation{Judge: best.Config.Name(), JudgeValidation: best.Val.Perplexity}
+	g := &Generation{Judge: judge.Config.Name(), JudgeValidation: judge.Result.Val.Perplexity}
 	measure := func(name, runName string, completions []string) (GenerationRow, error) {
 		row := GenerationRow{Name: name, Run: runName, Repetition: RepetitionRate(completions, gc.RepetitionN),
 			RepetitionN: gc.RepetitionN}
@@ -212,16 +203,12 @@ func generate(gc GenerateConfig, best *RunResult, tops []*RunResult) (*Generatio
 		}
 		return row, nil
 	}
-	for _, r := range tops {
-		m, err := r.Model()
-		if err != nil {
-			return nil, err
-		}
+	for _, m := range tops {
 		texts, _, stats, err := m.Generate(prompts, gc.Sample)
 		if err != nil {
-			return nil, errors.WithMessagef(err, "generating with %s", r.Config.Name())
+			return nil, errors.WithMessagef(err, "generating with %s", m.Config.Name())
 		}
-		row, err := measure(r.Config.Mixer, r.Config.Name(), texts)
+		row, err := measure(m.Config.Model.Mixer, m.Config.Name(), texts)
 		if err != nil {
 			return nil, err
 		}
@@ -249,10 +236,10 @@ func generate(gc GenerateConfig, best *RunResult, tops []*RunResult) (*Generatio
 // judgePerplexity returns the perplexity under judge of each continuation given its prompt: rows
 // [EOS, prompt…, continuation…] (documents follow an EOS in the packed training stream), padded with EOS to one
 // length, scored on the continuation's tokens only.
-func judgePerplexity(judge *Model, prompts, conts []string) (float64, int, error) {
+func judgePerplexity(judge *lm.Model, prompts, conts []string) (float64, int, error) {
 	eos, ok := judge.Tokenizer.SpecialID(EOSToken)
 	if !ok {
-		return 0, 0, errors.New("protot: the judge's tokenizer has no <|eos|> token")
+		return 0, 0, errors.New("architecture: the judge's tokenizer has no <|eos|> token")
 	}
 	rows := make([][]int32, len(prompts))
 	from, to := make([]int, len(prompts)), make([]int, len(prompts))
@@ -273,4 +260,22 @@ func judgePerplexity(judge *Model, prompts, conts []string) (float64, int, error
 		return 0, 0, err
 	}
 	return SpanPerplexity(losses, from, to)
+}
+
+// Prompts returns the first `words` words of each of the first n texts with more than `words` words, the rest of
+// each such text (its true continuation, with a leading space) and the text's index.
+func Prompts(texts []string, n, words int) (prompts, rests []string, docs []int) {
+	for i, t := range texts {
+		if len(prompts) == n {
+			break
+		}
+		f := strings.Fields(t)
+		if len(f) <= words {
+			continue
+		}
+		prompts = append(prompts, strings.Join(f[:words], " "))
+		rests = append(rests, " "+strings.Join(f[words:], " "))
+		docs = append(docs, i)
+	}
+	return prompts, rests, docs
 }

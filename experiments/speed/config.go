@@ -1,0 +1,249 @@
+// Package speed is the ProtoT throughput and decoding study (docs/spec/protot.md §7.2): one decoder per mixer
+// (attention, ProtoT, DeltaNet, Mamba) trained at context lengths T with B·T fixed, and decoded one token at a time
+// with a state (or KV cache) of each capacity, measured beside theory/cost's predictions at the machine's measured
+// rates. `protolab run speed` and `protolab bench throughput|decode` run it; notebook 10 shows it.
+package speed
+
+import (
+	"slices"
+
+	"github.com/pkg/errors"
+
+	"github.com/protolab/protolab/layers/attention"
+	"github.com/protolab/protolab/layers/decoder"
+	"github.com/protolab/protolab/layers/deltanet"
+	"github.com/protolab/protolab/layers/mamba"
+	"github.com/protolab/protolab/layers/protot"
+	"github.com/protolab/protolab/theory/cost"
+	"github.com/protolab/protolab/workbench/run"
+)
+
+// Values of Config.Mode.
+const (
+	ModeThroughput = "throughput" // training tokens/s and peak memory against the context
+	ModeDecode     = "decode"     // milliseconds per generated token against the context
+)
+
+// Config configures the throughput and decoding benchmarks of docs/spec/protot.md §7.2 (our protocol for the CPU):
+// one decoder per mixer, trained at several context lengths T with B·T fixed, and decoded one token at a time with
+// a state (or KV cache) sized for each context. Start from Tiny, Small, Paper or Quick.
+type Config struct {
+	// Mode is ModeThroughput (training tokens/s and peak memory against T) or ModeDecode (time per generated
+	// token against the context).
+	Mode     string   `json:"mode"`
+	Mixers   []string `json:"mixers"`   // decoder mixers to compare (decoder.KnownMixers)
+	Contexts []int    `json:"contexts"` // context lengths T, ascending; the first is the reference of the ratios
+	// TokenBudget is B·T, the tokens of one training step; B = TokenBudget/T (at least 1).
+	TokenBudget  int    `json:"token_budget"`
+	Width        int    `json:"width"`         // D
+	NumLayers    int    `json:"num_layers"`    // L
+	Vocab        int    `json:"vocab"`         // V
+	Steps        int    `json:"steps"`         // timed steps (training) per configuration; > 0
+	Warmup       int    `json:"warmup"`        // untimed steps first, the first of which compiles; ≥ 1
+	DecodeTokens int    `json:"decode_tokens"` // timed decoding steps per configuration; > 0
+	DType        string `json:"dtype"`         // "float32" or "float64"
+	Seed         uint64 `json:"seed"`          // weights and token draws
+	// MaxMemoryGB skips a training configuration whose estimated peak memory exceeds it (the reason is recorded),
+	// and is the Go runtime's soft memory limit during the runs; > 0.
+	MaxMemoryGB float64 `json:"max_memory_gb"`
+	// MaxSeconds stops timing a configuration after the first timed step that ends past this many seconds since
+	// the configuration started (compilation included); ≤ 0 means no limit.
+	MaxSeconds float64          `json:"max_seconds"`
+	Attention  attention.Config `json:"attention"` // the "attention" mixer
+	ProtoT     protot.Config    `json:"protot"`    // the "protot" mixer
+	DeltaNet   deltanet.Config  `json:"deltanet"`  // the "deltanet" mixer
+	Mamba      mamba.Config     `json:"mamba"`     // the "mamba" mixer
+}
+
+// Tiny takes seconds on a CPU: the tests use it.
+func Tiny() Config {
+	c := Small()
+	c.Contexts = []int{16, 64}
+	c.TokenBudget = 128
+	c.Width, c.NumLayers, c.Vocab = 32, 2, 64
+	c.Attention.NumHeads, c.DeltaNet.NumHeads = 2, 2
+	c.ProtoT.NumPrototypes, c.ProtoT.ChunkSize = 8, 16
+	c.DeltaNet.ChunkSize = 8
+	c.Steps, c.Warmup, c.DecodeTokens = 2, 1, 3
+	c.MaxMemoryGB = 2
+	return c
+}
+
+// Small is the CPU study (about an hour on 2 cores): the benchmark decoder of layers/decoder (D = 128,
+// 4 layers, V = 2,048, 4 heads, float32) with each mixer, T ∈ {256, 1024, 2048, 4096, 8192} at 8,192 tokens per
+// step (B = 32 … 1). ProtoT uses chunks of 16 tokens, faster on the pure-Go backend than the spec's 64
+// (layers/decoder's BenchmarkProtoTForwardBackward); the prefix mean is exact whatever the chunk. A configuration
+// runs when its estimated peak memory fits in 10 GB: on the pure-Go backend attention keeps about 24 bytes per
+// score element, so it stops at T = 2048 (T = 8192 would need about 27 GB).
+func Small() Config {
+	pt := protot.DefaultConfig()
+	pt.ChunkSize = 16
+	att := attention.DefaultConfig()
+	att.RoPEBase = 10_000
+	return Config{
+		Mode:         ModeThroughput,
+		Mixers:       slices.Clone(decoder.KnownMixers),
+		Contexts:     []int{256, 1024, 2048, 4096, 8192},
+		TokenBudget:  8192,
+		Width:        128,
+		NumLayers:    4,
+		Vocab:        2048,
+		Steps:        2,
+		Warmup:       1,
+		DecodeTokens: 20,
+		DType:        "float32",
+		Seed:         1,
+		MaxMemoryGB:  10,
+		MaxSeconds:   600,
+		Attention:    att,
+		ProtoT:       pt,
+		DeltaNet:     deltanet.DefaultConfig(),
+		Mamba:        mamba.DefaultConfig(),
+	}
+}
+
+// Paper is the paper's backbone (docs/spec/protot.md §3: D = 256, L = 6, V = 16,384) at the §7.2 contexts up to
+// 32k with 32·256 tokens per step and the spec's ProtoT chunk of 64; meant for a GPU with XLA.
+func Paper() Config {
+	c := Small()
+	c.Contexts = []int{1024, 2048, 4096, 8192, 16384, 32768}
+	c.TokenBudget = 32 * 256
+	c.Width, c.NumLayers, c.Vocab = 256, 6, 16_384
+	c.ProtoT = protot.DefaultConfig()
+	c.Attention = attention.DefaultConfig()
+	c.Steps, c.Warmup, c.DecodeTokens = 10, 3, 128
+	c.MaxMemoryGB = 64
+	c.MaxSeconds = 0
+	return c
+}
+
+// Preset returns the named preset: "tiny", "small" (also "") or "paper".
+func Preset(name string) (Config, error) { return run.SelectPreset(name, Tiny, Small, Paper) }
+
+// Quick is the notebook's stand-in for Small when the full study has not been run: a narrower decoder
+// (D = 64, 2 layers) with 4,096 tokens per step, one timed step per configuration, at T ∈ {256, 1024, 4096, 8192}
+// — a few minutes on 2 cores. Its ratios (tokens/s against T, mixer against mixer) answer the same questions,
+// with more noise; `protolab bench throughput|decode --preset small` runs the full study.
+func Quick() Config {
+	c := Small()
+	c.Contexts = []int{256, 1024, 4096, 8192}
+	c.TokenBudget = 4096
+	c.Width, c.NumLayers = 64, 2
+	c.Steps, c.Warmup, c.DecodeTokens = 1, 1, 10
+	c.MaxSeconds = 120
+	return c
+}
+
+// ModelConfig returns the decoder of the benchmark with the given mixer, its decoding capacity set to the longest
+// context.
+func (c Config) ModelConfig(mixer string) decoder.Config {
+	m := decoder.DefaultConfig()
+	m.Mixer = mixer
+	m.VocabSize, m.Width, m.NumLayers, m.DType = c.Vocab, c.Width, c.NumLayers, c.DType
+	m.Attention, m.ProtoT, m.DeltaNet, m.Mamba = c.Attention, c.ProtoT, c.DeltaNet, c.Mamba
+	m.MaxLen = 1
+	for _, T := range c.Contexts {
+		m.MaxLen = max(m.MaxLen, T)
+	}
+	return m
+}
+
+// Validate reports the first problem of the configuration, naming its key.
+func (c Config) Validate() error {
+	switch {
+	case c.Mode != ModeThroughput && c.Mode != ModeDecode:
+		return errors.Errorf("mode=%q, want %q or %q", c.Mode, ModeThroughput, ModeDecode)
+	case len(c.Mixers) == 0:
+		return errors.New("mixers is empty")
+	case len(c.Contexts) == 0:
+		return errors.New("contexts is empty")
+	case c.TokenBudget <= 0:
+		return errors.Errorf("token_budget=%d, want > 0", c.TokenBudget)
+	case c.Steps <= 0:
+		return errors.Errorf("steps=%d, want > 0", c.Steps)
+	case c.Warmup < 1:
+		return errors.Errorf("warmup=%d, want ≥ 1 (the first step compiles)", c.Warmup)
+	case c.DecodeTokens <= 0:
+		return errors.Errorf("decode_tokens=%d, want > 0", c.DecodeTokens)
+	case !(c.MaxMemoryGB > 0):
+		return errors.Errorf("max_memory_gb=%g, want > 0", c.MaxMemoryGB)
+	}
+	for i, T := range c.Contexts {
+		if T < 2 || (i > 0 && T <= c.Contexts[i-1]) {
+			return errors.Errorf("contexts=%v, want ascending values ≥ 2", c.Contexts)
+		}
+	}
+	seen := map[string]bool{}
+	for _, m := range c.Mixers {
+		if seen[m] {
+			return errors.Errorf("mixers=%v lists %q twice", c.Mixers, m)
+		}
+		seen[m] = true
+		if err := c.ModelConfig(m).Validate(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// CostModel returns theory/cost's model of a decoder configuration: the same sizes, with theory/cost's own
+// resolution of the zero values. Returns an error for an invalid configuration.
+func CostModel(m decoder.Config) (cost.Model, error) {
+	if err := m.Validate(); err != nil {
+		return cost.Model{}, err
+	}
+	cm := cost.Model{Vocab: m.VocabSize, Width: m.Width, Layers: m.NumLayers, FFN: m.FFNHidden, DropFFN: m.DropFFN}
+	D := m.Width
+	switch m.Mixer {
+	case decoder.MixerAttention:
+		a := m.Attention
+		cm.Mixer = cost.Attention{Width: D, Heads: a.NumHeads, KVHeads: a.NumKVHeads, HeadDim: a.HeadDim}
+	case decoder.MixerProtoT:
+		p := m.ProtoT
+		dense := 0
+		if p.Form == protot.FormAuto {
+			dense = p.DenseMaxLen
+		}
+		cm.Mixer = cost.ProtoT{Width: D, Prototypes: p.NumPrototypes, ValueWidth: p.ValueWidth, Chunk: p.ChunkSize,
+			DenseMaxLen: dense, Dense: p.Form == protot.FormDense, SharedRoutingLayers: p.SharedRoutingLayers,
+			ConvLayers: p.ConvLayers, ConvKernel: p.ConvKernel}
+	case decoder.MixerDeltaNet:
+		d := m.DeltaNet
+		cm.Mixer = cost.DeltaNet{Width: D, Heads: d.NumHeads, HeadDim: d.HeadDim, Chunk: d.ChunkSize, ConvSize: d.ConvSize}
+	case decoder.MixerMamba:
+		b := m.Mamba
+		cm.Mixer = cost.Mamba{Width: D, Expand: b.Expand, StateSize: b.StateSize, DTRank: b.DTRank, ConvSize: b.ConvSize}
+	default:
+		return cost.Model{}, errors.Errorf("mixer=%q has no cost model", m.Mixer)
+	}
+	return cm, nil
+}
+
+// trainBytes estimates the peak memory of a training step in bytes, for the skip rule: four copies of the
+// parameters (weights, gradients, two AdamW moments), and the activations per token (4·V for the logits and, per
+// layer, 24·D + 10·F for the block plus the mixer's own): attention keeps 8·D per token and 6 floats per score
+// (b, h, t, s) of every layer; ProtoT 8·D + 8·R·Q; DeltaNet 90·D + 3.5·(T/C)·H·d (its chunk loop's slices grow with
+// the number of chunks); Mamba 6·d_in + 12·d_in·N. The constants were fitted to the peak RSS of Small runs on
+// the pure-Go backend (attention 24 bytes per score element, measured 20–25); they err on the high side.
+func trainBytes(m decoder.Config, B, T int) float64 {
+	f := float64(m.DTypeOf().Size())
+	D, F, V, L := float64(m.Width), float64(m.FFNWidth()), float64(m.VocabSize), float64(m.NumLayers)
+	perLayer := 24*D + 10*F
+	extra := 0.0
+	switch m.Mixer {
+	case decoder.MixerAttention:
+		perLayer += 8 * D
+		extra = L * float64(B) * float64(m.Attention.NumHeads) * float64(T) * float64(T) * 6 * f
+	case decoder.MixerProtoT:
+		perLayer += 8*D + 8*float64(m.ProtoT.NumPrototypes)*float64(m.ProtoT.ChunkLen(T))
+	case decoder.MixerDeltaNet:
+		hd := float64(m.DeltaNet.NumHeads * m.DeltaNet.HeadSize(m.Width))
+		chunks := float64((T + m.DeltaNet.ChunkSize - 1) / m.DeltaNet.ChunkSize)
+		perLayer += 90*D + 3.5*chunks*hd
+	case decoder.MixerMamba:
+		d, N := float64(m.Mamba.Inner(m.Width)), float64(m.Mamba.StateSize)
+		perLayer += 6*d + 12*d*N
+	}
+	params := 4 * float64(m.NumParams()) * f
+	return params + float64(B*T)*(L*perLayer+4*V)*f + extra
+}

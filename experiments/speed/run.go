@@ -1,0 +1,195 @@
+package speed
+
+import (
+	"os"
+	"path/filepath"
+	"runtime"
+	"runtime/debug"
+
+	"github.com/gomlx/gomlx/backends"
+	"github.com/pkg/errors"
+
+	"github.com/protolab/protolab/workbench/meter"
+	"github.com/protolab/protolab/workbench/run"
+	"github.com/protolab/protolab/workbench/store"
+)
+
+// Machine describes the machine's speed and load during a benchmark run. The rates are the best of a few
+// repetitions on the run's backend (meter.MeasureRates); CPU-second rates divide by the process's CPU time instead
+// of the wall time.
+type Machine struct {
+	Backend     string  `json:"backend"`
+	NumCPU      int     `json:"num_cpu"`
+	LoadStart   float64 `json:"load_start"` // 1-minute load average before the runs
+	LoadEnd     float64 `json:"load_end"`   // and after
+	meter.Rates         // matmul_gflops, matmul_gflops_per_cpu_s, elementwise_gops
+}
+
+// ThroughputRow is one training configuration (mixer, T). A training step is workbench/fit's: loss, gradients,
+// global-norm clipping and the AdamW update, on a fixed batch of random tokens.
+type ThroughputRow struct {
+	Mixer   string `json:"mixer"`
+	T       int    `json:"t"`
+	Batch   int    `json:"batch"`             // B = token_budget / T
+	Skipped string `json:"skipped,omitempty"` // why the configuration did not run; empty when it ran
+	Note    string `json:"note,omitempty"`    // e.g. fewer timed steps than asked (max_seconds)
+
+	StepSeconds     []float64 `json:"step_seconds"`       // wall time of each timed step
+	TokensPerSec    float64   `json:"tokens_per_sec"`     // B·T / median step time
+	TokensPerCPUSec float64   `json:"tokens_per_cpu_sec"` // B·T·steps / process CPU seconds of the timed steps
+	Loss            float64   `json:"loss"`               // the last step's loss (a sanity check)
+
+	// Memory: the process's resident set (VmRSS, sampled every 5 ms, and VmHWM after resetting it) over the
+	// configuration's whole run (compilation, warm-up and timed steps); BaseMB is the RSS just before, after a GC.
+	PeakMB      float64 `json:"peak_mb"`
+	BaseMB      float64 `json:"base_mb"`
+	PeakHeapMB  float64 `json:"peak_heap_mb"` // Go heap objects (runtime/metrics), sampled likewise
+	EstimatedMB float64 `json:"estimated_mb"` // the estimate the skip rule used
+
+	// Predictions (theory/cost): training work per token, 3× the forward work, and the tokens/s it gives at the
+	// machine's measured rates.
+	TrainFLOPs            float64 `json:"train_flops_per_token"`
+	TrainElementwise      float64 `json:"train_elementwise_per_token"`
+	PredictedTokensPerSec float64 `json:"predicted_tokens_per_sec"`
+
+	// Ratios to the same mixer's first context that ran: tokens/s(T) / tokens/s(T₀), predicted (matrix products
+	// and elementwise work at the machine's rates; and products only) and measured (wall clock; CPU seconds).
+	// Agreement = MeasuredRelCPU / PredictedRel: 1 when the cost model predicts the slowdown exactly.
+	PredictedRel       float64 `json:"predicted_rel"`
+	PredictedRelMatMul float64 `json:"predicted_rel_matmul"`
+	MeasuredRel        float64 `json:"measured_rel"`
+	MeasuredRelCPU     float64 `json:"measured_rel_cpu"`
+	Agreement          float64 `json:"agreement"`
+	// Speed-ups over attention at the same T (0 without an attention row): predicted and measured (CPU seconds).
+	PredictedSpeedup float64 `json:"predicted_speedup_vs_attention"`
+	MeasuredSpeedup  float64 `json:"measured_speedup_vs_attention"`
+}
+
+// DecodeRow is one decoding configuration (mixer, context): batch 1, the token at position context−1, with a
+// state of capacity context (attention's KV cache holds context positions) filled with random values.
+type DecodeRow struct {
+	Mixer   string `json:"mixer"`
+	Context int    `json:"context"`
+
+	MsPerToken    float64   `json:"ms_per_token"`     // median wall time of one step
+	CPUMsPerToken float64   `json:"cpu_ms_per_token"` // process CPU time per step
+	StepMs        []float64 `json:"step_ms"`          // every timed step
+
+	StateBytes          int     `json:"state_bytes"`            // from theory/cost, all layers, float size of dtype
+	MeasuredStateBytes  int     `json:"measured_state_bytes"`   // from decoder.StateShapes
+	DecodeFLOPs         float64 `json:"decode_flops"`           // theory/cost matrix products per token
+	DecodeElementwise   float64 `json:"decode_elementwise"`     // and elementwise operations
+	PredictedMsPerToken float64 `json:"predicted_ms_per_token"` // at the machine's measured rates
+
+	// Time ratios to the mixer's first context: ms(context) / ms(context₀), predicted and measured (wall clock).
+	PredictedRel float64 `json:"predicted_rel"`
+	MeasuredRel  float64 `json:"measured_rel"`
+}
+
+// Result is what the study measured, in one mode.
+type Result struct {
+	Mode       string          `json:"mode"` // "throughput" or "decode"
+	Provenance *run.Provenance `json:"provenance"`
+	Machine    Machine         `json:"machine"`
+	Throughput []ThroughputRow `json:"throughput,omitempty"`
+	Decode     []DecodeRow     `json:"decode,omitempty"`
+}
+
+// bench holds what both benchmarks share.
+type bench struct {
+	cfg     Config
+	o       run.Options
+	backend backends.Backend
+	res     *Result
+	partial string // the file the result so far is saved to after every row ("" in memory)
+}
+
+// Study is the name under which results are stored (run.Out/<Study>/) and the CLI runs the study.
+const Study = "speed"
+
+// LoadOrRun returns the result stored for cfg under run.Out, or runs the benchmark of cfg.Mode.
+func LoadOrRun(cfg Config, opts ...run.Option) (*Result, error) {
+	return run.LoadOrRun(Study, cfg, opts, compute)
+}
+
+// Run runs the benchmark of cfg.Mode even when a result is stored, and stores it under run.Out.
+func Run(cfg Config, opts ...run.Option) (*Result, error) {
+	return run.Recompute(Study, cfg, opts, compute)
+}
+
+// Notebook returns what notebook 10 shows for a mode and preset: the stored result of the preset when `protolab
+// bench` (or `protolab run speed`) has run it under run.Out; otherwise, for the Small preset, Quick in its place (a
+// few minutes, not an hour), run or loaded; other presets run as they are. The string says which.
+func Notebook(mode, preset string, opts ...run.Option) (*Result, string, error) {
+	cfg, err := Preset(preset)
+	if err != nil {
+		return nil, "", err
+	}
+	cfg.Mode = mode
+	if err := cfg.Validate(); err != nil {
+		return nil, "", err
+	}
+	if res, ok, err := run.Stored[*Result](Study, cfg, opts...); err != nil || ok {
+		return res, "the full study", err
+	}
+	what := "the " + preset + " preset"
+	if preset == "" || preset == "small" {
+		cfg, what = Quick(), "the quick stand-in for the Small preset (`protolab bench "+mode+"` runs it in full)"
+		cfg.Mode = mode
+	}
+	res, err := LoadOrRun(cfg, opts...)
+	return res, what, err
+}
+
+func compute(cfg Config, prov *run.Provenance, o run.Options) (*Result, error) {
+	backend, err := run.Backend()
+	if err != nil {
+		return nil, err
+	}
+	prov.Seed = cfg.Seed
+	prevLimit := debug.SetMemoryLimit(int64(cfg.MaxMemoryGB * (1 << 30)))
+	defer debug.SetMemoryLimit(prevLimit)
+	b := &bench{cfg: cfg, o: o, backend: backend, res: &Result{Mode: cfg.Mode, Provenance: prov}}
+	b.res.Machine = Machine{Backend: run.BackendConfig(), NumCPU: runtime.NumCPU(), LoadStart: meter.Load(),
+		Rates: meter.MeasureRates(backend)}
+	if o.Out != "" {
+		path, err := store.CachePath(run.StudyDir(o.Out, Study), "partial", cfg)
+		if err != nil {
+			return nil, err
+		}
+		b.partial = path
+	}
+	if cfg.Mode == ModeThroughput {
+		err = b.throughput()
+	} else {
+		err = b.decode()
+	}
+	if err != nil {
+		return nil, err
+	}
+	return b.finish()
+}
+
+func (b *bench) logf(format string, args ...any) { b.o.Logf(Study, format, args...) }
+
+// save writes the result so far to the partial file, so that an interrupted hour-long run keeps its rows.
+func (b *bench) save() error {
+	if b.partial == "" {
+		return nil
+	}
+	if err := os.MkdirAll(filepath.Dir(b.partial), 0o755); err != nil {
+		return errors.Wrapf(err, "speed: creating the folder of %s", b.partial)
+	}
+	return store.SaveJSON(b.partial, b.res)
+}
+
+// finish records the load after the runs and removes the partial file: the whole result is stored next.
+func (b *bench) finish() (*Result, error) {
+	b.res.Machine.LoadEnd = meter.Load()
+	if b.partial != "" {
+		if err := os.Remove(b.partial); err != nil && !os.IsNotExist(err) {
+			return nil, errors.Wrap(err, "speed: removing the partial result")
+		}
+	}
+	return b.res, nil
+}

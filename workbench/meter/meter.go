@@ -1,0 +1,143 @@
+package meter
+
+import (
+	"fmt"
+	"math"
+	"os"
+	"runtime"
+	"runtime/debug"
+	"runtime/metrics"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/gomlx/gomlx/backends"
+	"github.com/gomlx/gomlx/pkg/core/dtypes"
+	. "github.com/gomlx/gomlx/pkg/core/graph"
+	"github.com/gomlx/gomlx/pkg/core/shapes"
+	"github.com/gomlx/gomlx/pkg/core/tensors"
+)
+
+// Ratio returns a/b, or 0 when b is not positive (a quantity that was not measured).
+func Ratio(a, b float64) float64 {
+	if !(b > 0) {
+		return 0
+	}
+	return a / b
+}
+
+// Load returns the 1-minute load average from /proc/loadavg, or 0 where it is unavailable.
+func Load() float64 {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return 0
+	}
+	var l float64
+	if _, err := fmt.Sscan(string(b), &l); err != nil {
+		return 0
+	}
+	return l
+}
+
+// Rates are the backend's speeds, each the best of three repetitions after one that compiles.
+type Rates struct {
+	MatMulGFLOPs          float64 `json:"matmul_gflops"`           // 512³ float32 products, wall clock
+	MatMulGFLOPsPerCPUSec float64 `json:"matmul_gflops_per_cpu_s"` // the same per CPU-second
+	ElementwiseGops       float64 `json:"elementwise_gops"`        // exp, multiply, add over 2²² values, wall clock
+}
+
+// MeasureRates times a 512×512 float32 matrix product and an elementwise pass over 2²² values on backend.
+func MeasureRates(backend backends.Backend) Rates {
+	const n, e = 512, 1 << 22
+	mm := MustNewExec(backend, func(x, y *Node) *Node { return MatMul(x, y) })
+	x := tensors.FromShape(shapes.Make(dtypes.Float32, n, n))
+	ew := MustNewExec(backend, func(x *Node) *Node { return Add(Mul(Exp(x), x), x) })
+	v := tensors.FromShape(shapes.Make(dtypes.Float32, e))
+	best := func(fn func()) (wall, cpu float64) {
+		fn() // compile
+		wall, cpu = math.Inf(1), math.Inf(1)
+		for i := 0; i < 3; i++ {
+			t0, c0 := time.Now(), CPUSeconds()
+			fn()
+			wall, cpu = min(wall, time.Since(t0).Seconds()), min(cpu, CPUSeconds()-c0)
+		}
+		return wall, cpu
+	}
+	var r Rates
+	wall, cpu := best(func() { mm.MustExec(x, x)[0].FinalizeAll() })
+	r.MatMulGFLOPs = 2 * n * n * n / wall / 1e9
+	r.MatMulGFLOPsPerCPUSec = Ratio(2*n*n*n, cpu) / 1e9
+	wall, _ = best(func() { ew.MustExec(v)[0].FinalizeAll() })
+	r.ElementwiseGops = 3 * e / wall / 1e9
+	return r
+}
+
+// Memory samples the process's memory while a piece of work runs; StartMemory starts it and Stop ends it.
+type Memory struct {
+	done       chan struct{}
+	wg         sync.WaitGroup
+	base       float64
+	resetHWM   bool
+	peak, heap float64 // bytes
+}
+
+// StartMemory collects garbage, returns freed memory to the OS, records the resident set as the base, resets the
+// kernel's high-water mark (where /proc/self/clear_refs allows it) and samples VmRSS and the Go heap every 5 ms.
+func StartMemory() *Memory {
+	runtime.GC()
+	debug.FreeOSMemory()
+	m := &Memory{done: make(chan struct{}), base: procStatus("VmRSS")}
+	m.resetHWM = os.WriteFile("/proc/self/clear_refs", []byte("5"), 0) == nil
+	sample := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+	m.wg.Add(1)
+	go func() {
+		defer m.wg.Done()
+		tick := time.NewTicker(5 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			m.peak = max(m.peak, procStatus("VmRSS"))
+			metrics.Read(sample)
+			if sample[0].Value.Kind() == metrics.KindUint64 {
+				m.heap = max(m.heap, float64(sample[0].Value.Uint64()))
+			}
+			select {
+			case <-m.done:
+				return
+			case <-tick.C:
+			}
+		}
+	}()
+	return m
+}
+
+// Stop ends the sampling and returns the peak resident set (the kernel's high-water mark where it could be reset,
+// else the largest sample), the base resident set and the peak Go heap, in MB.
+func (m *Memory) Stop() (peakMB, baseMB, heapMB float64) {
+	close(m.done)
+	m.wg.Wait()
+	if m.resetHWM {
+		m.peak = max(m.peak, procStatus("VmHWM"))
+	}
+	const mb = 1 << 20
+	return m.peak / mb, m.base / mb, m.heap / mb
+}
+
+// procStatus returns a "kB" field of /proc/self/status in bytes, or 0 where it is unavailable.
+func procStatus(field string) float64 {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if rest, ok := strings.CutPrefix(line, field+":"); ok {
+			f := strings.Fields(rest)
+			if len(f) > 0 {
+				if kb, err := strconv.ParseFloat(f[0], 64); err == nil {
+					return kb * 1024
+				}
+			}
+		}
+	}
+	return 0
+}
