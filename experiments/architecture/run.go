@@ -288,3 +288,32 @@ func compute(cfg Config, prov *run.Provenance, o run.Options) (*Result, error) {
 	})
 	return res, err
 }
+
+// String is the study's report: each comparison, the best point of the sweep, and the skipped corpora.
+func (r *Result) String() string {
+	var b strings.Builder
+	for _, c := range r.Compare {
+		b.WriteString(c.String())
+		b.WriteString("\n")
+	}
+	if r.Sweep != nil && len(r.Sweep.Scores) > 0 {
+		s := r.Sweep.Scores[r.Sweep.Best]
+		fmt.Fprintf(&b, "sweep: best %s at width %d, %d steps: perplexity %.3f\n", s.Mixer, s.Width, s.Steps,
+			s.Perplexity)
+	}
+	for _, s := range r.Skipped {
+		fmt.Fprintf(&b, "skipped %s\n", s)
+	}
+	return b.String()
+}
+
+// Comparison returns the equal-parameter comparison on corpus source, or nil when the study skipped or left out
+// that corpus.
+func (r *Result) Comparison(source string) *Comparison {
+	for _, c := range r.Compare {
+		if c.Source == source {
+			return c
+		}
+	}
+	return nil
+}

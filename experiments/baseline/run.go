@@ -1,6 +1,7 @@
 package baseline
 
 import (
+	"fmt"
 	"strings"
 
 	"github.com/pkg/errors"
@@ -53,23 +54,25 @@ func compute(cfg Config, prov *run.Provenance, o run.Options) (*Result, error) {
 	return res, err
 }
 
-// Samples continues the first cfg.PromptWords words of the first cfg.NumSamples validation documents with m
-// (lm.Model.Generate: each prompt starts a document; with sample.stop_token −1 a completion stops at the end of its
-// document).
+// Samples continues the first cfg.PromptWords words of the first cfg.NumSamples validation documents with m.
 func Samples(m *lm.Model, cfg Config) ([]Sample, eval.GenerateStats, error) {
-	var stats eval.GenerateStats
 	if cfg.NumSamples == 0 {
-		return nil, stats, nil
+		return nil, eval.GenerateStats{}, nil
 	}
 	d, err := m.Data()
 	if err != nil {
-		return nil, stats, err
+		return nil, eval.GenerateStats{}, err
 	}
 	prompts := Prompts(d.Val.Texts, cfg.NumSamples, cfg.PromptWords)
 	if len(prompts) == 0 {
-		return nil, stats, errors.New("baseline: no validation document to prompt with")
+		return nil, eval.GenerateStats{}, errors.New("baseline: no validation document to prompt with")
 	}
-	sc := cfg.Sample
+	return Generate(m, prompts, cfg.Sample)
+}
+
+// Generate continues each prompt with m (lm.Model.Generate: each prompt starts a document); with sc.StopToken −1 a
+// completion stops at the end of its document.
+func Generate(m *lm.Model, prompts []string, sc eval.SampleConfig) ([]Sample, eval.GenerateStats, error) {
 	if eos, ok := m.Tokenizer.SpecialID("<|eos|>"); ok && sc.StopToken < 0 {
 		sc.StopToken = eos
 	}
@@ -98,4 +101,16 @@ func Prompts(texts []string, n, words int) []string {
 		out = append(out, strings.Join(f[:min(words, len(f))], " "))
 	}
 	return out
+}
+
+// String is the study's report: the model's size, data and perplexity, and the samples.
+func (r *Result) String() string {
+	var b strings.Builder
+	m := r.Model
+	fmt.Fprintf(&b, "params %d, tokens seen %d, validation loss %.4f, perplexity %.3f, training %.1f s\n",
+		m.NumParams, m.Tokens.SeenInTrain, m.Val.Loss, m.Val.Perplexity, m.TrainSeconds())
+	for _, s := range r.Samples {
+		fmt.Fprintf(&b, "sample: %s|%s\n", s.Prompt, s.Completion)
+	}
+	return b.String()
 }

@@ -6,6 +6,7 @@ import (
 	"math"
 	"runtime"
 	"slices"
+	"strings"
 	"sync"
 
 	"github.com/gomlx/gomlx/backends"
@@ -377,4 +378,13 @@ func aggregate(kind string, ms []int, chains []chainResult) Curve {
 		curve.TrainSeconds = append(curve.TrainSeconds, seconds)
 	}
 	return curve
+}
+
+// String is the study's report: every check with its measured value.
+func (r *Result) String() string {
+	var b strings.Builder
+	for _, c := range r.Checks {
+		fmt.Fprintf(&b, "%-5v %-70s %8.4g  want %s\n", c.Pass, c.Name, c.Value, c.Want)
+	}
+	return b.String()
 }

@@ -239,3 +239,6 @@ func summarize(m *lm.Model) TrainSummary {
 	}
 	return s
 }
+
+// String is the study's report: the trained models and the checks.
+func (r *Result) String() string { return ModelsTable(r).String() + "\n" + ChecksTable(r).String() }

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
+	"strings"
 
 	"github.com/gomlx/gomlx/backends"
 	"github.com/pkg/errors"
@@ -119,26 +120,28 @@ func Run(cfg Config, opts ...run.Option) (*Result, error) {
 
 // Notebook returns what notebook 10 shows for a mode and preset: the stored result of the preset when `protolab
 // bench` (or `protolab run speed`) has run it under run.Out; otherwise, for the Small preset, Quick in its place (a
-// few minutes, not an hour), run or loaded; other presets run as they are. The string says which.
-func Notebook(mode, preset string, opts ...run.Option) (*Result, string, error) {
+// few minutes, not an hour), run or loaded; other presets run as they are. One progress line says which.
+func Notebook(mode, preset string, opts ...run.Option) (*Result, error) {
+	o := run.NewOptions(opts...)
 	cfg, err := Preset(preset)
 	if err != nil {
-		return nil, "", err
+		return nil, err
 	}
 	cfg.Mode = mode
 	if err := cfg.Validate(); err != nil {
-		return nil, "", err
+		return nil, err
 	}
 	if res, ok, err := run.Stored[*Result](Study, cfg, opts...); err != nil || ok {
-		return res, "the full study", err
+		o.Logf(Study, "showing the stored %s study", mode)
+		return res, err
 	}
-	what := "the " + preset + " preset"
 	if preset == "" || preset == "small" {
-		cfg, what = Quick(), "the quick stand-in for the Small preset (`protolab bench "+mode+"` runs it in full)"
+		o.Logf(Study, "showing the quick stand-in for the Small %s study (`protolab bench %s` runs it in full)",
+			mode, mode)
+		cfg = Quick()
 		cfg.Mode = mode
 	}
-	res, err := LoadOrRun(cfg, opts...)
-	return res, what, err
+	return LoadOrRun(cfg, opts...)
 }
 
 func compute(cfg Config, prov *run.Provenance, o run.Options) (*Result, error) {
@@ -192,4 +195,15 @@ func (b *bench) finish() (*Result, error) {
 		}
 	}
 	return b.res, nil
+}
+
+// String is the study's report: the table of its mode.
+func (r *Result) String() string {
+	var b strings.Builder
+	if r.Mode == ModeDecode {
+		_ = WriteDecodeTable(&b, r) // a strings.Builder does not fail
+	} else {
+		_ = WriteThroughputTable(&b, r)
+	}
+	return b.String()
 }

@@ -302,9 +302,9 @@ func TestBenchFigures_OptionJSON(t *testing.T) {
 // presets are errors.
 func TestNotebook_PrefersTheStudyThenTheQuickRun(t *testing.T) {
 	out := run.Out(t.TempDir())
-	_, _, err := Notebook("prefill", "tiny", out)
+	_, err := Notebook("prefill", "tiny", out)
 	require.ErrorContains(t, err, `"prefill"`)
-	_, _, err = Notebook(ModeDecode, "huge", out)
+	_, err = Notebook(ModeDecode, "huge", out)
 	require.ErrorContains(t, err, `"huge"`)
 
 	fake := func(ms float64) *Result {
@@ -316,15 +316,17 @@ func TestNotebook_PrefersTheStudyThenTheQuickRun(t *testing.T) {
 			func(Config, *run.Provenance, run.Options) (*Result, error) { return r, nil })
 		require.NoError(t, err)
 	}
+	var log bytes.Buffer
 	stash(Quick(), fake(1.5))
-	got, src, err := Notebook(ModeDecode, "", out, run.Progress(nil))
+	got, err := Notebook(ModeDecode, "", out, run.Progress(&log))
 	require.NoError(t, err)
-	require.Contains(t, src, "quick stand-in")
+	require.Contains(t, log.String(), "quick stand-in")
 	require.Equal(t, 1.5, got.Decode[0].MsPerToken)
 
+	log.Reset()
 	stash(Small(), fake(2.5))
-	got, src, err = Notebook(ModeDecode, "small", out)
+	got, err = Notebook(ModeDecode, "small", out, run.Progress(&log))
 	require.NoError(t, err)
-	require.Equal(t, "the full study", src)
+	require.Contains(t, log.String(), "showing the stored decode study")
 	require.Equal(t, 2.5, got.Decode[0].MsPerToken)
 }

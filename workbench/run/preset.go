@@ -36,6 +36,16 @@ func SelectPreset[C any](name string, tiny, small, paper func() C) (C, error) {
 	return zero, errors.Errorf("unknown preset %q; want tiny, small or paper", name)
 }
 
+// OutRoot returns the run.Out root that notebooks and the CLI use by default: $PROTOLAB_OUT/runs when PROTOLAB_OUT
+// is set (make run, make test, make lab), else "runs" under the working directory. Models go to OutRoot()/models,
+// study results to OutRoot()/<study>.
+func OutRoot() string {
+	if out := os.Getenv(OutEnv); out != "" {
+		return filepath.Join(out, "runs")
+	}
+	return "runs"
+}
+
 // OutDir returns the folder a notebook writes the run called name into: $PROTOLAB_OUT/runs/name when PROTOLAB_OUT is
 // set (make run, make test), else runs/name under the working directory.
 func OutDir(name string) string {

@@ -1,8 +1,12 @@
-// Command protolab runs ProtoLab experiments headlessly: progress on stderr, results on disk.
+// Command protolab runs ProtoLab's studies headlessly: progress on stderr, results on disk.
 //
+//	protolab run <study> --preset tiny|small|paper --set "train.steps=100" [--out DIR] [--fresh]
+//	protolab keys <study> [--preset P]
 //	protolab train    --preset tiny|small|paper --set "model.num_layers=4;train.lr=3e-4" --out DIR
 //	protolab eval     --out DIR [--batches N]
 //	protolab generate --out DIR --prompt "The queen" [--n 3] [--tokens 64] [--temperature 0.8] [--top-k 40]
+//	protolab bench throughput|decode [--mixers …] [--ctx …] [--preset P] [--set …] [--out DIR]
+//	protolab attribute --query "prompt|completion" [--method …] | --compare
 //
 // Every command has --help. The backend is chosen by $GOMLX_BACKEND (default: XLA where a plugin is installed,
 // otherwise the pure-Go backend).
@@ -16,13 +20,12 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"sort"
-	"strings"
 
 	"github.com/pkg/errors"
 
-	"github.com/protolab/protolab/experiments/lm"
-	"github.com/protolab/protolab/workbench/lmdata"
+	"github.com/protolab/protolab/experiments/baseline"
+	"github.com/protolab/protolab/models/lm"
+	"github.com/protolab/protolab/workbench/eval"
 	"github.com/protolab/protolab/workbench/run"
 )
 
@@ -32,12 +35,12 @@ type command struct {
 }
 
 var commands = []command{
-	{"train", "train the baseline LM from a preset and overrides; writes weights, tokenizer, checkpoints, result.json", cmdTrain},
+	{"run", "run a study (or load its stored result) from a preset and overrides; prints its report", cmdRun},
+	{"keys", "list the configuration keys of a study that --set accepts, with the preset's values", cmdKeys},
+	{"train", "train the baseline LM into one run folder; writes weights, tokenizer, checkpoints, result.json", cmdTrain},
 	{"eval", "validation perplexity of a trained run folder", cmdEval},
 	{"generate", "sample continuations of a prompt from a trained run folder", cmdGenerate},
-	{"keys", "list the configuration keys --set accepts, with the preset's values", cmdKeys},
-	{"bench", "ProtoT study: training throughput or decoding time vs context for each mixer (table + JSON)", cmdBench},
-	{"attribute", "PRISM study: the training sequences that most influence a query (cached prototypes, EK-FAC, ...)", cmdAttribute},
+	{"bench", "the speed study: training throughput or decoding time vs context for each mixer (table + JSON)", cmdBench},
 }
 
 func main() {
@@ -55,6 +58,10 @@ func usage(w io.Writer) {
 	fmt.Fprintln(w, "\ncommands:")
 	for _, c := range commands {
 		fmt.Fprintf(w, "  %-9s %s\n", c.name, c.summary)
+	}
+	fmt.Fprintln(w, "\nstudies (protolab run <study>):")
+	for _, s := range studies {
+		fmt.Fprintf(w, "  %-12s %s\n", s.name, s.summary)
 	}
 }
 
@@ -85,46 +92,48 @@ func newFlags(name, synopsis string, stdout io.Writer) *flag.FlagSet {
 	return fs
 }
 
-// presetConfig returns the preset with the overrides applied.
-func presetConfig(preset, set string) (lm.Config, error) {
-	cfg, err := lm.Preset(preset)
+// baselineConfig returns the baseline study's preset with the overrides applied.
+func baselineConfig(preset, set string) (baseline.Config, error) {
+	cfg, err := baseline.Preset(preset)
 	if err != nil {
 		return cfg, err
 	}
-	return cfg, run.Override(&cfg, set)
+	if err := run.Override(&cfg, set); err != nil {
+		return cfg, err
+	}
+	return cfg, cfg.Validate()
 }
 
 func cmdTrain(args []string, stdout io.Writer) error {
 	fs := newFlags("train", "--preset tiny|small|paper [--set \"key=value;...\"] --out DIR", stdout)
 	preset := fs.String("preset", "small", "preset: tiny, small or paper")
-	set := fs.String("set", "", `overrides, e.g. "model.num_layers=4;train.lr=3e-4" (see protolab keys)`)
-	out := fs.String("out", "", "output folder (required); an interrupted run resumes from its checkpoints")
+	set := fs.String("set", "", `overrides, e.g. "model.num_layers=4;train.lr=3e-4" (see protolab keys baseline)`)
+	out := fs.String("out", "", "the run folder (required); an interrupted run resumes from its checkpoints, a "+
+		"folder holding another configuration is refused")
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	if fs.NArg() > 0 {
+		return errors.Errorf("train: unexpected arguments %q", fs.Args())
 	}
 	if *out == "" {
 		return errors.New("train: --out DIR is required")
 	}
-	cfg, err := presetConfig(*preset, *set)
+	cfg, err := baselineConfig(*preset, *set)
 	if err != nil {
 		return err
 	}
-	cfg.Out = *out
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	res, err := lm.Run(cfg, lm.WithOverrides(*set), lm.WithContext(ctx))
+	m, err := lm.Train(cfg.Config, *out, run.Overrides(*set), run.Context(ctx))
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "params %d, tokens seen %d, validation loss %.4f, perplexity %.3f\n",
-		res.NumParams, res.Tokens.SeenInTrain, res.Val.Loss, res.Val.Perplexity)
-	if n := len(res.History.Steps); n > 0 {
-		fmt.Fprintf(stdout, "train tokens/s (last step) %.0f, wall %.1f s\n",
-			res.History.Steps[n-1].TokensPerSec, res.Provenance.Timings["train"])
+	res := &baseline.Result{Model: m.Result, Dir: m.Dir}
+	if res.Samples, res.Generation, err = baseline.Samples(m, cfg); err != nil {
+		return err
 	}
-	for _, s := range res.Samples {
-		fmt.Fprintf(stdout, "sample: %s|%s\n", s.Prompt, s.Completion)
-	}
+	fmt.Fprint(stdout, res)
 	fmt.Fprintf(stdout, "results in %s\n", *out)
 	return nil
 }
@@ -136,6 +145,9 @@ func cmdEval(args []string, stdout io.Writer) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
+	if fs.NArg() > 0 {
+		return errors.Errorf("eval: unexpected arguments %q", fs.Args())
+	}
 	if *out == "" {
 		return errors.New("eval: --out DIR is required")
 	}
@@ -143,9 +155,7 @@ func cmdEval(args []string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	d := m.Config.Data
-	d.Seed = m.Config.Seed
-	prep, err := lmdata.Prepare(d, *out+"/"+lm.TokenizerFile)
+	prep, err := m.Data()
 	if err != nil {
 		return err
 	}
@@ -169,14 +179,17 @@ func cmdEval(args []string, stdout io.Writer) error {
 func cmdGenerate(args []string, stdout io.Writer) error {
 	fs := newFlags("generate", "--out DIR --prompt TEXT [--n N] [--tokens N] [--temperature T] [--top-k K]", stdout)
 	out := fs.String("out", "", "a folder written by protolab train (required)")
-	prompt := fs.String("prompt", "", "prompt text (required)")
+	prompt := fs.String("prompt", "", "prompt text (required); it starts a document")
 	n := fs.Int("n", 1, "number of samples")
-	tokens := fs.Int("tokens", 64, "new tokens per sample")
+	tokens := fs.Int("tokens", 64, "new tokens per sample (fewer when a sample ends its document)")
 	temp := fs.Float64("temperature", 0.8, "sampling temperature (0: greedy)")
 	topK := fs.Int("top-k", 40, "sample among the k most likely tokens (0: all)")
 	seed := fs.Uint64("seed", 1, "sampling seed")
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	if fs.NArg() > 0 {
+		return errors.Errorf("generate: unexpected arguments %q", fs.Args())
 	}
 	if *out == "" || *prompt == "" {
 		return errors.New("generate: --out DIR and --prompt TEXT are required")
@@ -192,9 +205,12 @@ func cmdGenerate(args []string, stdout io.Writer) error {
 	for i := range prompts {
 		prompts[i] = *prompt
 	}
-	sc := m.Config.Sample
+	sc := eval.DefaultSampleConfig()
 	sc.MaxNewTokens, sc.Temperature, sc.TopK, sc.Seed, sc.StopToken = *tokens, *temp, *topK, *seed, -1
-	texts, stats, err := m.Generate(prompts, sc)
+	if eos, ok := m.Tokenizer.SpecialID("<|eos|>"); ok {
+		sc.StopToken = eos
+	}
+	texts, _, stats, err := m.Generate(prompts, sc)
 	if err != nil {
 		return err
 	}
@@ -204,43 +220,4 @@ func cmdGenerate(args []string, stdout io.Writer) error {
 	fmt.Fprintf(os.Stderr, "protolab: %d tokens in %.2f s (%.0f tokens/s, %.1f ms per step)\n",
 		stats.PromptTokens+stats.GeneratedTokens, stats.Seconds, stats.TokensPerS, stats.MsPerStep)
 	return nil
-}
-
-func cmdKeys(args []string, stdout io.Writer) error {
-	fs := newFlags("keys", "[--preset tiny|small|paper]", stdout)
-	preset := fs.String("preset", "small", "preset whose values to show")
-	if err := fs.Parse(args); err != nil {
-		return err
-	}
-	cfg, err := lm.Preset(*preset)
-	if err != nil {
-		return err
-	}
-	b, err := json.Marshal(cfg)
-	if err != nil {
-		return err
-	}
-	var tree map[string]any
-	if err := json.Unmarshal(b, &tree); err != nil {
-		return err
-	}
-	values := map[string]string{}
-	flatten("", tree, values)
-	keys := run.Keys(&cfg)
-	sort.Strings(keys)
-	for _, k := range keys {
-		fmt.Fprintf(stdout, "%s=%s\n", k, values[k])
-	}
-	return nil
-}
-
-func flatten(prefix string, v any, out map[string]string) {
-	if m, ok := v.(map[string]any); ok {
-		for k, x := range m {
-			flatten(strings.TrimPrefix(prefix+"."+k, "."), x, out)
-		}
-		return
-	}
-	b, _ := json.Marshal(v)
-	out[prefix] = string(b)
 }

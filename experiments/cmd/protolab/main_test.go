@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"flag"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -42,11 +43,58 @@ func TestTrain_Errors(t *testing.T) {
 	require.ErrorContains(t, dispatch([]string{"train", "--preset", "tiny", "--set", "model.depth=3", "--out", t.TempDir()}, &out),
 		`unknown key "model.depth"`)
 	require.ErrorContains(t, dispatch([]string{"eval", "--out", t.TempDir()}, &out), "config.json")
+	require.ErrorContains(t, dispatch([]string{"train", "--preset", "tiny", "--out", t.TempDir(), "stray"}, &out),
+		"unexpected")
 }
 
 func TestKeys_ListsOverrides(t *testing.T) {
 	var out bytes.Buffer
-	require.NoError(t, dispatch([]string{"keys", "--preset", "tiny"}, &out))
+	require.NoError(t, dispatch([]string{"keys", "baseline", "--preset", "tiny"}, &out))
 	require.Contains(t, out.String(), "model.num_layers=2\n")
 	require.Contains(t, out.String(), "train.lr=")
+	require.Contains(t, out.String(), "head=\"dense\"\n")
+	for _, s := range studies {
+		out.Reset()
+		require.NoError(t, dispatch([]string{"keys", s.name, "--preset", "tiny"}, &out), s.name)
+		require.Contains(t, out.String(), "=", s.name)
+	}
+	require.ErrorContains(t, dispatch([]string{"keys"}, &out), "name a study")
+	require.ErrorContains(t, dispatch([]string{"keys", "nope"}, &out), `unknown study "nope"; studies: baseline`)
+	require.ErrorContains(t, dispatch([]string{"keys", "baseline", "stray"}, &out), "unexpected")
+}
+
+// TestRun_EveryStudyAtTiny runs every study of the table at the Tiny preset through the CLI into one root folder,
+// then again: the second run loads the stored result (the report is the same) instead of computing.
+func TestRun_EveryStudyAtTiny(t *testing.T) {
+	if testing.Short() {
+		t.Skip("every study at Tiny takes about a minute; the studies' own -short tests cover them")
+	}
+	out := t.TempDir()
+	for _, s := range studies {
+		var first, second bytes.Buffer
+		require.NoError(t, dispatch([]string{"run", s.name, "--preset", "tiny", "--out", out}, &first), s.name)
+		require.Contains(t, first.String(), "result in "+filepath.Join(out, s.name), s.name)
+		_, path, ok := strings.Cut(first.String(), "result in ")
+		require.True(t, ok)
+		require.FileExists(t, strings.TrimSpace(path))
+		require.NoError(t, dispatch([]string{"run", s.name, "--preset", "tiny", "--out", out}, &second), s.name)
+		require.Equal(t, first.String(), second.String(), s.name)
+	}
+}
+
+func TestRun_BaselineTinyAndErrors(t *testing.T) {
+	out := t.TempDir()
+	var buf bytes.Buffer
+	require.NoError(t, dispatch([]string{"run", "baseline", "--preset", "tiny", "--set", "train.steps=10",
+		"--out", out}, &buf))
+	require.Contains(t, buf.String(), "perplexity")
+	require.Contains(t, buf.String(), "result in "+filepath.Join(out, "baseline", "result-"))
+	require.ErrorContains(t, dispatch([]string{"run"}, &buf), "name a study")
+	require.ErrorContains(t, dispatch([]string{"run", "nope"}, &buf), `unknown study "nope"`)
+	require.ErrorContains(t, dispatch([]string{"run", "fvec", "--preset", "huge"}, &buf), `unknown preset "huge"`)
+	require.ErrorContains(t, dispatch([]string{"run", "interp", "--preset", "tiny", "--set", "nope=1"}, &buf),
+		`unknown key "nope"`)
+	require.ErrorContains(t, dispatch([]string{"run", "speed", "--preset", "tiny", "--set", "mode=prefill"}, &buf),
+		`mode="prefill"`)
+	require.ErrorContains(t, dispatch([]string{"run", "baseline", "--preset", "tiny", "stray"}, &buf), "unexpected")
 }

@@ -1,0 +1,204 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"sort"
+	"strings"
+
+	stdctx "context"
+
+	"github.com/pkg/errors"
+
+	"github.com/protolab/protolab/experiments/architecture"
+	"github.com/protolab/protolab/experiments/baseline"
+	"github.com/protolab/protolab/experiments/fvec"
+	"github.com/protolab/protolab/experiments/interp"
+	"github.com/protolab/protolab/experiments/speed"
+	"github.com/protolab/protolab/workbench/run"
+	"github.com/protolab/protolab/workbench/store"
+)
+
+// study is one entry of the study table: `protolab run <name>` and `protolab keys <name>`.
+type study struct {
+	name, summary string
+	// config returns a pointer to the named preset's configuration (for overrides and keys).
+	config func(preset string) (any, error)
+	// validate checks a configuration config returned.
+	validate func(cfg any) error
+	// run runs (fresh) or loads-or-runs the study of cfg (a pointer config returned) and returns its report.
+	run func(cfg any, fresh bool, opts ...run.Option) (fmt.Stringer, error)
+}
+
+// entry builds a study from its presets and its LoadOrRun and Run functions.
+func entry[C run.Config, R fmt.Stringer](name, summary string, preset func(string) (C, error),
+	loadOrRun, recompute func(C, ...run.Option) (R, error)) study {
+	return study{
+		name: name, summary: summary,
+		config: func(p string) (any, error) {
+			c, err := preset(p)
+			if err != nil {
+				return nil, err
+			}
+			return &c, nil
+		},
+		validate: func(cfg any) error { return (*cfg.(*C)).Validate() },
+		run: func(cfg any, fresh bool, opts ...run.Option) (fmt.Stringer, error) {
+			c := *cfg.(*C)
+			if fresh {
+				return recompute(c, opts...)
+			}
+			return loadOrRun(c, opts...)
+		},
+	}
+}
+
+// studies lists every study `protolab run` runs, in the order of the papers and notebooks.
+var studies = []study{
+	entry(baseline.Study, "the baseline LM: train, perplexity, samples (notebook 00)", baseline.Preset,
+		baseline.LoadOrRun, baseline.Run),
+	entry(architecture.Study, "ProtoT vs LLaMA, DeltaNet, Mamba at equal parameters: perplexity, sweep, generation, "+
+		"classification (notebook 10)", architecture.Preset, architecture.LoadOrRun, architecture.Run),
+	entry(speed.Study, "training throughput (mode=throughput) or decoding time (mode=decode) against the context, "+
+		"beside theory/cost (notebook 10)", speed.Preset, speed.LoadOrRun, speed.Run),
+	entry(interp.Study, "ProtoT interpretability: naming, disentanglement, interventions, robustness (notebook 11)",
+		interp.Preset, interp.LoadOrRun, interp.Run),
+	entry(fvec.Study, "function vectors: mean-field theory, models A/B/C, depth advantage, patching (notebook 30)",
+		fvec.Preset, fvec.LoadOrRun, fvec.Run),
+}
+
+func findStudy(name string) (study, error) {
+	var names []string
+	for _, s := range studies {
+		if s.name == name {
+			return s, nil
+		}
+		names = append(names, s.name)
+	}
+	return study{}, errors.Errorf("unknown study %q; studies: %s", name, strings.Join(names, ", "))
+}
+
+// studyConfig returns the preset of the study with the overrides applied.
+func studyConfig(s study, preset, set string) (any, error) {
+	cfg, err := s.config(preset)
+	if err != nil {
+		return nil, err
+	}
+	if err := run.Override(cfg, set); err != nil {
+		return nil, err
+	}
+	return cfg, s.validate(cfg)
+}
+
+// studyArgs splits "<study> [flags]" and checks that no stray word follows the flags.
+func studyArgs(args []string) (string, []string, error) {
+	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
+		return "", args, nil
+	}
+	return args[0], args[1:], nil
+}
+
+func cmdRun(args []string, stdout io.Writer) error {
+	fs := newFlags("run", "<study> [--preset tiny|small|paper] [--set \"key=value;...\"] [--out DIR] [--fresh]",
+		stdout)
+	preset := fs.String("preset", "small", "preset: tiny, small or paper")
+	set := fs.String("set", "", `overrides, e.g. "train.steps=100;seed=2" (see protolab keys <study>)`)
+	out := fs.String("out", run.OutRoot(), "root folder of stored models and results (shared by the studies and "+
+		"notebooks)")
+	fresh := fs.Bool("fresh", false, "run even when a result for this configuration is stored (models are "+
+		"still loaded when trained before)")
+	name, rest, err := studyArgs(args)
+	if err := fs.Parse(rest); err != nil {
+		return err
+	}
+	if err == nil && name == "" {
+		fs.Usage()
+		err = errors.New("run: name a study")
+	}
+	if err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return errors.Errorf("run: unexpected arguments %q", fs.Args())
+	}
+	s, err := findStudy(name)
+	if err != nil {
+		return err
+	}
+	cfg, err := studyConfig(s, *preset, *set)
+	if err != nil {
+		return err
+	}
+	ctx, stop := signal.NotifyContext(stdctx.Background(), os.Interrupt)
+	defer stop()
+	res, err := s.run(cfg, *fresh, run.Out(*out), run.Overrides(*set), run.Context(ctx))
+	if err != nil {
+		return err
+	}
+	fmt.Fprint(stdout, res.String())
+	if *out != "" {
+		path, err := store.CachePath(run.StudyDir(*out, s.name), run.ResultName, cfg) // the key's JSON is the config's
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "result in %s\n", path)
+	}
+	return nil
+}
+
+func cmdKeys(args []string, stdout io.Writer) error {
+	fs := newFlags("keys", "<study> [--preset tiny|small|paper]", stdout)
+	preset := fs.String("preset", "small", "preset whose values to show")
+	name, rest, err := studyArgs(args)
+	if err := fs.Parse(rest); err != nil {
+		return err
+	}
+	if err == nil && name == "" {
+		fs.Usage()
+		err = errors.New("keys: name a study")
+	}
+	if err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return errors.Errorf("keys: unexpected arguments %q", fs.Args())
+	}
+	s, err := findStudy(name)
+	if err != nil {
+		return err
+	}
+	cfg, err := s.config(*preset)
+	if err != nil {
+		return err
+	}
+	b, err := json.Marshal(cfg)
+	if err != nil {
+		return err
+	}
+	var tree map[string]any
+	if err := json.Unmarshal(b, &tree); err != nil {
+		return err
+	}
+	values := map[string]string{}
+	flatten("", tree, values)
+	keys := run.Keys(cfg)
+	sort.Strings(keys)
+	for _, k := range keys {
+		fmt.Fprintf(stdout, "%s=%s\n", k, values[k])
+	}
+	return nil
+}
+
+func flatten(prefix string, v any, out map[string]string) {
+	if m, ok := v.(map[string]any); ok {
+		for k, x := range m {
+			flatten(strings.TrimPrefix(prefix+"."+k, "."), x, out)
+		}
+		return
+	}
+	b, _ := json.Marshal(v)
+	out[prefix] = string(b)
+}
