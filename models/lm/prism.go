@@ -72,7 +72,7 @@ func (m *Model) seedBank(batches []*tensors.Tensor) error {
 	if v == nil {
 		return errors.New("prism: the bank variable does not exist yet")
 	}
-	if err := v.SetValue(floatTensor(bank, v.DType(), K, D)); err != nil {
+	if err := v.SetValue(FloatTensor(bank, v.DType(), K, D)); err != nil {
 		return errors.Wrap(err, "prism: setting the seeded bank")
 	}
 	if !p.RescaleSeed {
@@ -104,7 +104,7 @@ func (m *Model) seedBank(batches []*tensors.Tensor) error {
 	for i := range bank {
 		bank[i] *= num / den
 	}
-	return errors.Wrap(v.SetValue(floatTensor(bank, v.DType(), K, D)), "prism: setting the rescaled bank")
+	return errors.Wrap(v.SetValue(FloatTensor(bank, v.DType(), K, D)), "prism: setting the rescaled bank")
 }
 
 // TrainTensors returns the first n training batches [B, T+1] in the order training sees them.
@@ -243,17 +243,4 @@ func variableFloats(v *context.Variable) ([]float64, error) {
 		return tensors.MustCopyFlatData[float64](t), nil
 	}
 	return nil, errors.Errorf("%s has dtype %s, want float32 or float64", v.ScopeAndName(), t.DType())
-}
-
-// floatTensor returns values as a tensor of dtype (float32 or float64) and the given dims.
-func floatTensor(values []float64, dt dtypes.DType, dims ...int) *tensors.Tensor {
-	if dt == dtypes.Float64 {
-		t := tensors.FromFlatDataAndDimensions(append([]float64(nil), values...), dims...)
-		return t
-	}
-	f := make([]float32, len(values))
-	for i, x := range values {
-		f[i] = float32(x)
-	}
-	return tensors.FromFlatDataAndDimensions(f, dims...)
 }

@@ -1,0 +1,82 @@
+package prismhead
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/protolab/protolab/workbench/plot"
+)
+
+// option decodes a chart's echarts option.
+func option(t *testing.T, c plot.Chart) map[string]any {
+	t.Helper()
+	var o map[string]any
+	require.NoError(t, json.Unmarshal([]byte(c.RenderSnippet().Option), &o))
+	return o
+}
+
+// seriesData returns, per series name, the number of data points.
+func seriesData(o map[string]any) map[string]int {
+	out := map[string]int{}
+	for _, s := range o["series"].([]any) {
+		m := s.(map[string]any)
+		name, _ := m["name"].(string)
+		data, _ := m["data"].([]any)
+		out[name] = max(out[name], len(data))
+	}
+	return out
+}
+
+// fixtureCurvature is a hand-made study result with M = 2 prototypes.
+func fixtureCurvature(w float64) Curvature {
+	blocks := [][]float64{{4, 0.5}, {0.5, 2}}
+	return Curvature{R1Weight: w, R2Weight: w, Tokens: 10, D: 3, Prototypes: []int{7, 2},
+		Exact: Score{Name: "exact", BlockMass: 0.9, DampedCond: 12, BlockCondMedian: 3, Blocks: blocks},
+		Approx: []Score{{Name: ApproxStructured, RelFrobenius: 0.4, BlockMass: 0.95, DampedCond: 8, Blocks: blocks},
+			{Name: ApproxDiagonalC, RelFrobenius: 0.5, BlockMass: 1, DampedCond: -1, Blocks: blocks}},
+		OffDiagonalMass: 0.3, CoUsage: [][]float64{{1, 0.2}, {0.2, 3}}}
+}
+
+// TestFigures_SeriesAndData builds every figure from fixed results and checks the series and their lengths.
+func TestFigures_SeriesAndData(t *testing.T) {
+	q := Quality{Counts: []int64{5, 0, 9, 1}, RelPerplexity: 0.01}
+	q.Prism.Perplexity, q.Dense.Perplexity = 10.1, 10
+	sw := []SweepPoint{{Weight: 0, Curvature: fixtureCurvature(0)}, {Weight: 0.1, Curvature: fixtureCurvature(0.1)},
+		{Weight: 1, Curvature: fixtureCurvature(1)}}
+	c := fixtureCurvature(0.1)
+	for _, tc := range []struct {
+		name  string
+		chart plot.Chart
+		want  map[string]int
+	}{
+		{"QualityBars", QualityBars(q), map[string]int{"PRISM": 1, "dense head": 1}},
+		{"CoverageBars", CoverageBars(q), map[string]int{"PRISM": 5}},
+		{"UsageCurve", UsageCurve(q), map[string]int{"tokens using the prototype": 4}},
+		{"HessianHeatmap", HessianHeatmap(c, "exact"), map[string]int{"": 4}},
+		{"CoUsageHeatmap", CoUsageHeatmap(c), map[string]int{"": 4}},
+		{"ApproxErrors", ApproxErrors(c), map[string]int{"relative Frobenius error": 3, "block mass (diagonal blocks)": 3}},
+		{"SweepCoupling", SweepCoupling(sw), map[string]int{"co-usage C: off-diagonal mass": 3}},
+		{"SweepConditioning", SweepConditioning(sw), map[string]int{"exact + λI": 3, "structured + λI": 3}},
+		{"SweepQuality", SweepQuality(sw), map[string]int{"R̄1": 3}},
+	} {
+		got := seriesData(option(t, tc.chart))
+		for name, n := range tc.want {
+			if name == "" {
+				total := 0
+				for _, v := range got {
+					total += v
+				}
+				require.Equal(t, n, total, tc.name)
+				continue
+			}
+			require.Equal(t, n, got[name], "%s: series %q in %v", tc.name, name, got)
+		}
+	}
+	// The usage curve is sorted in decreasing order.
+	o := option(t, UsageCurve(q))
+	data := o["series"].([]any)[0].(map[string]any)["data"].([]any)
+	first := data[0].(map[string]any)["value"].([]any)[1].(float64)
+	require.Equal(t, 9.0, first)
+}
