@@ -19,7 +19,7 @@ import (
 // over all passes (1: the executable is reused).
 func BenchmarkInterventionPass(b *testing.B) {
 	cfg := Small()
-	pc, _, err := cfg.models(cfg.Corpora[0].Source)
+	pc, _, err := cfg.Models(cfg.Corpora[0].Source)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -1,6 +1,6 @@
-// Package interp is the interpretability study of the Prototype Transformer (docs/spec/protot.md §5, §6, §7.3–7.5):
-// it trains a ProtoT decoder and a LLaMA (attention) decoder of equal non-embedding size on the synthetic concept
-// corpus (and on WordNet glosses when the database is installed), then
+// Package interp is the interpretability study of the Prototype Transformer (docs/spec/protot.md §5, §6, §7.3, §7.4):
+// it trains (or loads) the model pair of models/pair, a ProtoT decoder and a LLaMA (attention) decoder of equal
+// non-embedding size, on the synthetic concept corpus (and on WordNet glosses when the database is installed), then
 //
 //   - builds a dashboard per prototype (layer ℓ, prototype k): the top-activating tokens with their context by the
 //     write routing π and by the read routing ρ, the routing mass by position, β_k and its half-life, the mass
@@ -12,9 +12,10 @@
 //     frequency) and a null model of random tokens;
 //   - intervenes on prototypes (write mask, read mask, re-initialisation; one prototype or the set named with a
 //     label) and measures ΔProb of each label's tokens and ΔPPL, as a full prototype × label sweep run on one
-//     compiled executable;
-//   - perturbs held-out prompts (typos; WordNet synonyms) and compares the next-token distributions of ProtoT
-//     and LLaMA, with the change of ProtoT's position-averaged routing.
+//     compiled executable.
+//
+// The robustness protocol of spec §7.5 (typos and synonyms) is its own study, experiments/robustness, on the same
+// two models.
 //
 // # Labels
 //
@@ -32,25 +33,16 @@
 // # Metrics
 //
 // A unit is anything with one activation per token: a prototype's π[t,k] or ρ[t,k], a head's ‖z_t,h‖₂, an SAE
-// feature's code. Its top set is the K = eval.top_k tokens of largest activation, at most one per document
-// (eval.one_per_doc; ties: the earlier token). A null unit's top set is K random tokens from K random documents.
-// For each label ℓ, with c_ℓ the number of top tokens carrying it:
-//
-//	purity      p_ℓ = c_ℓ / K
-//	excess      e_ℓ = (p_ℓ − b_ℓ) / (1 − b_ℓ)            0 at chance, 1 when every top token carries ℓ
-//	label       ℓ* = argmax_ℓ e_ℓ over e_ℓ > 0           (no label when none is over-represented)
-//	coverage    C = p_ℓ*                                 "how much of the examples the main label explains"
-//	disentangl. D = e_ℓ* / Σ_ℓ max(e_ℓ, 0)               1 when one label alone is over-represented; 1/m for m equal
-//	themes      #{ℓ : e_ℓ ≥ θ}                           θ = eval.theme_excess
-//	p-value     P = min(1, L · Pr[Bin(K, b_ℓ*) ≥ c_ℓ*])  L eligible labels (Bonferroni)
-//	named       C ≥ eval.min_purity and P ≤ eval.alpha
-//
-// C, D and the theme count are 0, 0 and 0 for a unit with no over-represented label. Labels with b_ℓ ∈ {0, 1}
-// are not eligible. A unit kind reports the mean ± sd of C, D and the theme count over its units, the fraction
-// of named units, the fraction of labels that name at least one of its units, and the fraction of concepts (gender,
-// country, …) one of whose values does; the null model gives the chance level of each. These replace the LLM
-// judge of spec §7.3 (label, disentanglement 1–10, coverage 1–10, number of themes) by counts against ground
-// truth: higher C and D and fewer themes are better.
+// feature's code. Units are named and scored by workbench/naming (its doc.go states the equations): the top set is
+// the K = eval.top_k tokens of largest activation, at most one per document (eval.one_per_doc); a null unit's top
+// set is K random tokens from K random documents. Against each label's base rate over the evaluation tokens, the
+// unit gets its label (the most over-represented), coverage C, disentanglement D, its number of themes (θ =
+// eval.theme_excess) and a Bonferroni-corrected binomial p-value (naming equations (1)–(8)); it is named when
+// C ≥ eval.min_purity and the p-value ≤ eval.alpha. A unit kind reports the mean ± sd of C, D and the
+// theme count over its units, the fraction of named units, the fraction of labels that name at least one of its
+// units, and the fraction of concepts (gender, country, …) one of whose values does; the null model gives the chance
+// level of each. These replace the LLM judge of spec §7.3 (label, disentanglement 1–10, coverage 1–10, number of
+// themes) by counts against ground truth: higher C and D and fewer themes are better.
 //
 // # Interventions
 //
@@ -114,27 +106,14 @@
 //
 // ΔProb, a mean of ratios (spec §7.4), understates a mask that removes what the model knows: the occurrences the
 // model got wrong gain by large factors and outweigh the many that lose. Measured on a 6-layer model (R = 32, 1,500
-// steps; the Small preset's comment): write-masking its country prototype L3 P12 costs country tokens 0.90 nats
+// steps; the comment of pair.Small): write-masking its country prototype L3 P12 costs country tokens 0.90 nats
 // each (probability ×0.41) and every other token 0.003 nats on average; it lowers each country's mean word
 // probability Σp′/Σp by 15–80%, yet ΔProb reads −19% to +2%, about half of the occurrences rising. The
 // per-class losses (a geometric mean) show such a prototype for what it is.
 //
-// # Robustness
-//
-// Prompts are held-out document prefixes that end just before the last word of a sentence, the longest that fit
-// robust.max_tokens − 4 tokens after the EOS the model saw before every training document, so the compared
-// prediction is a sentence's final word. (Spec §7.5 compares "the last position of each sentence"; after the final
-// punctuation the next token is a near-certain sentence start, which no perturbation moves.) Each prompt is
-// perturbed once per kind: an adjacent-letter swap, a letter drop, a random letter insertion (each in a word of ≥ 3
-// letters) and, on WordNet text, a one-word synonym from WordNet; the prompt's last word is never touched. The
-// next-token distributions p (original) and p′ (perturbed) at the last position give the Jensen–Shannon divergence
-// (natural log), the top-k overlap |top_k(p) ∩ top_k(p′)|/k, Spearman's correlation over the union of both top-k
-// sets and top-1 agreement (spec §7.5, k = robust.top_k). For ProtoT the routing change is, per layer, the JS
-// divergence of the position-averaged π (and ρ) of the two prompts.
-//
 // # Files
 //
-// With Config.Out set: runs/<mixer>-<source>-d<D>-s<steps>-seed<seed>-<hash>/ per trained model (config.json,
-// weights.safetensors, summary.json), tokenizers/, and result.json (Result). LoadOrRun reuses result.json when its
-// config matches.
+// With run.Out set: the two models of each corpus under run.Out/models/ (models/lm, shared with every study that asks
+// for the same lm.Config, experiments/robustness among them) and the result under run.Out/interp/ (Result).
+// LoadOrRun reuses the stored result when its config matches.
 package interp

@@ -7,7 +7,8 @@ import (
 
 	"github.com/go-echarts/go-echarts/v2/charts"
 
-	"github.com/protolab/protolab/layers/decoder"
+	"github.com/protolab/protolab/models/pair"
+	"github.com/protolab/protolab/workbench/naming"
 	"github.com/protolab/protolab/workbench/plot"
 )
 
@@ -30,17 +31,6 @@ func KindName(kind string) string {
 	return kind
 }
 
-// mixerName returns the display name of a mixer.
-func mixerName(mixer string) string {
-	switch mixer {
-	case decoder.MixerProtoT:
-		return "ProtoT"
-	case decoder.MixerAttention:
-		return "LLaMA"
-	}
-	return mixer
-}
-
 // corpusOrEmpty returns the corpus result of source, or an empty one (so builders draw an empty chart).
 func corpusOrEmpty(res *Result, source string) *CorpusResult {
 	if c := res.Corpus(source); c != nil {
@@ -61,7 +51,7 @@ func tokens(cs []Context) string {
 }
 
 // labelCell formats a score's label for a table: "gender=female 0.85 ✓" (✓ when named).
-func labelCell(s Score) string {
+func labelCell(s naming.Score) string {
 	if s.Label == "" {
 		return "—"
 	}
@@ -73,24 +63,20 @@ func labelCell(s Score) string {
 }
 
 // ModelsTable lists the trained models of every corpus: parameters, FFN width, validation perplexity, training time.
-func ModelsTable(res *Result) *Table {
-	t := &Table{Title: "Trained models", Header: []string{"corpus", "model", "parameters", "non-embedding", "FFN width",
-		"val ppl", "train s", "cached"}}
+func ModelsTable(res *Result) *plot.Table {
+	var sources []string
+	var models [][]pair.Summary
 	for _, c := range res.Corpora {
-		for _, m := range c.Models {
-			t.Rows = append(t.Rows, []string{c.Source, mixerName(m.Mixer), fmt.Sprint(m.NumParams),
-				fmt.Sprint(m.NonEmbeddingParams), fmt.Sprint(m.FFNWidth), fmt.Sprintf("%.3f", m.Val.Perplexity),
-				fmt.Sprintf("%.1f", m.TrainSeconds), fmt.Sprint(m.Cached)})
-		}
+		sources, models = append(sources, c.Source), append(models, c.Models)
 	}
-	return t
+	return pair.ModelsTable(sources, models)
 }
 
 // DashboardTable is the dashboard of one ProtoT layer: per prototype its label by π and by ρ (purity, ✓ when
 // named), mass share, β, half-life, dead status and top tokens by π and by ρ.
-func DashboardTable(res *Result, source string, layer int) *Table {
+func DashboardTable(res *Result, source string, layer int) *plot.Table {
 	c := corpusOrEmpty(res, source)
-	t := &Table{Title: fmt.Sprintf("ProtoT layer %d prototypes (%s)", layer, source),
+	t := &plot.Table{Title: fmt.Sprintf("ProtoT layer %d prototypes (%s)", layer, source),
 		Header: []string{"prototype", "label by π", "label by ρ", "mass share", "β", "half-life", "dead",
 			"top tokens by π", "top tokens by ρ"},
 		Note: "label: majority label of the top tokens with its purity; ✓ named (purity and binomial test, doc.go)"}
@@ -111,13 +97,13 @@ func DashboardTable(res *Result, source string, layer int) *Table {
 
 // ContextsTable lists the top contexts of one prototype by π (read false) or ρ (read true), the activating token
 // in brackets.
-func ContextsTable(res *Result, source string, layer, k int, read bool) *Table {
+func ContextsTable(res *Result, source string, layer, k int, read bool) *plot.Table {
 	c := corpusOrEmpty(res, source)
 	by := "π"
 	if read {
 		by = "ρ"
 	}
-	t := &Table{Title: fmt.Sprintf("Top contexts of %s by %s (%s)", protoName(layer, k), by, source),
+	t := &plot.Table{Title: fmt.Sprintf("Top contexts of %s by %s (%s)", protoName(layer, k), by, source),
 		Header: []string{"activation", "context", "labels"}}
 	for _, p := range c.Prototypes {
 		if p.Layer != layer || p.K != k {
@@ -200,12 +186,12 @@ func ThemesBars(res *Result, source string) *charts.Bar {
 }
 
 // MetricsTable lists the per-kind summaries with standard deviations.
-func MetricsTable(res *Result, source string) *Table {
+func MetricsTable(res *Result, source string) *plot.Table {
 	c := corpusOrEmpty(res, source)
-	t := &Table{Title: fmt.Sprintf("Unit metrics (%s, %d tokens, %d labels)", source, c.EvalTokens, len(c.LabelNames)),
+	t := &plot.Table{Title: fmt.Sprintf("Unit metrics (%s, %d tokens, %d labels)", source, c.EvalTokens, len(c.LabelNames)),
 		Header: []string{"unit kind", "units", "disentanglement", "coverage", "themes", "named units",
 			"labels named", "concepts named"}}
-	ms := func(m MeanSD) string { return fmt.Sprintf("%.3f ± %.3f", m.Mean, m.SD) }
+	ms := func(m naming.MeanSD) string { return fmt.Sprintf("%.3f ± %.3f", m.Mean, m.SD) }
 	for _, k := range c.Kinds {
 		t.Rows = append(t.Rows, []string{KindName(k.Kind), fmt.Sprint(k.Units), ms(k.Disentanglement), ms(k.Coverage),
 			ms(k.NumThemes), fmt.Sprintf("%.2f", k.NamedFraction), fmt.Sprintf("%.2f", k.LabelsNamed),
@@ -215,9 +201,9 @@ func MetricsTable(res *Result, source string) *Table {
 }
 
 // CoverageTable lists, per label, the unit of each kind named with it (highest purity), "—" when none.
-func CoverageTable(res *Result, source string) *Table {
+func CoverageTable(res *Result, source string) *plot.Table {
 	c := corpusOrEmpty(res, source)
-	t := &Table{Title: fmt.Sprintf("Named units per label (%s)", source), Header: []string{"label", "base rate"}}
+	t := &plot.Table{Title: fmt.Sprintf("Named units per label (%s)", source), Header: []string{"label", "base rate"}}
 	for _, k := range c.Kinds {
 		t.Header = append(t.Header, KindName(k.Kind))
 	}
@@ -289,8 +275,8 @@ func ClassLossHeatmap(res *Result, source string) *charts.HeatMap {
 // SelectivityTable lists ClassSelectivity: per concept, the prototype costing its tokens most beyond what it costs
 // the others, how much (as a probability factor), what it costs the other tokens, its perplexity change, and the
 // concept's floor.
-func SelectivityTable(res *Result, source string) *Table {
-	t := &Table{Title: fmt.Sprintf("The prototype whose write mask costs each concept's tokens most beyond the rest "+
+func SelectivityTable(res *Result, source string) *plot.Table {
+	t := &plot.Table{Title: fmt.Sprintf("The prototype whose write mask costs each concept's tokens most beyond the rest "+
 		"(%s, held out)", source), Header: []string{"concept", "share of positions", "prototype",
 		"loss on the concept (nats)", "its tokens' probability ×", "loss elsewhere (nats)", "ratio", "ΔPPL",
 		"concept floor"}}
@@ -310,9 +296,9 @@ func SelectivityTable(res *Result, source string) *Table {
 // bound), the spec §7.4 columns and the best, selective, named-set and control effects: prototypes selected on the
 // calibration split, every effect measured on the held-out split; the in-sample column is the selection a search on
 // the held-out split itself would make (optimistic reference).
-func InterventionTable(res *Result, source string) *Table {
+func InterventionTable(res *Result, source string) *plot.Table {
 	c := corpusOrEmpty(res, source)
-	t := &Table{Title: fmt.Sprintf("Interventions (%s): selected on calibration, measured held out", source),
+	t := &plot.Table{Title: fmt.Sprintf("Interventions (%s): selected on calibration, measured held out", source),
 		Header: []string{"target", "words (cal/held)", "p", "floor", "max ΔProb", "mean ΔProb", "max ΔPPL",
 			"mean ΔPPL", "best", "write ΔProb/ΔPPL", "read ΔProb/ΔPPL", "reinit ΔProb/ΔPPL", "selective (cal ΔProb) ΔProb/ΔPPL",
 			"in-sample ΔProb/ΔPPL", "named set ΔProb/ΔPPL", "control ΔProb", "pass"}}
@@ -343,94 +329,9 @@ func InterventionTable(res *Result, source string) *Table {
 	return t
 }
 
-// Robustness metrics accepted by RobustnessBars.
-const (
-	MetricJS       = "js"
-	MetricOverlap  = "overlap"
-	MetricSpearman = "spearman"
-	MetricTop1     = "top1"
-)
-
-// RobustnessBars compares ProtoT and LLaMA on one robustness metric (MetricJS, MetricOverlap, MetricSpearman,
-// MetricTop1) per perturbation kind.
-func RobustnessBars(res *Result, source, metric string) *charts.Bar {
-	c := corpusOrEmpty(res, source)
-	var kinds []string
-	var groups []plot.BarGroup
-	if r := c.Robust; r != nil {
-		kinds = r.Kinds
-		for _, m := range r.Models {
-			g := plot.BarGroup{Name: mixerName(m.Mixer)}
-			for _, k := range kinds {
-				v := math.NaN()
-				if s := r.Stats(m.Mixer, k); s != nil {
-					v = map[string]float64{MetricJS: s.JS.Mean, MetricOverlap: s.Overlap.Mean,
-						MetricSpearman: s.Spearman.Mean, MetricTop1: s.Top1.Mean}[metric]
-				}
-				g.Values = append(g.Values, v)
-			}
-			groups = append(groups, g)
-		}
-	}
-	title := map[string]string{MetricJS: "JS divergence of next-token distributions (↓ robust)",
-		MetricOverlap: "Top-k overlap (↑ robust)", MetricSpearman: "Spearman on the top-k union (↑ robust)",
-		MetricTop1: "Top-1 agreement (↑ robust)"}[metric]
-	return plot.Bars(fmt.Sprintf("%s (%s)", title, source), kinds, groups, plot.AxisNames("perturbation", metric))
-}
-
-// RoutingChangeBars shows, per perturbation kind, the JS divergence of ProtoT's position-averaged π (and ρ) of
-// each layer between original and perturbed prompts.
-func RoutingChangeBars(res *Result, source string) *charts.Bar {
-	c := corpusOrEmpty(res, source)
-	var kinds []string
-	var groups []plot.BarGroup
-	if r := c.Robust; r != nil {
-		kinds = r.Kinds
-		for _, m := range r.Models {
-			if m.Mixer != decoder.MixerProtoT || len(m.ByKind) == 0 {
-				continue
-			}
-			for l := range m.ByKind[0].RoutingJS {
-				w, rd := plot.BarGroup{Name: fmt.Sprintf("layer %d π", l)}, plot.BarGroup{Name: fmt.Sprintf("layer %d ρ", l)}
-				for _, s := range m.ByKind {
-					w.Values = append(w.Values, s.RoutingJS[l].Mean)
-					rd.Values = append(rd.Values, s.RoutingJSRead[l].Mean)
-				}
-				groups = append(groups, w, rd)
-			}
-		}
-	}
-	return plot.Bars(fmt.Sprintf("Routing change under perturbation, ProtoT (%s)", source), kinds, groups,
-		plot.AxisNames("perturbation", "JS of position-averaged routing"))
-}
-
-// RobustnessTable lists every robustness statistic with its standard deviation, and one example pair per kind.
-func RobustnessTable(res *Result, source string) *Table {
-	c := corpusOrEmpty(res, source)
-	t := &Table{Title: fmt.Sprintf("Robustness (%s)", source), Header: []string{"model", "perturbation", "pairs", "JS",
-		"top-k overlap", "Spearman", "top-1 agreement"}}
-	r := c.Robust
-	if r == nil {
-		return t
-	}
-	ms := func(m MeanSD) string { return fmt.Sprintf("%.3f ± %.3f", m.Mean, m.SD) }
-	for _, m := range r.Models {
-		for _, s := range m.ByKind {
-			t.Rows = append(t.Rows, []string{mixerName(m.Mixer), s.Kind, fmt.Sprint(s.Pairs), ms(s.JS), ms(s.Overlap),
-				ms(s.Spearman), ms(s.Top1)})
-		}
-	}
-	var ex []string
-	for _, p := range r.Examples {
-		ex = append(ex, fmt.Sprintf("%s: %q → %q", p.Kind, p.Original, p.Perturbed))
-	}
-	t.Note = strings.Join(ex, "; ")
-	return t
-}
-
 // ChecksTable lists the study's checks and timings.
-func ChecksTable(res *Result) *Table {
-	t := &Table{Title: "Checks", Header: []string{"pass", "claim", "value", "want"}}
+func ChecksTable(res *Result) *plot.Table {
+	t := &plot.Table{Title: "Checks", Header: []string{"pass", "claim", "value", "want"}}
 	for _, c := range res.Checks {
 		t.Rows = append(t.Rows, []string{fmt.Sprint(c.Pass), c.Name, fmt.Sprintf("%.4g", c.Value), c.Want})
 	}

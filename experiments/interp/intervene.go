@@ -5,9 +5,6 @@ import (
 	"math"
 	"slices"
 
-	"github.com/gomlx/gomlx/pkg/core/dtypes"
-	"github.com/gomlx/gomlx/pkg/core/graph"
-	"github.com/gomlx/gomlx/pkg/core/tensors"
 	"github.com/gomlx/gomlx/pkg/ml/context"
 	"github.com/pkg/errors"
 
@@ -22,86 +19,6 @@ const (
 	InterveneRead   = "read"   // read mask: the prototype is not read
 	InterveneReinit = "reinit" // its row of P is resampled as at initialisation
 )
-
-// scorer evaluates the log-probability of every target token of batches [B, T+1] (int32, all of one shape) with
-// the model's current variable values. The executable is compiled once: masks and prototypes are variables, so interventions change its inputs,
-// not its graph; builds counts the graph constructions, which stays 1 over a whole sweep.
-type scorer struct {
-	exec   *context.Exec
-	builds int
-}
-
-func newScorer(m *lm.Model, batches []*tensors.Tensor) (*scorer, error) {
-	if len(batches) == 0 {
-		return nil, errors.New("interp: no batches to score interventions on")
-	}
-	cfg := m.Config.Model
-	s := &scorer{}
-	var err error
-	s.exec, err = context.NewExec(m.Backend, m.Ctx.Reuse(), func(ctx *context.Context, batch *graph.Node) *graph.Node {
-		s.builds++
-		return graph.ConvertDType(graph.Neg(decoder.TokenLosses(ctx, cfg, batch)), dtypes.Float64)
-	})
-	return s, errors.Wrap(err, "interp: building the intervention executable")
-}
-
-// logProbs returns log p(target) of every input position of the batches, row-major: [N_batches·B·T].
-func (s *scorer) logProbs(batches []*tensors.Tensor) ([]float64, error) {
-	var out []float64
-	for i, b := range batches {
-		res, err := s.exec.Exec(b)
-		if err != nil {
-			return nil, errors.Wrapf(err, "interp: scoring batch %d", i)
-		}
-		out = append(out, tensors.MustCopyFlatData[float64](res[0])...)
-	}
-	return out, nil
-}
-
-// Occurrence is one occurrence of a target word among the scored positions: the inputs Pos … Pos+Len−1 predict
-// its Len tokens, so its teacher-forced probability is the product of their Len probabilities (spec §7.4).
-type Occurrence struct {
-	Pos int `json:"pos"`
-	Len int `json:"len"`
-}
-
-// Effect compares a log-probability vector with the baseline: ΔProb per target (mean over its occurrences of
-// p′/p − 1, p the product of the word's token probabilities) and ΔPPL (ppl′/ppl − 1 over all positions).
-func Effect(base, lp []float64, occurrences [][]Occurrence) (dProb []float64, dPPL float64) {
-	dProb = make([]float64, len(occurrences))
-	for j, occ := range occurrences {
-		for _, o := range occ {
-			d := 0.0
-			for n := o.Pos; n < o.Pos+o.Len; n++ {
-				d += lp[n] - base[n]
-			}
-			dProb[j] += math.Expm1(d)
-		}
-		if len(occ) > 0 {
-			dProb[j] /= float64(len(occ))
-		}
-	}
-	sb, sl := 0.0, 0.0
-	for n := range base {
-		sb += base[n]
-		sl += lp[n]
-	}
-	// ppl = exp(−mean log p), so ppl′/ppl = exp((Σ log p − Σ log p′)/N).
-	return dProb, math.Expm1((sb - sl) / float64(len(base)))
-}
-
-// wordProb returns the mean over occurrences of the word probability exp(Σ log p).
-func wordProb(lp []float64, occ []Occurrence) float64 {
-	s := 0.0
-	for _, o := range occ {
-		x := 0.0
-		for n := o.Pos; n < o.Pos+o.Len; n++ {
-			x += lp[n]
-		}
-		s += math.Exp(x)
-	}
-	return s / float64(max(1, len(occ)))
-}
 
 // Sweep is the effect of intervening on each prototype alone, for every target, on the held-out split (Prob,
 // PPL) and on the calibration split the prototypes are selected on (CalProb, CalPPL).
@@ -200,21 +117,6 @@ type Intervention struct {
 // protoName names prototype k of layer l.
 func protoName(l, k int) string { return fmt.Sprintf("L%d P%d", l, k) }
 
-// wordOccurrences returns, per label id of es, the positions whose target starts a word carrying the label (and
-// ending within the sequence), with the word's length in tokens.
-func wordOccurrences(es *evalSet) [][]Occurrence {
-	out := make([][]Occurrence, len(es.tokens.Names))
-	for n, k := range es.nextWord {
-		if k == 0 {
-			continue
-		}
-		for _, l := range es.next[n] {
-			out[l] = append(out[l], Occurrence{Pos: n, Len: k})
-		}
-	}
-	return out
-}
-
 // intervene sweeps every prototype of m (a ProtoT model) with each kind of ic.Sweeps on the calibration split
 // cal and the held-out split held, selects per target the best prototypes on cal, measures them (and the other
 // kinds, and the named-set masks) on held, and summarises per target. named maps a label to the prototypes
@@ -293,47 +195,6 @@ func intervene(m *lm.Model, cal, held *evalSet, ic InterveneConfig, batchSize in
 	}
 	iv.BasePPL = math.Exp(-meanLP / float64(len(baseHeld)))
 
-	apply := func(kind string, l int, ks []int) (restore func() error, err error) {
-		switch kind {
-		case InterveneWrite, InterveneRead:
-			mask := make([]float64, R)
-			for k := range mask {
-				mask[k] = 1
-			}
-			for _, k := range ks {
-				mask[k] = 0
-			}
-			w, r := mask, []float64(nil)
-			if kind == InterveneRead {
-				w, r = nil, mask
-			}
-			if err := protot.SetMasks(block(l), cfg.ProtoT, l, w, r); err != nil {
-				return nil, err
-			}
-			return func() error { return protot.ClearMasks(block(l), cfg.ProtoT, l) }, nil
-		case InterveneReinit:
-			v := block(l).In(protot.Scope).GetVariable(protot.VarPrototypes)
-			if v == nil {
-				return nil, errors.Errorf("interp: layer %d has no %s variable", l, protot.VarPrototypes)
-			}
-			old, err := v.Value()
-			if err != nil {
-				return nil, errors.Wrapf(err, "interp: reading %s", v.ScopeAndName())
-			}
-			saved, err := old.LocalClone()
-			if err != nil {
-				return nil, errors.Wrapf(err, "interp: copying %s", v.ScopeAndName())
-			}
-			for _, k := range ks {
-				if err := protot.ReinitPrototype(block(l), k, ic.ReinitSeed); err != nil {
-					return nil, err
-				}
-			}
-			return func() error { return errors.Wrapf(v.SetValue(saved), "interp: restoring %s", v.ScopeAndName()) },
-				nil
-		}
-		return nil, errors.Errorf("interp: unknown intervention %q", kind)
-	}
 	var classPos [][]int
 	iv.Classes, iv.ClassShare, classPos = positionClasses(held, len(baseHeld))
 	type effect struct {
@@ -353,7 +214,7 @@ func intervene(m *lm.Model, cal, held *evalSet, ic InterveneConfig, batchSize in
 			return first
 		}
 		for l, ks := range byLayer {
-			r, err := apply(kind, l, ks)
+			r, err := applyIntervention(m, kind, l, ks, ic.ReinitSeed)
 			if err != nil {
 				if uerr := undo(); uerr != nil {
 					return effect{}, uerr
@@ -520,127 +381,4 @@ func SelectPrototype(prob [][]float64, ppl []float64, j int, maxPPL float64) (be
 		}
 	}
 	return best, selective
-}
-
-// ClassOther is the class of the positions whose target token carries no concept value.
-const ClassOther = "other"
-
-// positionClasses returns the classes of the first n positions of es (Intervention.Classes), their shares and
-// their positions.
-func positionClasses(es *evalSet, n int) (classes []string, share []float64, pos [][]int) {
-	index := map[string]int{}
-	for _, name := range es.tokens.Names {
-		if name == NoneLabel {
-			continue
-		}
-		c := conceptOf(name)
-		if _, seen := index[c]; !seen {
-			index[c] = len(classes)
-			classes = append(classes, c)
-		}
-	}
-	classes = append(classes, ClassOther)
-	pos = make([][]int, len(classes))
-	for i := range n {
-		in := make([]bool, len(classes))
-		labelled := false
-		for _, l := range es.next[i] {
-			if name := es.tokens.Names[l]; name != NoneLabel {
-				in[index[conceptOf(name)]], labelled = true, true
-			}
-		}
-		in[len(classes)-1] = !labelled
-		for c, ok := range in {
-			if ok {
-				pos[c] = append(pos[c], i)
-			}
-		}
-	}
-	for _, p := range pos {
-		share = append(share, float64(len(p))/float64(max(1, n)))
-	}
-	return classes, share, pos
-}
-
-// Selectivity is, for one class of positions, the prototype whose write mask raises the class's loss most above
-// the loss it adds elsewhere.
-type Selectivity struct {
-	Class     string
-	Share     float64 // the class's fraction of the held-out positions
-	Prototype string
-	Loss      float64 // mean loss increase over the class's positions (nats)
-	Outside   float64 // mean loss increase over every other position (nats): OutsideLoss(Share, Loss, PPL)
-	PPL       float64 // the mask's held-out ΔPPL
-	// Floor is ProbFloor of all the concept's target occurrences together: the lowest ΔProb that a mask lowering
-	// every value of the concept alike (and sparing other tokens) can reach within the perplexity bound.
-	Floor float64
-}
-
-// OutsideLoss returns the mean loss increase over the positions outside a class that holds a fraction share of
-// them, given its mean loss increase on the class and the ΔPPL over all positions: the mean over all positions is
-// log(1 + ΔPPL), so outside = (log(1 + ΔPPL) − share·loss)/(1 − share); 0 when the class holds every position.
-func OutsideLoss(share, loss, dPPL float64) float64 {
-	if share >= 1 {
-		return 0
-	}
-	return (math.Log1p(dPPL) - share*loss) / (1 - share)
-}
-
-// ClassSelectivity returns, per concept class (ClassOther excluded), the prototype whose write mask raises the
-// loss of the class's positions most above its loss increase on the other positions (Loss − Outside; a hub that
-// costs every token alike scores 0).
-func ClassSelectivity(iv *Intervention) []Selectivity {
-	if iv == nil || len(iv.Sweeps) == 0 || len(iv.Sweeps[0].ClassLoss) == 0 {
-		return nil
-	}
-	write := iv.Sweeps[0]
-	var out []Selectivity
-	for c, class := range iv.Classes {
-		if class == ClassOther {
-			continue
-		}
-		var s Selectivity
-		for p, row := range write.ClassLoss {
-			x := Selectivity{Class: class, Share: iv.ClassShare[c], Prototype: iv.Prototypes[p], Loss: row[c],
-				PPL: write.PPL[p]}
-			x.Outside = OutsideLoss(x.Share, x.Loss, x.PPL)
-			if p == 0 || x.Loss-x.Outside > s.Loss-s.Outside {
-				s = x
-			}
-		}
-		share := 0.0
-		for _, e := range iv.Effects {
-			if conceptOf(e.Target) == class {
-				share += e.Share
-			}
-		}
-		s.Floor = ProbFloor(share, iv.MaxPPLChange)
-		out = append(out, s)
-	}
-	return out
-}
-
-// ClassLoss returns, per class of positions, the mean increase of the loss −log p from the log-probabilities base
-// to lp over the class's positions (0 for an empty class).
-func ClassLoss(base, lp []float64, classes [][]int) []float64 {
-	out := make([]float64, len(classes))
-	for c, ps := range classes {
-		for _, n := range ps {
-			out[c] += base[n] - lp[n]
-		}
-		if len(ps) > 0 {
-			out[c] /= float64(len(ps))
-		}
-	}
-	return out
-}
-
-// ProbFloor returns the most negative ΔProb that an intervention can give a target whose word occurrences are a
-// fraction share of the scored positions while moving perplexity by less than maxPPL, provided it lowers the
-// loss of no other position (doc.go, "Interventions"): (1 + maxPPL)^(−1/share) − 1.
-func ProbFloor(share, maxPPL float64) float64 {
-	if share <= 0 {
-		return -1
-	}
-	return math.Pow(1+maxPPL, -1/share) - 1
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/pkg/errors"
 
 	"github.com/protolab/protolab/workbench/lmdata"
+	"github.com/protolab/protolab/workbench/naming"
 	"github.com/protolab/protolab/workbench/tokenizer"
 )
 
@@ -16,10 +17,10 @@ import (
 // throughout), with their labels and documents. Input token n = s·T + t is position t of sequence s.
 type evalSet struct {
 	T      int
-	seqs   [][]int32 // [S][T+1]: inputs [:T], targets [1:]
-	stream []int32   // the validation stream
-	offset []int     // [N] stream offset of each input
-	tokens *Tokens   // N = S·T input tokens
+	seqs   [][]int32      // [S][T+1]: inputs [:T], targets [1:]
+	stream []int32        // the validation stream
+	offset []int          // [N] stream offset of each input
+	tokens *naming.Tokens // N = S·T input tokens
 	// next[n] holds the label ids of the target of input n (the token after it): [N].
 	next [][]int32
 	// nextWord[n] is the number of tokens of the word whose first token is the target of input n, when that word
@@ -228,7 +229,7 @@ func buildEvalSetIn(prep *lmdata.Prepared, cc CorpusConfig, from, to, sequences,
 	for n := range N {
 		of[n], next[n] = relabel(of[n]), relabel(next[n])
 	}
-	es.tokens = &Tokens{Names: kept, Of: of, Doc: doc}
+	es.tokens = &naming.Tokens{Names: kept, Of: of, Doc: doc}
 	es.next = next
 	return es, es.tokens.Validate()
 }

@@ -7,10 +7,11 @@ import (
 	"github.com/pkg/errors"
 
 	"github.com/protolab/protolab/models/lm"
+	"github.com/protolab/protolab/models/pair"
 	"github.com/protolab/protolab/workbench/data/wordnet"
-	"github.com/protolab/protolab/workbench/eval"
 	"github.com/protolab/protolab/workbench/lmdata"
 	"github.com/protolab/protolab/workbench/meter"
+	"github.com/protolab/protolab/workbench/naming"
 	"github.com/protolab/protolab/workbench/run"
 )
 
@@ -41,9 +42,9 @@ func (r *Result) Corpus(source string) *CorpusResult {
 // CorpusResult is the study on one corpus.
 type CorpusResult struct {
 	Source string `json:"source"`
-	Labels string `json:"labels"` // LabelsMarked or LabelsInForce
+	Labels string `json:"labels"` // LabelsMarked, LabelsInForce or LabelsLexical
 	// Models are the ProtoT model and the LLaMA baseline, in that order.
-	Models []TrainSummary `json:"models"`
+	Models []pair.Summary `json:"models"`
 	// EvalTokens is the number of held-out tokens every unit is scored on; LabelNames and LabelCounts the labels
 	// kept on them.
 	EvalTokens  int      `json:"eval_tokens"`
@@ -51,8 +52,8 @@ type CorpusResult struct {
 	LabelCounts []int    `json:"label_counts"`
 	// Kinds summarises each unit kind (KindProtoPi, KindProtoRho, KindHeads, KindSAEVariance, KindSAEFrequency,
 	// KindNull, those that ran) and Units lists every unit.
-	Kinds []KindSummary `json:"kinds"`
-	Units []Unit        `json:"units"`
+	Kinds []naming.KindSummary `json:"kinds"`
+	Units []Unit               `json:"units"`
 	// Coverage tells, per label, which unit of each kind is named with it.
 	Coverage []LabelCoverage `json:"coverage"`
 	// Prototypes are the ProtoT dashboards, layer-major; Layers the per-layer routing statistics.
@@ -60,11 +61,10 @@ type CorpusResult struct {
 	Layers     []LayerStats  `json:"layers"`
 	SAE        []SAEStats    `json:"sae,omitempty"`
 	Intervene  *Intervention `json:"intervene,omitempty"`
-	Robust     *Robustness   `json:"robust,omitempty"`
 }
 
 // Kind returns the summary of a unit kind, or nil.
-func (c *CorpusResult) Kind(kind string) *KindSummary {
+func (c *CorpusResult) Kind(kind string) *naming.KindSummary {
 	for i := range c.Kinds {
 		if c.Kinds[i].Kind == kind {
 			return &c.Kinds[i]
@@ -91,7 +91,7 @@ func LoadOrRun(cfg Config, opts ...run.Option) (*Result, error) {
 }
 
 // Run runs the study of cfg on every corpus (training or loading the two models, units, dashboards, SAEs,
-// interventions, robustness), then the checks, even when a result is stored; with run.Out set it stores it there.
+// interventions), then the checks, even when a result is stored; with run.Out set it stores it there.
 func Run(cfg Config, opts ...run.Option) (*Result, error) {
 	return run.Recompute(Study, cfg, opts, compute)
 }
@@ -122,8 +122,8 @@ func compute(cfg Config, prov *run.Provenance, o run.Options) (*Result, error) {
 
 // runCorpus runs the study on one corpus. A non-empty note means the corpus was skipped (optional, not installed).
 func runCorpus(cfg Config, cc CorpusConfig, prov *run.Provenance, o run.Options) (*CorpusResult, string, error) {
-	var db *wordnet.DB
-	if cc.Source == lmdata.SourceWordNet || cc.Synonyms || cc.Labels == LabelsLexical {
+	var lexical func(string) []string
+	if cc.Source == lmdata.SourceWordNet || cc.Labels == LabelsLexical {
 		dir, err := wordnet.Dir()
 		if err != nil {
 			if cc.Optional {
@@ -131,44 +131,32 @@ func runCorpus(cfg Config, cc CorpusConfig, prov *run.Provenance, o run.Options)
 			}
 			return nil, "", err
 		}
-		if cc.Synonyms || cc.Labels == LabelsLexical {
-			if db, err = wordnet.Load(dir); err != nil {
+		if cc.Labels == LabelsLexical {
+			db, err := wordnet.Load(dir)
+			if err != nil {
 				return nil, "", err
 			}
+			lexical = db.Supersenses
 		}
-	}
-	proto, llama, err := cfg.models(cc.Source)
-	if err != nil {
-		return nil, "", err
 	}
 	cr := &CorpusResult{Source: cc.Source, Labels: cc.Labels}
-	var models []*lm.Model
-	if err := prov.Time("train_"+cc.Source, func() error {
-		for _, mc := range []lm.Config{proto, llama} {
-			m, err := lm.LoadOrTrain(mc, run.With(o))
-			if err != nil {
-				return err
-			}
-			models = append(models, m)
-			cr.Models = append(cr.Models, summarize(m))
-		}
-		return nil
+	var proto, llama *lm.Model
+	if err := prov.Time("train_"+cc.Source, func() (err error) {
+		proto, llama, err = cfg.LoadOrTrain(cc.Source, run.With(o))
+		return err
 	}); err != nil {
 		return nil, "", err
 	}
+	cr.Models = []pair.Summary{pair.NewSummary(proto), pair.NewSummary(llama)}
 	var prep *lmdata.Prepared
 	if err := prov.Time("data_"+cc.Source, func() (err error) {
-		prep, err = models[0].Data()
+		prep, err = proto.Data()
 		return err
 	}); err != nil {
 		return nil, "", err
 	}
 	var es *evalSet
 	if err := prov.Time("labels_"+cc.Source, func() (err error) {
-		var lexical func(string) []string
-		if db != nil {
-			lexical = db.Supersenses
-		}
 		es, err = buildEvalSet(prep, cc, cfg.Eval.Sequences, cfg.Eval.MinLabelCount, cfg.Eval.NoneLabel, lexical)
 		return err
 	}); err != nil {
@@ -177,7 +165,7 @@ func runCorpus(cfg Config, cc CorpusConfig, prov *run.Provenance, o run.Options)
 	cr.EvalTokens, cr.LabelNames, cr.LabelCounts = es.N(), es.tokens.Names, es.tokens.Counts()
 	o.Logf(Study, "%s: %d evaluation tokens, %d labels", cc.Source, es.N(), len(es.tokens.Names))
 	if err := prov.Time("units_"+cc.Source, func() error {
-		return analyzeUnits(cr, cfg, models[0], models[1], es, o)
+		return analyzeUnits(cr, cfg, proto, llama, es, o)
 	}); err != nil {
 		return nil, "", err
 	}
@@ -187,17 +175,11 @@ func runCorpus(cfg Config, cc CorpusConfig, prov *run.Provenance, o run.Options)
 			if err != nil {
 				return err
 			}
-			cr.Intervene, err = intervene(models[0], cal, held, cfg.Intervene, cfg.Eval.BatchSize, namedPrototypes(cr))
+			cr.Intervene, err = intervene(proto, cal, held, cfg.Intervene, cfg.Eval.BatchSize, namedPrototypes(cr))
 			return err
 		}); err != nil {
 			return nil, "", err
 		}
-	}
-	if err := prov.Time("robust_"+cc.Source, func() (err error) {
-		cr.Robust, err = robustness(models, prep, cc, cfg, db)
-		return err
-	}); err != nil {
-		return nil, "", err
 	}
 	return cr, "", nil
 }
@@ -212,32 +194,6 @@ func interventionSplits(prep *lmdata.Prepared, cc CorpusConfig, cfg Config) (cal
 	}
 	held, err = buildEvalSetIn(prep, cc, n/2, n, cfg.Intervene.HeldOut, 1, cfg.Eval.NoneLabel, nil)
 	return cal, held, errors.WithMessage(err, "interp: the held-out split")
-}
-
-// TrainSummary describes one trained model of the study.
-type TrainSummary struct {
-	Name               string                `json:"name"`
-	Mixer              string                `json:"mixer"`
-	NumParams          int                   `json:"num_params"`
-	NonEmbeddingParams int                   `json:"non_embedding_params"`
-	FFNWidth           int                   `json:"ffn_width"`
-	FinalLoss          float64               `json:"final_loss"` // last recorded training loss
-	Val                eval.PerplexityResult `json:"val"`        // validation perplexity on train.eval_batches batches
-	TrainSeconds       float64               `json:"train_seconds"`
-	Dir                string                `json:"dir,omitempty"`
-	Cached             bool                  `json:"cached"` // loaded from Dir rather than trained by this run
-}
-
-func summarize(m *lm.Model) TrainSummary {
-	mc := m.Config.Model
-	s := TrainSummary{Name: m.Config.Name(), Mixer: mc.Mixer, NumParams: mc.NumParams(),
-		NonEmbeddingParams: lm.NonEmbeddingParams(mc), FFNWidth: mc.FFNWidth(), Val: m.Result.Val, Dir: m.Dir,
-		Cached: m.Cached}
-	if h := m.Result.History; h != nil && len(h.Steps) > 0 {
-		s.FinalLoss = h.Steps[len(h.Steps)-1].Loss
-		s.TrainSeconds = h.Steps[len(h.Steps)-1].Elapsed
-	}
-	return s
 }
 
 // String is the study's report: the trained models and the checks.

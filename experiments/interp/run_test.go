@@ -9,8 +9,10 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/protolab/protolab/layers/decoder"
+	"github.com/protolab/protolab/models/pair"
 	"github.com/protolab/protolab/workbench/data"
 	"github.com/protolab/protolab/workbench/lmdata"
+	"github.com/protolab/protolab/workbench/naming"
 	"github.com/protolab/protolab/workbench/plot"
 	"github.com/protolab/protolab/workbench/run"
 )
@@ -51,7 +53,7 @@ func TestRun_Tiny(t *testing.T) {
 			require.LessOrEqual(t, k.Units, L*R)
 			require.Positive(t, k.Units)
 		}
-		for _, m := range []MeanSD{k.Disentanglement, k.Coverage} {
+		for _, m := range []naming.MeanSD{k.Disentanglement, k.Coverage} {
 			require.True(t, m.Mean >= 0 && m.Mean <= 1, "%s: %+v", k.Kind, m)
 		}
 	}
@@ -108,7 +110,7 @@ func TestRun_Tiny(t *testing.T) {
 	require.Equal(t, ClassOther, iv.Classes[len(iv.Classes)-1])
 	require.Len(t, iv.ClassShare, len(iv.Classes))
 	for _, target := range iv.Targets {
-		require.Contains(t, iv.Classes, conceptOf(target))
+		require.Contains(t, iv.Classes, naming.ConceptOf(target))
 	}
 	total := 0.0
 	for _, s := range iv.ClassShare {
@@ -155,25 +157,6 @@ func TestRun_Tiny(t *testing.T) {
 		}
 	}
 
-	// Robustness: three typo kinds on the synthetic corpus, both models, per-layer routing change for ProtoT.
-	rb := c.Robust
-	require.NotNil(t, rb)
-	require.Equal(t, cfg.Robust.Perturbations, rb.Kinds)
-	require.Len(t, rb.Models, 2)
-	for _, m := range rb.Models {
-		for _, s := range m.ByKind {
-			require.Positive(t, s.Pairs)
-			require.True(t, s.JS.Mean >= 0 && s.JS.Mean <= math.Ln2)
-			require.True(t, s.Overlap.Mean >= 0 && s.Overlap.Mean <= 1)
-			if m.Mixer == decoder.MixerProtoT {
-				require.Len(t, s.RoutingJS, L)
-				require.Len(t, s.RoutingJSRead, L)
-				require.InDelta(t, s.RoutingJS[0].Mean, s.RoutingJSRead[0].Mean, 1e-12, "layer 0 reads with π")
-			} else {
-				require.Empty(t, s.RoutingJS)
-			}
-		}
-	}
 	require.NotEmpty(t, res.Checks)
 	require.Positive(t, res.WallSeconds)
 
@@ -182,9 +165,7 @@ func TestRun_Tiny(t *testing.T) {
 		RoutingMassHeatmap(res, c.Source, 0), PrototypeBars(res, c.Source), MetricBars(res, c.Source),
 		ThemesBars(res, c.Source), MetricsTable(res, c.Source), CoverageTable(res, c.Source),
 		InterventionHeatmap(res, c.Source, InterveneWrite), InterventionTable(res, c.Source),
-		ClassLossHeatmap(res, c.Source), SelectivityTable(res, c.Source),
-		RobustnessBars(res, c.Source, MetricJS), RoutingChangeBars(res, c.Source), RobustnessTable(res, c.Source),
-		ChecksTable(res)} {
+		ClassLossHeatmap(res, c.Source), SelectivityTable(res, c.Source), ChecksTable(res)} {
 		s := ch.RenderSnippet()
 		require.NotEmpty(t, s.Element)
 	}
@@ -291,11 +272,15 @@ func TestBuildEvalSet_SyntheticLabels(t *testing.T) {
 	require.Empty(t, none.tokens.Names)
 }
 
+// TestConfig_PresetsValidate checks every preset, that each trains the models of the pair preset of its name (so
+// that experiments/robustness, built on the same presets, shares them), and the errors of bad settings.
 func TestConfig_PresetsValidate(t *testing.T) {
+	pairs := map[string]pair.Config{"tiny": pair.Tiny(), "small": pair.Small(), "paper": pair.Paper()}
 	for _, name := range []string{"tiny", "small", "paper"} {
 		c, err := Preset(name)
 		require.NoError(t, err)
 		require.NoError(t, c.Validate(), name)
+		require.Equal(t, pairs[name], c.Config, name)
 	}
 	c := Tiny()
 	require.NoError(t, run.Override(&c, "intervene.sweeps=[\"read\"]"))

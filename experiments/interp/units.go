@@ -6,17 +6,16 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/gomlx/gomlx/pkg/core/dtypes"
-	"github.com/gomlx/gomlx/pkg/core/graph"
 	"github.com/gomlx/gomlx/pkg/core/tensors"
 	"github.com/gomlx/gomlx/pkg/ml/context"
 	"github.com/pkg/errors"
 
 	"github.com/protolab/protolab/layers/attention"
 	"github.com/protolab/protolab/layers/decoder"
-	"github.com/protolab/protolab/layers/hook"
 	"github.com/protolab/protolab/layers/protot"
 	"github.com/protolab/protolab/models/lm"
+	"github.com/protolab/protolab/models/pair"
+	"github.com/protolab/protolab/workbench/naming"
 	"github.com/protolab/protolab/workbench/probe"
 	"github.com/protolab/protolab/workbench/run"
 	"github.com/protolab/protolab/workbench/stats"
@@ -34,11 +33,11 @@ const (
 
 // Unit is one scored unit.
 type Unit struct {
-	Kind  string `json:"kind"`
-	Layer int    `json:"layer"` // -1 for null units
-	Index int    `json:"index"` // prototype, head or feature index within the layer
-	Name  string `json:"name"`  // "L0 P3", "L1 H2", "L0 F117", "null 5"
-	Score Score  `json:"score"`
+	Kind  string       `json:"kind"`
+	Layer int          `json:"layer"` // -1 for null units
+	Index int          `json:"index"` // prototype, head or feature index within the layer
+	Name  string       `json:"name"`  // "L0 P3", "L1 H2", "L0 F117", "null 5"
+	Score naming.Score `json:"score"`
 }
 
 // Prototype is the dashboard of one prototype (spec §6).
@@ -55,10 +54,10 @@ type Prototype struct {
 	// MassByPos[t] is the mean of π[t, k] over the evaluation sequences at position t: [T].
 	MassByPos []float64 `json:"mass_by_pos"`
 	// Write and Read are the unit scores by π and by ρ; TopWrite and TopRead their top contexts.
-	Write    Score     `json:"write"`
-	Read     Score     `json:"read"`
-	TopWrite []Context `json:"top_write"`
-	TopRead  []Context `json:"top_read"`
+	Write    naming.Score `json:"write"`
+	Read     naming.Score `json:"read"`
+	TopWrite []Context    `json:"top_write"`
+	TopRead  []Context    `json:"top_read"`
 }
 
 // LayerStats are the routing diagnostics of one ProtoT layer (spec §6).
@@ -80,27 +79,6 @@ type LabelCoverage struct {
 	// Units[i] and Purity[i] belong to CorpusResult.Kinds[i]; "" and 0 when no unit of that kind has this name.
 	Units  []string  `json:"units"`
 	Purity []float64 `json:"purity"`
-}
-
-// probeNames returns the probe names "block_LL.<suffix>" of every layer.
-func probeNames(L int, suffix string) []string {
-	out := make([]string, L)
-	for l := range out {
-		out[l] = decoder.BlockScope(l) + "." + suffix
-	}
-	return out
-}
-
-// newRunner returns a probe runner over the model's logits that keeps the given probes.
-func newRunner(m *lm.Model, names []string) (*probe.Runner, error) {
-	cfg := m.Config.Model
-	pm := probe.Model{
-		Backend: m.Backend,
-		Ctx:     m.Ctx.Reuse(),
-		Forward: func(ctx *context.Context, tokens *graph.Node) *graph.Node { return decoder.Logits(ctx, cfg, tokens) },
-		Attach:  hook.Attach,
-	}
-	return probe.NewRunner(pm, probe.Match(names...))
 }
 
 // collect runs the runner over the evaluation sequences in batches of B (the last batch padded with copies of its
@@ -151,24 +129,8 @@ func variable64(ctx *context.Context, name string, scopes ...string) ([]float64,
 	if err != nil {
 		return nil, errors.Wrapf(err, "interp: reading %s", v.ScopeAndName())
 	}
-	out, err := flat64(t)
+	out, err := pair.Floats(t)
 	return out, errors.WithMessagef(err, "interp: variable %s", v.ScopeAndName())
-}
-
-// flat64 returns the values of a float32 or float64 tensor as float64, in row-major order.
-func flat64(t *tensors.Tensor) ([]float64, error) {
-	switch t.DType() {
-	case dtypes.Float64:
-		return tensors.MustCopyFlatData[float64](t), nil
-	case dtypes.Float32:
-		f := tensors.MustCopyFlatData[float32](t)
-		out := make([]float64, len(f))
-		for i, x := range f {
-			out[i] = float64(x)
-		}
-		return out, nil
-	}
-	return nil, errors.Errorf("interp: tensor of dtype %s, want float32 or float64", t.DType())
 }
 
 // HalfLife returns ln ½ / ln β, the number of tokens after which a write has lost half its weight; +Inf for β ≥ 1
@@ -186,13 +148,13 @@ func HalfLife(beta float64) float64 {
 // scoreColumns scores every column of a row-major [N, F] matrix as a unit, returning the units and their top sets.
 func scoreColumns(kind string, layer int, acts []float64, F int, cols []int, prefix string, es *evalSet,
 	base []float64, ec EvalConfig) ([]Unit, [][]int) {
-	p := ScoreParams{MinPurity: ec.MinPurity, Alpha: ec.Alpha, ThemeExcess: ec.ThemeExcess}
+	p := naming.ScoreParams{MinPurity: ec.MinPurity, Alpha: ec.Alpha, ThemeExcess: ec.ThemeExcess}
 	var units []Unit
 	var tops [][]int
 	for _, f := range cols {
-		top := TopTokens(Column(acts, F, f), es.tokens.Doc, ec.TopK, ec.OnePerDoc)
+		top := naming.TopTokens(naming.Column(acts, F, f), es.tokens.Doc, ec.TopK, ec.OnePerDoc)
 		units = append(units, Unit{Kind: kind, Layer: layer, Index: f, Name: fmt.Sprintf("L%d %s%d", layer, prefix, f),
-			Score: ScoreUnit(top, es.tokens, base, p)})
+			Score: naming.ScoreUnit(top, es.tokens, base, p)})
 		tops = append(tops, top)
 	}
 	return units, tops
@@ -219,8 +181,9 @@ func analyzeUnits(cr *CorpusResult, cfg Config, proto, llama *lm.Model, es *eval
 	ec := cfg.Eval
 	base := es.tokens.BaseRates()
 	L, R, T := proto.Config.Model.NumLayers, proto.Config.Model.ProtoT.NumPrototypes, es.T
-	piNames, rhoNames := probeNames(L, protot.Scope+"."+protot.ProbePi), probeNames(L, protot.Scope+"."+protot.ProbeRho)
-	runner, err := newRunner(proto, append(slices.Clone(piNames), rhoNames...))
+	piNames := pair.ProbeNames(L, protot.Scope+"."+protot.ProbePi)
+	rhoNames := pair.ProbeNames(L, protot.Scope+"."+protot.ProbeRho)
+	runner, err := pair.Runner(proto, append(slices.Clone(piNames), rhoNames...))
 	if err != nil {
 		return err
 	}
@@ -287,13 +250,13 @@ func analyzeUnits(cr *CorpusResult, cfg Config, proto, llama *lm.Model, es *eval
 	o.Logf(Study, "%s: scored %d prototypes", cr.Source, L*R)
 
 	LL := llama.Config.Model.NumLayers
-	zNames := probeNames(LL, attention.Scope+"."+attention.ProbeZ)
-	residNames := probeNames(LL, decoder.ProbeResidPost)
+	zNames := pair.ProbeNames(LL, attention.Scope+"."+attention.ProbeZ)
+	residNames := pair.ProbeNames(LL, decoder.ProbeResidPost)
 	names := zNames
 	if cfg.SAE.Enabled {
 		names = append(slices.Clone(zNames), residNames...)
 	}
-	runner, err = newRunner(llama, names)
+	runner, err = pair.Runner(llama, names)
 	if err != nil {
 		return err
 	}
@@ -336,7 +299,7 @@ func analyzeUnits(cr *CorpusResult, cfg Config, proto, llama *lm.Model, es *eval
 				kind string
 				freq bool
 			}{{KindSAEVariance, false}, {KindSAEFrequency, true}} {
-				cols := SelectFeatures(codes, F, features, sel.freq)
+				cols := naming.SelectFeatures(codes, F, features, sel.freq)
 				u, _ := scoreColumns(sel.kind, l, codes, F, cols, "F", es, base, ec)
 				byKind[sel.kind] = append(byKind[sel.kind], u...)
 			}
@@ -344,22 +307,22 @@ func analyzeUnits(cr *CorpusResult, cfg Config, proto, llama *lm.Model, es *eval
 		o.Logf(Study, "%s: trained %d SAEs", cr.Source, LL)
 	}
 	rng := run.RNG(cfg.Seed, "interp/null")
-	p := ScoreParams{MinPurity: ec.MinPurity, Alpha: ec.Alpha, ThemeExcess: ec.ThemeExcess}
+	p := naming.ScoreParams{MinPurity: ec.MinPurity, Alpha: ec.Alpha, ThemeExcess: ec.ThemeExcess}
 	for i := range ec.NullUnits {
-		top := NullTokens(es.tokens.Doc, ec.TopK, ec.OnePerDoc, rng)
+		top := naming.NullTokens(es.tokens.Doc, ec.TopK, ec.OnePerDoc, rng)
 		byKind[KindNull] = append(byKind[KindNull], Unit{Kind: KindNull, Layer: -1, Index: i,
-			Name: fmt.Sprintf("null %d", i), Score: ScoreUnit(top, es.tokens, base, p)})
+			Name: fmt.Sprintf("null %d", i), Score: naming.ScoreUnit(top, es.tokens, base, p)})
 	}
 	for _, kind := range []string{KindProtoPi, KindProtoRho, KindHeads, KindSAEVariance, KindSAEFrequency, KindNull} {
 		units, ok := byKind[kind]
 		if !ok {
 			continue
 		}
-		scores := make([]Score, len(units))
+		scores := make([]naming.Score, len(units))
 		for i, u := range units {
 			scores[i] = u.Score
 		}
-		cr.Kinds = append(cr.Kinds, Summarize(kind, scores, es.concepts()))
+		cr.Kinds = append(cr.Kinds, naming.Summarize(kind, scores, es.concepts()))
 		cr.Units = append(cr.Units, units...)
 	}
 	for l, name := range es.tokens.Names {

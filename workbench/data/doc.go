@@ -7,8 +7,13 @@
 //     for every word and returned as labels (DocLabels), with sentence-level labels for classification tasks and
 //     minimal pairs (Agreement) for multiple-choice tasks. DocLabels.AlignTokens maps the word labels onto tokens.
 //   - ReadText, ReadJSONL, ReadParquet and ReadFiles: user corpora (.txt, .jsonl, FineWeb-Edu .parquet).
-//   - FineWeb: downloads FineWeb-Edu sample shards from the Hugging Face hub (needs internet).
+//   - FineWeb: downloads FineWeb-Edu sample shards from the Hugging Face hub (needs internet): the data of
+//     docs/spec/protot.md §3.
 //   - Sub-package wordnet: glosses and example sentences of WordNet 3.0 with supersense labels and synonyms.
+//
+// Perturbations: Perturb applies one meaning-preserving edit to one word of a text (an adjacent-letter swap, a
+// dropped or an inserted letter, or a one-word synonym from a lexicon), never to its last word; LetterWords gives
+// the words it chooses from. They stand in for the lexical benchmark of docs/spec/protot.md §7.5.
 //
 // Training data: Corpus.Split (seeded train/validation split of documents), Pack (token stream with an EOS
 // after each document, cut into sequences of T+1 tokens with stride T) and Batcher (batches [B][T+1] with a

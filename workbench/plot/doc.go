@@ -7,6 +7,8 @@
 //   - [Heatmap]: matrix of values with labelled category axes; values[i][j] is row yLabels[i], column xLabels[j],
 //     row 0 drawn at the top.
 //   - [Scatter]: point clouds on numeric axes, optional per-point labels.
+//   - [Table]: a titled table of strings (an HTML table, no script) that Display shows like a chart; its String
+//     method renders aligned text for reports.
 //
 // All builders take [Option] values ([Subtitle], [AxisNames], [LogX], [LogY], [Size], [Canvas], [ColorRange],
 // [Diverging]); options that do not apply to a chart type are ignored. Non-finite values (and values ≤ 0 on a

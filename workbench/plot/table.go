@@ -1,4 +1,4 @@
-package interp
+package plot
 
 import (
 	"crypto/sha256"
@@ -10,8 +10,9 @@ import (
 	"github.com/go-echarts/go-echarts/v2/render"
 )
 
-// Table is a titled table of strings. It implements plot.Chart (RenderSnippet renders an HTML table, no
-// script), so plot.Display shows it in a notebook like any chart; String renders it as aligned text.
+// Table is a titled table of strings: the figure of a result that is best read as numbers. It implements Chart
+// (RenderSnippet renders an HTML table, no script), so Display and Export (.html) show it like any chart; String
+// renders it as aligned text for reports and logs. Rows may be shorter than Header.
 type Table struct {
 	Title  string
 	Header []string

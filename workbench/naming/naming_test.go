@@ -1,4 +1,4 @@
-package interp
+package naming
 
 import (
 	"math"
@@ -108,7 +108,8 @@ func TestSummarize_HandCase(t *testing.T) {
 		{Label: "x=A", Named: true, Disentanglement: 0.5, Coverage: 0.6, NumThemes: 2},
 		{Label: "y=B", Named: false, Disentanglement: 0, Coverage: 0.1, NumThemes: 3},
 	}
-	k := Summarize(KindNull, scores, []string{"x=A", "x=C", "y=B", "z=E"})
+	k := Summarize("null", scores, []string{"x=A", "x=C", "y=B", "z=E"})
+	require.Equal(t, "null", k.Kind)
 	require.Equal(t, 3, k.Units)
 	require.InDelta(t, 0.5, k.Disentanglement.Mean, 1e-15)
 	require.InDelta(t, 0.5, k.Disentanglement.SD, 1e-15) // values 1, 0.5, 0: sd 0.5
@@ -134,16 +135,16 @@ func TestSelectFeatures_VarianceAndFrequency(t *testing.T) {
 	require.Equal(t, []float64{0, 0, 0, 4}, Column(acts, 4, 0))
 }
 
-func TestHalfLife(t *testing.T) {
-	require.InDelta(t, 1, HalfLife(0.5), 1e-15)
-	require.InDelta(t, math.Log(0.5)/math.Log(0.9), HalfLife(0.9), 1e-15)
-	require.True(t, math.IsInf(HalfLife(1), 1))
-}
-
 func TestNewMeanSD(t *testing.T) {
 	m := NewMeanSD([]float64{1, 2, 3, 4})
 	require.InDelta(t, 2.5, m.Mean, 1e-15)
 	require.InDelta(t, math.Sqrt(5.0/3), m.SD, 1e-15)
 	require.Equal(t, MeanSD{Mean: 7, N: 1}, NewMeanSD([]float64{7}))
 	require.Equal(t, MeanSD{}, NewMeanSD(nil))
+}
+
+func TestConceptOf(t *testing.T) {
+	require.Equal(t, "gender", ConceptOf("gender=female"))
+	require.Equal(t, "none", ConceptOf("none"))
+	require.Equal(t, "a", ConceptOf("a=b=c"))
 }

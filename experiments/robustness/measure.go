@@ -1,4 +1,4 @@
-package interp
+package robustness
 
 import (
 	"slices"
@@ -9,62 +9,48 @@ import (
 	"github.com/protolab/protolab/layers/decoder"
 	"github.com/protolab/protolab/layers/protot"
 	"github.com/protolab/protolab/models/lm"
-	"github.com/protolab/protolab/workbench/data/wordnet"
+	"github.com/protolab/protolab/models/pair"
+	"github.com/protolab/protolab/workbench/data"
 	"github.com/protolab/protolab/workbench/lmdata"
+	"github.com/protolab/protolab/workbench/naming"
 	"github.com/protolab/protolab/workbench/run"
 	"github.com/protolab/protolab/workbench/stats"
 )
 
-// Pair is one prompt and its perturbation.
-type Pair struct {
+// PromptPair is one prompt and its perturbation.
+type PromptPair struct {
 	Kind      string `json:"kind"`
 	Original  string `json:"original"`
 	Perturbed string `json:"perturbed"`
 	Word      string `json:"word"` // the word that was changed
 }
 
-// RobustStats are the distribution comparisons of one model under one perturbation kind (spec §7.5).
-type RobustStats struct {
-	Kind     string `json:"kind"`
-	Pairs    int    `json:"pairs"`
-	JS       MeanSD `json:"js"`
-	Overlap  MeanSD `json:"overlap"`
-	Spearman MeanSD `json:"spearman"`
-	Top1     MeanSD `json:"top1"`
+// Stats are the distribution comparisons of one model under one perturbation kind (doc.go, "Measures").
+type Stats struct {
+	Kind     string        `json:"kind"`
+	Pairs    int           `json:"pairs"`
+	JS       naming.MeanSD `json:"js"`
+	Overlap  naming.MeanSD `json:"overlap"`
+	Spearman naming.MeanSD `json:"spearman"`
+	Top1     naming.MeanSD `json:"top1"`
 	// RoutingJS[l] and RoutingJSRead[l] are the JS divergences of the position-averaged π and ρ of layer l
 	// (ProtoT only).
-	RoutingJS     []MeanSD `json:"routing_js,omitempty"`
-	RoutingJSRead []MeanSD `json:"routing_js_read,omitempty"`
+	RoutingJS     []naming.MeanSD `json:"routing_js,omitempty"`
+	RoutingJSRead []naming.MeanSD `json:"routing_js_read,omitempty"`
 }
 
-// RobustModel is the robustness of one model.
-type RobustModel struct {
-	Mixer  string        `json:"mixer"`
-	ByKind []RobustStats `json:"by_kind"`
+// ModelStats are the comparisons of one model, one Stats per perturbation kind (CorpusResult.Kinds order).
+type ModelStats struct {
+	Mixer  string  `json:"mixer"`
+	ByKind []Stats `json:"by_kind"`
 }
 
-// Robustness is the lexical-perturbation study of one corpus.
-type Robustness struct {
-	Kinds  []string      `json:"kinds"`
-	Models []RobustModel `json:"models"` // ProtoT, then LLaMA
-	// Examples holds the first pair of each kind.
-	Examples []Pair `json:"examples"`
-}
-
-// Stats returns the statistics of a mixer and a kind, or nil.
-func (r *Robustness) Stats(mixer, kind string) *RobustStats {
-	for _, m := range r.Models {
-		if m.Mixer != mixer {
-			continue
-		}
-		for i := range m.ByKind {
-			if m.ByKind[i].Kind == kind {
-				return &m.ByKind[i]
-			}
-		}
-	}
-	return nil
-}
+// Random streams of the study (run.RNG names). They keep the names they had in experiments/interp, where the
+// study began, so that the presets reproduce its numbers.
+const (
+	streamPrompts = "interp/prompts"
+	streamPerturb = "interp/perturb"
+)
 
 // prompts returns up to n prompt texts from the validation documents of prep: for each document (in a seeded
 // order) the longest prefix that ends just before the last word of a sentence (so that the model predicts a
@@ -72,7 +58,7 @@ func (r *Robustness) Stats(mixer, kind string) *RobustStats {
 // three words are not cut.
 func prompts(prep *lmdata.Prepared, n, limit int, seed uint64) []string {
 	val := prep.Val
-	order := run.RNG(seed, "interp/prompts").Perm(len(val.Texts))
+	order := run.RNG(seed, streamPrompts).Perm(len(val.Texts))
 	var out []string
 	for _, d := range order {
 		if len(out) == n {
@@ -80,11 +66,11 @@ func prompts(prep *lmdata.Prepared, n, limit int, seed uint64) []string {
 		}
 		best := ""
 		for _, s := range val.Labels[d].Sentences {
-			words := letterWords(val.Texts[d][s.Start:s.End])
+			words := data.LetterWords(val.Texts[d][s.Start:s.End])
 			if len(words) < 3 {
 				continue
 			}
-			text := val.Texts[d][:int(s.Start)+words[len(words)-2].end]
+			text := val.Texts[d][:int(s.Start)+words[len(words)-2].End]
 			if 1+len(prep.Tokenizer.Encode(text)) > limit {
 				break
 			}
@@ -97,37 +83,35 @@ func prompts(prep *lmdata.Prepared, n, limit int, seed uint64) []string {
 	return out
 }
 
-// robustness perturbs held-out prompts and compares both models' next-token distributions (and ProtoT's routing).
-func robustness(models []*lm.Model, prep *lmdata.Prepared, cc CorpusConfig, cfg Config, db *wordnet.DB) (*Robustness,
-	error) {
-	rc := cfg.Robust
-	kinds := slices.Clone(rc.Perturbations)
-	var synonyms func(string) []string
-	if cc.Synonyms && db != nil {
-		kinds = append(kinds, PerturbSynonym)
-		synonyms = db.Synonyms
+// measure perturbs held-out prompts of prep and fills cr's kinds, examples and the comparisons of each model's
+// next-token distributions (and ProtoT's routing). synonyms, when not nil, adds data.PerturbSynonym.
+func measure(cr *CorpusResult, models []*lm.Model, prep *lmdata.Prepared, cfg Config,
+	synonyms func(string) []string) error {
+	kinds := slices.Clone(cfg.Perturbations)
+	if synonyms != nil {
+		kinds = append(kinds, data.PerturbSynonym)
 	}
-	texts := prompts(prep, rc.Prompts, rc.MaxTokens-4, cfg.Seed)
+	texts := prompts(prep, cfg.Prompts, cfg.MaxTokens-4, cfg.Seed)
 	if len(texts) == 0 {
-		return nil, errors.Errorf("interp: no held-out prompt of %s fits robust.max_tokens=%d", cc.Source, rc.MaxTokens)
+		return errors.Errorf("robustness: no held-out prompt of %s fits max_tokens=%d", cr.Source, cfg.MaxTokens)
 	}
-	rng := run.RNG(cfg.Seed, "interp/perturb")
-	res := &Robustness{Kinds: kinds}
-	var pairs []Pair
+	rng := run.RNG(cfg.Seed, streamPerturb)
+	cr.Kinds = kinds
+	var pairs []PromptPair
 	for _, kind := range kinds {
 		first := true
 		for _, t := range texts {
-			pt, word, ok, err := Perturb(t, kind, rng, synonyms)
+			pt, word, ok, err := data.Perturb(t, kind, rng, synonyms)
 			if err != nil {
-				return nil, err
+				return err
 			}
-			if !ok || 1+len(prep.Tokenizer.Encode(pt)) > rc.MaxTokens {
+			if !ok || 1+len(prep.Tokenizer.Encode(pt)) > cfg.MaxTokens {
 				continue
 			}
-			p := Pair{Kind: kind, Original: t, Perturbed: pt, Word: word}
+			p := PromptPair{Kind: kind, Original: t, Perturbed: pt, Word: word}
 			pairs = append(pairs, p)
 			if first {
-				res.Examples = append(res.Examples, p)
+				cr.Examples = append(cr.Examples, p)
 				first = false
 			}
 		}
@@ -140,42 +124,43 @@ func robustness(models []*lm.Model, prep *lmdata.Prepared, cc CorpusConfig, cfg 
 		for _, t := range []string{p.Original, p.Perturbed} {
 			ids := append([]int32{prep.EOS}, prep.Tokenizer.Encode(t)...)
 			lens = append(lens, len(ids))
-			for len(ids) < rc.MaxTokens {
+			for len(ids) < cfg.MaxTokens {
 				ids = append(ids, prep.EOS)
 			}
 			rows = append(rows, ids)
 		}
 	}
 	for _, m := range models {
-		rm, err := robustModel(m, rows, lens, pairs, kinds, cfg)
+		ms, err := compare(m, rows, lens, pairs, kinds, cfg)
 		if err != nil {
-			return nil, err
+			return err
 		}
-		res.Models = append(res.Models, rm)
+		cr.Comparisons = append(cr.Comparisons, ms)
 	}
-	return res, nil
+	return nil
 }
 
-// robustModel runs one model on the prompt rows and aggregates the comparisons per kind.
-func robustModel(m *lm.Model, rows [][]int32, lens []int, pairs []Pair, kinds []string, cfg Config) (RobustModel,
+// compare runs one model on the prompt rows (pair i: rows 2i and 2i+1, of lens tokens before the padding) and
+// aggregates the comparisons per kind.
+func compare(m *lm.Model, rows [][]int32, lens []int, pairs []PromptPair, kinds []string, cfg Config) (ModelStats,
 	error) {
 	mc := m.Config.Model
 	isProto := mc.Mixer == decoder.MixerProtoT
 	var names []string
 	if isProto {
-		names = append(probeNames(mc.NumLayers, protot.Scope+"."+protot.ProbePi),
-			probeNames(mc.NumLayers, protot.Scope+"."+protot.ProbeRho)...)
+		names = append(pair.ProbeNames(mc.NumLayers, protot.Scope+"."+protot.ProbePi),
+			pair.ProbeNames(mc.NumLayers, protot.Scope+"."+protot.ProbeRho)...)
 	}
 	keep := names
 	if len(keep) == 0 {
 		keep = []string{decoder.ProbeFinalNorm} // the output is all we need; keep one cheap probe
 	}
-	runner, err := newRunner(m, keep)
+	runner, err := pair.Runner(m, keep)
 	if err != nil {
-		return RobustModel{}, err
+		return ModelStats{}, err
 	}
 	P := len(rows[0])
-	B := min(cfg.Eval.BatchSize, len(rows))
+	B := min(cfg.BatchSize, len(rows))
 	dists := make([][]float64, len(rows))     // next-token distribution at each row's last position
 	routing := make([][][]float64, len(rows)) // [row][probe] position-averaged routing
 	for from := 0; from < len(rows); from += B {
@@ -186,11 +171,11 @@ func robustModel(m *lm.Model, rows [][]int32, lens []int, pairs []Pair, kinds []
 		}
 		c, err := runner.Run(tensors.FromValue(batch))
 		if err != nil {
-			return RobustModel{}, errors.WithMessage(err, "interp: robustness prompts")
+			return ModelStats{}, errors.WithMessage(err, "robustness: prompts")
 		}
-		logits, err := flat64(c.Output)
+		logits, err := pair.Floats(c.Output)
 		if err != nil {
-			return RobustModel{}, err
+			return ModelStats{}, err
 		}
 		V := len(logits) / (B * P)
 		for i := from; i < to; i++ {
@@ -204,7 +189,7 @@ func robustModel(m *lm.Model, rows [][]int32, lens []int, pairs []Pair, kinds []
 		for _, name := range names {
 			vals, dims, err := c.Float64(name)
 			if err != nil {
-				return RobustModel{}, err
+				return ModelStats{}, err
 			}
 			R := dims[len(dims)-1]
 			for i := from; i < to; i++ {
@@ -218,8 +203,8 @@ func robustModel(m *lm.Model, rows [][]int32, lens []int, pairs []Pair, kinds []
 			}
 		}
 	}
-	rm := RobustModel{Mixer: mc.Mixer}
-	k := cfg.Robust.TopK
+	ms := ModelStats{Mixer: mc.Mixer}
+	k := cfg.TopK
 	L := len(names) / 2
 	for _, kind := range kinds {
 		var js, ov, sp, t1 []float64
@@ -230,10 +215,10 @@ func robustModel(m *lm.Model, rows [][]int32, lens []int, pairs []Pair, kinds []
 			}
 			a, b := dists[2*i], dists[2*i+1]
 			js = append(js, stats.JensenShannon(a, b))
-			ov = append(ov, TopKOverlap(a, b, k))
-			sp = append(sp, SpearmanTopK(a, b, k))
+			ov = append(ov, naming.TopKOverlap(a, b, k))
+			sp = append(sp, naming.SpearmanTopK(a, b, k))
 			agree := 0.0
-			if Top1Agree(a, b) {
+			if naming.Top1Agree(a, b) {
 				agree = 1
 			}
 			t1 = append(t1, agree)
@@ -241,16 +226,16 @@ func robustModel(m *lm.Model, rows [][]int32, lens []int, pairs []Pair, kinds []
 				rjs[j] = append(rjs[j], stats.JensenShannon(routing[2*i][j], routing[2*i+1][j]))
 			}
 		}
-		st := RobustStats{Kind: kind, Pairs: len(js), JS: NewMeanSD(js), Overlap: NewMeanSD(ov),
-			Spearman: NewMeanSD(sp), Top1: NewMeanSD(t1)}
+		st := Stats{Kind: kind, Pairs: len(js), JS: naming.NewMeanSD(js), Overlap: naming.NewMeanSD(ov),
+			Spearman: naming.NewMeanSD(sp), Top1: naming.NewMeanSD(t1)}
 		for j := range names {
 			if j < L {
-				st.RoutingJS = append(st.RoutingJS, NewMeanSD(rjs[j]))
+				st.RoutingJS = append(st.RoutingJS, naming.NewMeanSD(rjs[j]))
 			} else {
-				st.RoutingJSRead = append(st.RoutingJSRead, NewMeanSD(rjs[j]))
+				st.RoutingJSRead = append(st.RoutingJSRead, naming.NewMeanSD(rjs[j]))
 			}
 		}
-		rm.ByKind = append(rm.ByKind, st)
+		ms.ByKind = append(ms.ByKind, st)
 	}
-	return rm, nil
+	return ms, nil
 }

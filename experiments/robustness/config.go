@@ -1,0 +1,125 @@
+package robustness
+
+import (
+	"slices"
+
+	"github.com/pkg/errors"
+
+	"github.com/protolab/protolab/models/pair"
+	"github.com/protolab/protolab/workbench/data"
+	"github.com/protolab/protolab/workbench/lmdata"
+	"github.com/protolab/protolab/workbench/run"
+)
+
+// Config configures the study. Start from a preset (Tiny, Small, Paper); change fields or apply run.Override.
+type Config struct {
+	// Config is the ProtoT model and its LLaMA baseline trained on each corpus (models/pair: seed, data, model,
+	// match_params, train; JSON keys at the top level). The presets are experiments/interp's, so equal settings
+	// share the trained runs under run.Out/models. The seed also seeds the prompt order and the perturbations.
+	pair.Config
+	// Corpora are the corpora the two models are trained and tested on. The first must be present; later ones
+	// marked optional are skipped (with a note) when their data is not installed.
+	Corpora []CorpusConfig `json:"corpora"`
+	// Prompts is the number of held-out prompts per corpus, each perturbed once per kind; > 0.
+	Prompts int `json:"prompts"`
+	// MaxTokens caps a prompt's length in tokens (the EOS in front included); ≥ 4. Keep it ≤ data.seq_len so that
+	// attention is not asked to extrapolate.
+	MaxTokens int `json:"max_tokens"`
+	// TopK is k of the top-k overlap and of the Spearman union; > 0. Spec §7.5: 10.
+	TopK int `json:"top_k"`
+	// Perturbations lists the kinds applied to every corpus (data.PerturbSwap, data.PerturbDrop,
+	// data.PerturbInsert); data.PerturbSynonym is added on corpora with Synonyms.
+	Perturbations []string `json:"perturbations"`
+	// BatchSize is the number of prompt rows per forward pass; > 0.
+	BatchSize int `json:"batch_size"`
+}
+
+// CorpusConfig is one corpus of the study.
+type CorpusConfig struct {
+	// Source is a data source of workbench/lmdata: "synthetic", "wordnet", or files.
+	Source string `json:"source"`
+	// Synonyms adds the data.PerturbSynonym perturbation, with WordNet's synonyms (it needs the WordNet database).
+	Synonyms bool `json:"synonyms"`
+	// Optional skips the corpus, with a note in the result, when its data is not installed.
+	Optional bool `json:"optional"`
+}
+
+// Synthetic returns the synthetic concept corpus (typos only).
+func Synthetic() CorpusConfig { return CorpusConfig{Source: lmdata.SourceSynthetic} }
+
+// WordNet returns WordNet glosses with synonym perturbations; optional.
+func WordNet() CorpusConfig {
+	return CorpusConfig{Source: lmdata.SourceWordNet, Synonyms: true, Optional: true}
+}
+
+// Tiny is seconds on one CPU core: the unit tests and the notebook smoke run use it. The models of pair.Tiny on the
+// synthetic corpus, four prompts.
+func Tiny() Config {
+	c := Small()
+	c.Config = pair.Tiny()
+	c.Corpora = []CorpusConfig{Synthetic()}
+	c.Prompts = 4
+	c.BatchSize = 8
+	return c
+}
+
+// Small is a few minutes of CPU time on a 2-core machine with the pure-Go backend (the models of pair.Small, as
+// experiments/interp trains them): 48 prompts of at most 24 tokens on the synthetic corpus, and on WordNet glosses
+// with synonyms when the database is installed (make wordnet).
+func Small() Config {
+	return Config{Config: pair.Small(), Corpora: []CorpusConfig{Synthetic(), WordNet()}, Prompts: 48, MaxTokens: 24,
+		TopK: 10, Perturbations: []string{data.PerturbSwap, data.PerturbDrop, data.PerturbInsert}, BatchSize: 32}
+}
+
+// Paper is the models of pair.Paper (docs/spec/protot.md §1, §3) with 500 prompts of at most 64 tokens and the
+// spec's k = 10 (§7.5). Meant for a GPU with XLA.
+func Paper() Config {
+	c := Small()
+	c.Config = pair.Paper()
+	c.Prompts = 500
+	c.MaxTokens = 64
+	c.BatchSize = 16
+	return c
+}
+
+// Preset returns the named preset: "tiny", "small" (also "") or "paper".
+func Preset(name string) (Config, error) { return run.SelectPreset(name, Tiny, Small, Paper) }
+
+// FromEnv returns the preset named by $PROTOLAB_PRESET (default small).
+func FromEnv() (Config, error) { return Preset(run.PresetName()) }
+
+// Validate reports the first problem of the configuration, naming its key.
+func (c Config) Validate() error {
+	if len(c.Corpora) == 0 {
+		return errors.New("corpora is empty; want at least one corpus")
+	}
+	if c.Corpora[0].Optional {
+		return errors.Errorf("corpora[0] (%s) is optional; the first corpus must be required", c.Corpora[0].Source)
+	}
+	for i, cc := range c.Corpora {
+		if cc.Source == "" {
+			return errors.Errorf("corpora[%d].source is empty", i)
+		}
+	}
+	if err := c.Config.Validate(); err != nil {
+		return err
+	}
+	switch {
+	case c.Prompts <= 0:
+		return errors.Errorf("prompts=%d, want > 0", c.Prompts)
+	case c.MaxTokens < 4:
+		return errors.Errorf("max_tokens=%d, want ≥ 4", c.MaxTokens)
+	case c.TopK <= 0:
+		return errors.Errorf("top_k=%d, want > 0", c.TopK)
+	case c.BatchSize <= 0:
+		return errors.Errorf("batch_size=%d, want > 0", c.BatchSize)
+	}
+	typos := []string{data.PerturbSwap, data.PerturbDrop, data.PerturbInsert}
+	for i, p := range c.Perturbations {
+		if !slices.Contains(typos, p) {
+			return errors.Errorf("perturbations[%d]=%q, want %q, %q or %q (synonyms come from corpora[].synonyms)", i,
+				p, data.PerturbSwap, data.PerturbDrop, data.PerturbInsert)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,162 @@
+package robustness
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/pkg/errors"
+
+	"github.com/protolab/protolab/models/lm"
+	"github.com/protolab/protolab/models/pair"
+	"github.com/protolab/protolab/workbench/data/wordnet"
+	"github.com/protolab/protolab/workbench/lmdata"
+	"github.com/protolab/protolab/workbench/meter"
+	"github.com/protolab/protolab/workbench/run"
+)
+
+// Study is the name under which results are stored (run.Out/<Study>/) and the CLI runs the study.
+const Study = "robustness"
+
+// Result is everything the study measured, as plain data (JSON; figures.go draws it).
+type Result struct {
+	Provenance *run.Provenance `json:"provenance"`
+	// Corpora holds one entry per tested corpus, in Config.Corpora order (skipped corpora are absent).
+	Corpora []*CorpusResult `json:"corpora"`
+	// Notes explains skipped parts (an optional corpus whose data is not installed).
+	Notes []string `json:"notes,omitempty"`
+	// WallSeconds and CPUSeconds are the study's wall time and the process's user+system CPU time during Run.
+	WallSeconds float64 `json:"wall_seconds"`
+	CPUSeconds  float64 `json:"cpu_seconds"`
+}
+
+// CorpusResult is the study on one corpus.
+type CorpusResult struct {
+	Source string `json:"source"`
+	// Models are the ProtoT model and the LLaMA baseline, in that order.
+	Models []pair.Summary `json:"models"`
+	// Kinds are the perturbation kinds applied: Config.Perturbations, then data.PerturbSynonym on a corpus with
+	// synonyms.
+	Kinds []string `json:"kinds"`
+	// Comparisons are the statistics of each model (ProtoT, then LLaMA) under each kind.
+	Comparisons []ModelStats `json:"comparisons"`
+	// Examples holds the first pair of each kind.
+	Examples []PromptPair `json:"examples"`
+}
+
+// Corpus returns the result of the corpus with the given source, or nil.
+func (r *Result) Corpus(source string) *CorpusResult {
+	for _, c := range r.Corpora {
+		if c.Source == source {
+			return c
+		}
+	}
+	return nil
+}
+
+// Stats returns the statistics of a mixer and a kind, or nil.
+func (c *CorpusResult) Stats(mixer, kind string) *Stats {
+	for _, m := range c.Comparisons {
+		if m.Mixer != mixer {
+			continue
+		}
+		for i := range m.ByKind {
+			if m.ByKind[i].Kind == kind {
+				return &m.ByKind[i]
+			}
+		}
+	}
+	return nil
+}
+
+// LoadOrRun returns the result stored for cfg under run.Out, or runs the study. Notebook cells use it so that only
+// the first one computes.
+func LoadOrRun(cfg Config, opts ...run.Option) (*Result, error) {
+	return run.LoadOrRun(Study, cfg, opts, compute)
+}
+
+// Run runs the study of cfg on every corpus (training or loading the two models, perturbing the prompts, comparing
+// the predictions), even when a result is stored; with run.Out set it stores it there.
+func Run(cfg Config, opts ...run.Option) (*Result, error) {
+	return run.Recompute(Study, cfg, opts, compute)
+}
+
+func compute(cfg Config, prov *run.Provenance, o run.Options) (*Result, error) {
+	prov.Seed = cfg.Seed
+	start, cpu0 := time.Now(), meter.CPUSeconds()
+	res := &Result{Provenance: prov}
+	for _, cc := range cfg.Corpora {
+		if err := o.Err(); err != nil {
+			return nil, err
+		}
+		cr, note, err := runCorpus(cfg, cc, prov, o)
+		if err != nil {
+			return nil, errors.WithMessagef(err, "robustness: corpus %s", cc.Source)
+		}
+		if note != "" {
+			o.Logf(Study, "%s", note)
+			res.Notes = append(res.Notes, note)
+			continue
+		}
+		res.Corpora = append(res.Corpora, cr)
+	}
+	res.WallSeconds, res.CPUSeconds = time.Since(start).Seconds(), meter.CPUSeconds()-cpu0
+	return res, nil
+}
+
+// runCorpus runs the study on one corpus. A non-empty note means the corpus was skipped (optional, not installed).
+func runCorpus(cfg Config, cc CorpusConfig, prov *run.Provenance, o run.Options) (*CorpusResult, string, error) {
+	var synonyms func(string) []string
+	if cc.Source == lmdata.SourceWordNet || cc.Synonyms {
+		dir, err := wordnet.Dir()
+		if err != nil {
+			if cc.Optional {
+				return nil, fmt.Sprintf("skipped corpus %s: %v", cc.Source, err), nil
+			}
+			return nil, "", err
+		}
+		if cc.Synonyms {
+			db, err := wordnet.Load(dir)
+			if err != nil {
+				return nil, "", err
+			}
+			synonyms = db.Synonyms
+		}
+	}
+	cr := &CorpusResult{Source: cc.Source}
+	var proto, llama *lm.Model
+	if err := prov.Time("train_"+cc.Source, func() (err error) {
+		proto, llama, err = cfg.LoadOrTrain(cc.Source, run.With(o))
+		return err
+	}); err != nil {
+		return nil, "", err
+	}
+	cr.Models = []pair.Summary{pair.NewSummary(proto), pair.NewSummary(llama)}
+	var prep *lmdata.Prepared
+	if err := prov.Time("data_"+cc.Source, func() (err error) {
+		prep, err = proto.Data()
+		return err
+	}); err != nil {
+		return nil, "", err
+	}
+	if err := prov.Time("robust_"+cc.Source, func() error {
+		return measure(cr, []*lm.Model{proto, llama}, prep, cfg, synonyms)
+	}); err != nil {
+		return nil, "", err
+	}
+	o.Logf(Study, "%s: %d perturbation kinds on %d models", cc.Source, len(cr.Kinds), len(cr.Comparisons))
+	return cr, "", nil
+}
+
+// String is the study's report: the trained models and, per corpus, the statistics with an example of each kind.
+func (r *Result) String() string {
+	var b strings.Builder
+	b.WriteString(ModelsTable(r).String())
+	for _, c := range r.Corpora {
+		b.WriteString("\n" + StatsTable(r, c.Source).String())
+	}
+	if len(r.Notes) > 0 {
+		b.WriteString("\n" + strings.Join(r.Notes, "\n") + "\n")
+	}
+	return b.String()
+}
