@@ -5,7 +5,8 @@
 // The mixers (Config.Mixer) are "attention" (layers/attention); ProtoT, DeltaNet and Mamba plug in through the
 // Mixer interface (DeltaNet and Mamba through one generic adapter, mixer_recurrent.go). Every mixer of KnownMixers
 // passes the conformance suite of conformance_test.go: causality, Step = Forward, finite-difference gradients for
-// the input and every weight, the mix_out probe's name and shapes, and NumParams.
+// the input and every weight, the mix_out probe's name and shapes, and NumParams (the model-level invariants of
+// docs/spec/protot.md §4.6; NumParams gives the counts of §2.6).
 //
 // Shapes: B batch, T tokens, D width, F FFN inner width, V vocabulary, L layers.
 //
@@ -19,9 +20,10 @@
 //	(6) logits_t = RMSNorm(h^L_t; g_final)·W_headᵀ                  W_head ∈ R^{V×D}; W_head = E when tied
 //	(7) loss = mean_{b,t} [ logsumexp(logits_{b,t}) − logits_{b,t}[x_{b,t+1}] ]
 //
-// No biases anywhere, no dropout, no positional embedding besides what the mixer adds (RoPE for attention).
-// Initialisation: E, W_head, W_gate, W_up and the mixer's input projections N(0, σ²); W_down and the mixer's
-// output projection N(0, σ²/(2L)) (GPT-2); norm gains 1.
+// Eq. (7) is the training loss of docs/spec/protot.md §3. No biases anywhere, no dropout, no positional embedding
+// besides what the mixer adds (RoPE for attention). Initialisation (docs/spec/protot.md §2.4, but normal where the
+// official code draws U(±1/√fan_in)): E, W_head, W_gate, W_up and the mixer's input projections N(0, σ²); W_down and
+// the mixer's output projection N(0, σ²/(2L)) (GPT-2); norm gains 1.
 //
 // Scopes and variables (checkpoint and safetensors names):
 //
@@ -43,7 +45,11 @@
 // prototypes). The embedding, the LM head, the FFN and the mixers' projections and convolutions decay.
 // TestConfig_NoDecay_KeepsTheDecayDecisions checks, for every variable of every mixer's decoder (tied or not, with
 // or without the FFN and the PRISM head), that NoDecay exempts exactly what fit's former default list
-// ("norm", "bias", "prototypes", "dt_proj", "a_log") did.
+// ("norm", "bias", "prototypes", "dt_proj", "a_log") did. These are the groups of docs/spec/protot.md §2.5.
+//
+// Probes (layers/hook; docs/spec/protot.md §6): every block emits ProbeResidPre, ProbeNorm1, ProbeResidMid,
+// ProbeNorm2, ProbeFFNOut and ProbeResidPost, the model ProbeFinalNorm and ProbeLogits, in Logits and in Step alike;
+// workbench/probe's doc lists them with their shapes.
 //
 // Decoding: StateShapes/NewState give each mixer's state (KV caches for attention); Step consumes one token at
 // a time and returns the same logits as Logits at that position.

@@ -14,7 +14,7 @@
 // # Equations
 //
 // Common to all models: non-causal attention whose keys and values come from the N context tokens only, a constant
-// query, no softmax and no normalisation other than 1/N. Channel m reads
+// query, no softmax and no normalisation other than 1/N. Channel m reads the mean-field statistic of spec §3
 //
 //	(1)  φ_m = (1/N) Σ_i k_i^m y_i                                         (value = y_i, key k_i^m ∈ R)
 //

@@ -6,7 +6,7 @@
 // value into the channels through a softmax over prototypes, and reads back a mix of the channels' discounted
 // means of the past.
 //
-// Shapes: B batch, T tokens, D width, R prototypes, D_v value width (D/2 by default), K convolution kernel.
+// Shapes (spec §1): B batch, T tokens, D width, R prototypes, D_v value width (D/2 by default), K convolution kernel.
 // t and j are positions (0-based), k a prototype, ℓ the layer (0-based); σ is the logistic function, ε = 1e−6.
 //
 // Equations (numbered as the steps of docs/spec/protot.md §2.3):

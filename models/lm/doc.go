@@ -29,9 +29,9 @@
 //
 // # Equal parameter count
 //
-// Comparisons of mixers at one width keep D, the depth L, the vocabulary and the (tied) embedding, and re-solve only
-// the SwiGLU FFN width F (MatchParams) so that the non-embedding parameter count P (everything but the V·D embedding
-// and an untied head; NonEmbeddingParams) matches the reference model's:
+// Comparisons of mixers at one width (the baselines of docs/spec/protot.md §9) keep D, the depth L, the vocabulary and
+// the (tied) embedding, and re-solve only the SwiGLU FFN width F (MatchParams) so that the non-embedding parameter
+// count P (everything but the V·D embedding and an untied head; NonEmbeddingParams) matches the reference model's:
 //
 //	F = round((P_ref − P_0) / (3·D·L)),   P_0 = P of the mixer's model with no FFN weights,
 //

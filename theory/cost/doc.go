@@ -5,7 +5,8 @@
 //
 // and of the decoder that hosts them (docs/spec/protot.md §2.1, §4, §9): work per token as a function of the sequence
 // length T, the width D, the heads H, the prototypes R, the value width D_v, the chunk length Q, Mamba's expansion
-// and state size N; and the size of the decoding state, including the growth of attention's KV cache.
+// and state size N; and the size of the decoding state, including the growth of attention's KV cache. These are the
+// predictions experiments/speed sets beside its throughput and decoding measurements (§7.2).
 //
 // Everything is float64 or int and depends only on the standard library. The package is part of the independent
 // theory oracle: it must not import gomlx, layers/… or any other ProtoLab package. It has its own configuration

@@ -78,13 +78,14 @@
 //     and the Monte Carlo checks GaussianBayesMC (adaptive or not) and GaussianLinearReadoutMC (real tokens).
 //   - treeforms.go: eqs. (4.5)–(4.8): AdaptiveNoiseless, NonAdaptiveNoiseless, PowerLaw, LMMSE, LMMSETokens.
 //   - posterior.go, treemc.go: eq. (4.9) and the Monte Carlo curves AdaptiveMC, NonAdaptiveMC, LinearMC, in the
-//     measurement model or on real tokens.
+//     measurement model or on real tokens (AdaptiveMC on tokens is the hand-wired ideal Model A of spec §5).
 //   - design.go: eq. (4.12): LevelDesign, LevelDesignMC and the local search BestLevelDesign.
 //   - bound.go: eqs. (4.10)–(4.11): TreeBayesBound, FullDataLMMSE.
 //   - dp.go: eq. (3.2) with Ψ = single node keys: OptimalNoiseless (exact, over leaf sets), DP (noisy, quadrature),
 //     and OptimalNonAdaptiveNoiseless (brute force over node sets).
 //   - patch.go: eq. (7.1): PatchDelta.
-//   - curves.go: TreeCurves and GaussianCurves, everything a figure needs as plain slices.
+//   - curves.go: TreeCurves and GaussianCurves, everything a figure needs as plain slices (the theory curves of
+//     spec §6).
 //
 // Monte Carlo functions take a seed (never a generator) so that their results do not depend on GOMAXPROCS; they
 // return Estimate values (mean, standard error, samples). Samplers in package prior take a *rand.Rand.

@@ -42,5 +42,6 @@
 // # Scope
 //
 // Only the standard-basis directions e_n are implemented; the spec's variant with random unit directions in a smaller
-// D is not. The measurement models and the MSE curves built on these priors are in package theory/meanfield.
+// D is not. DefaultTree is the tree the spec decides on in §9 (K = 8, α = 0.6); the tests check the samplers' moments
+// as §8 item 1 asks. The measurement models and the MSE curves built on these priors are in package theory/meanfield.
 package prior

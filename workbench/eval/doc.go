@@ -1,5 +1,6 @@
 // Package eval measures trained language models: perplexity on a split, and sampling (temperature, top-k) through a
-// model's incremental-decoding step with its cache or recurrent state, reporting tokens/s.
+// model's incremental-decoding step with its cache or recurrent state, reporting tokens/s: the perplexity of
+// docs/spec/protot.md §7.1 and the sampling settings of §7.6 (without beams, top-p or repetition penalties).
 //
 // The package is model-agnostic (workbench must not import layers): a model is given as graph functions.
 //

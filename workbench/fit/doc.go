@@ -1,6 +1,7 @@
 // Package fit trains a gomlx model: AdamW with weight-decay groups, warmup plus cosine schedule, optional global-norm
 // gradient clipping, periodic validation, a progress display, a metrics History returned as plain data, atomic
-// checkpoints with exact resume, and NaN/Inf detection.
+// checkpoints with exact resume, and NaN/Inf detection. Its optimizer and schedule are those of docs/spec/protot.md §3
+// (the ProtoT paper's recipe; equations 1–3 below), with the weight-decay groups of §2.5.
 //
 // The model is a LossFn (ctx, batch tensors → scalar mean loss) and the data are Batches (Next, plus State and
 // Restore so a resumed run sees exactly the batches the uninterrupted run would have). Train compiles one step graph

@@ -1,5 +1,6 @@
 // Package tokenizer is a byte-level BPE (byte-pair encoding) tokenizer: train on a corpus with a target
-// vocabulary size, encode, decode, save and load as JSON. Pure Go; no regexp.
+// vocabulary size, encode, decode, save and load as JSON. Pure Go; no regexp. It is the tokenizer of
+// docs/spec/protot.md §3 (byte-level BPE, V = 16,384, trained on the training split).
 //
 // # Ids
 //
