@@ -40,6 +40,7 @@ var commands = []command{
 	{"train", "train the baseline LM into one run folder; writes weights, tokenizer, checkpoints, result.json", cmdTrain},
 	{"eval", "validation perplexity of a trained run folder", cmdEval},
 	{"generate", "sample continuations of a prompt from a trained run folder", cmdGenerate},
+	{"attribute", "the training sequences that most influence a query (PRISM's cached prototypes, EK-FAC, ...)", cmdAttribute},
 	{"bench", "the speed study: training throughput or decoding time vs context for each mixer (table + JSON)", cmdBench},
 }
 

@@ -14,10 +14,15 @@ import (
 	"github.com/pkg/errors"
 
 	"github.com/protolab/protolab/experiments/architecture"
+	"github.com/protolab/protolab/experiments/attribution"
 	"github.com/protolab/protolab/experiments/baseline"
 	"github.com/protolab/protolab/experiments/fvec"
 	"github.com/protolab/protolab/experiments/interp"
+	"github.com/protolab/protolab/experiments/prismhead"
+	"github.com/protolab/protolab/experiments/robustness"
 	"github.com/protolab/protolab/experiments/speed"
+	"github.com/protolab/protolab/experiments/steering"
+	"github.com/protolab/protolab/experiments/suppression"
 	"github.com/protolab/protolab/workbench/run"
 	"github.com/protolab/protolab/workbench/store"
 )
@@ -64,8 +69,19 @@ var studies = []study{
 		"classification (notebook 10)", architecture.Preset, architecture.LoadOrRun, architecture.Run),
 	entry(speed.Study, "training throughput (mode=throughput) or decoding time (mode=decode) against the context, "+
 		"beside theory/cost (notebook 10)", speed.Preset, speed.LoadOrRun, speed.Run),
-	entry(interp.Study, "ProtoT interpretability: naming, disentanglement, interventions, robustness (notebook 11)",
+	entry(interp.Study, "ProtoT interpretability: naming, disentanglement, dashboards, interventions (notebook 11)",
 		interp.Preset, interp.LoadOrRun, interp.Run),
+	entry(robustness.Study, "ProtoT and LLaMA under typos and synonyms: routing and prediction changes (notebook 11)",
+		robustness.Preset, robustness.LoadOrRun, robustness.Run),
+	entry(prismhead.Study, "PRISM head vs dense: quality, coverage, usage, prototype-space curvature, clustering "+
+		"sweep (notebook 20)", prismhead.Preset, prismhead.LoadOrRun, prismhead.Run),
+	entry(attribution.Study, "PRISM training-data attribution: cached prototype statistics vs EK-FAC and gradient "+
+		"products, against the prototype-space reference and retraining (notebook 20)", attribution.Preset,
+		attribution.LoadOrRun, attribution.Run),
+	entry(steering.Study, "PRISM steering: sparse prototype controllers on multiple-choice concept tasks "+
+		"(notebook 20)", steering.Preset, steering.LoadOrRun, steering.Run),
+	entry(suppression.Study, "PRISM concept suppression: select prototypes by keywords, generate and score "+
+		"with them suppressed (notebook 20)", suppression.Preset, suppression.LoadOrRun, suppression.Run),
 	entry(fvec.Study, "function vectors: mean-field theory, models A/B/C, depth advantage, patching (notebook 30)",
 		fvec.Preset, fvec.LoadOrRun, fvec.Run),
 }

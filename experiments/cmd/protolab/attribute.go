@@ -1,0 +1,87 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+
+	"github.com/pkg/errors"
+
+	"github.com/protolab/protolab/experiments/attribution"
+	"github.com/protolab/protolab/models/lm"
+	"github.com/protolab/protolab/workbench/run"
+)
+
+const attributeSynopsis = `--query "prompt|completion" [--method prism|ekfac|graddot|...] [--top 10] ` +
+	`[--preset tiny|small|paper] [--set "key=value;..."] [--out DIR] | --compare`
+
+// cmdAttribute ranks the training sequences of the attribution study's PRISM model (trained or loaded under --out)
+// for a query text with one attribution method, or (--compare) loads or runs the attribution study and prints its
+// table.
+func cmdAttribute(args []string, stdout io.Writer) error {
+	fs := newFlags("attribute", attributeSynopsis, stdout)
+	query := fs.String("query", "", `text to attribute; with "|" only the completion after it is attributed`)
+	method := fs.String("method", attribution.MethodPrism, "method: "+strings.Join(attribution.Methods, ", "))
+	top := fs.Int("top", 10, "number of training sequences to print")
+	preset := fs.String("preset", "small", "preset: tiny, small or paper")
+	set := fs.String("set", "", `overrides of the attribution study's config, e.g. `+
+		`"prism.top_k=8;attribution.train_seqs=500" (see protolab keys attribution)`)
+	out := fs.String("out", run.OutRoot(), "root folder of stored models and results (the model and its "+
+		"attribution cache are kept there)")
+	compare := fs.Bool("compare", false, "load or run the attribution study (every method on the validation "+
+		"queries) and print its comparison table")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return errors.Errorf("attribute: unexpected arguments %q", fs.Args())
+	}
+	if (*query == "") == !*compare {
+		fs.Usage()
+		return errors.New("attribute: give --query TEXT or --compare")
+	}
+	if *top < 1 {
+		return errors.Errorf("attribute: --top=%d, want ≥ 1", *top)
+	}
+	if !slices.Contains(attribution.Methods, *method) {
+		return errors.Errorf("attribute: unknown method %q; want one of %s", *method,
+			strings.Join(attribution.Methods, ", "))
+	}
+	cfg, err := attribution.Preset(*preset)
+	if err != nil {
+		return err
+	}
+	if err := run.Override(&cfg, *set); err != nil {
+		return err
+	}
+	if err := cfg.Validate(); err != nil { // before training anything
+		return err
+	}
+	opts := []run.Option{run.Out(*out), run.Overrides(*set)}
+	if *compare {
+		res, err := attribution.LoadOrRun(cfg, opts...)
+		if err != nil {
+			return err
+		}
+		return attribution.WriteTable(stdout, res)
+	}
+	m, err := lm.LoadOrTrain(cfg.Config, opts...)
+	if err != nil {
+		return err
+	}
+	at, err := attribution.NewAttributor(m, cfg.Attribution)
+	if err != nil {
+		return err
+	}
+	hits, err := at.Query(*query, *method, *top)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "query %q, method %s, %d training sequences (scores: influence / %d tokens; positive = helpful)\n",
+		*query, *method, len(at.Corpus), at.NumTokens)
+	for i, h := range hits {
+		fmt.Fprintf(stdout, "%3d. seq %-6d %+.4e  %q\n", i+1, h.Seq, h.Score, h.Text)
+	}
+	return nil
+}
