@@ -24,11 +24,12 @@ type Config struct {
 	CheckpointEvery int      `json:"checkpoint_every"` // checkpoint every N steps and at the end; 0 = only at the end.
 	KeepCheckpoints int      `json:"keep_checkpoints"` // checkpoints kept on disk (the newest); ≥ 1.
 	LogEvery        int      `json:"log_every"`        // record History and call OnStep every N steps; ≥ 1.
-	NoDecay         []string `json:"no_decay"`         // substrings of a variable's "scope/name" exempt from decay.
+	NoDecay         []string `json:"no_decay"`         // more path elements exempt from decay (the model's come from NoDecay).
 	Seed            uint64   `json:"seed"`             // the run's seed: pass it to run.NewContext; fit draws no random numbers.
 }
 
-// DefaultConfig returns the defaults: a GPT-style AdamW recipe (β2 = 0.95, λ = 0.1, clip 1.0, cosine to 10%).
+// DefaultConfig returns the defaults: a GPT-style AdamW recipe (β2 = 0.95, λ = 0.1, clip 1.0, cosine to 10%). It
+// exempts no variable by name: the model being trained names its own exemptions (the NoDecay option).
 func DefaultConfig() Config {
 	return Config{
 		Steps:           1000,
@@ -45,7 +46,6 @@ func DefaultConfig() Config {
 		CheckpointEvery: 500,
 		KeepCheckpoints: 2,
 		LogEvery:        1,
-		NoDecay:         []string{"norm", "bias", "prototypes", "dt_proj", "a_log"},
 		Seed:            1,
 	}
 }

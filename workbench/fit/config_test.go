@@ -62,6 +62,10 @@ func TestConfig_Validate(t *testing.T) {
 
 func TestConfig_Decays(t *testing.T) {
 	cfg := DefaultConfig()
+	if len(cfg.NoDecay) != 0 {
+		t.Fatalf("DefaultConfig exempts %q by name; the model names its own exemptions", cfg.NoDecay)
+	}
+	cfg.NoDecay = []string{"norm", "bias", "prototypes", "dt_proj", "a_log"} // a decoder's list
 	cases := []struct {
 		path string
 		rank int

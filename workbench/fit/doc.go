@@ -37,10 +37,11 @@
 //
 // as in Loshchilov & Hutter, "Decoupled Weight Decay Regularization" (arXiv 1711.05101) and PyTorch's AdamW. The
 // decay term λ·w (λ = Config.WeightDecay) applies only to the decay group: variables of rank ≥ 2 none of whose path
-// elements (scope + "/" + name, split at "/") equals a Config.NoDecay entry or ends in "_" + entry (default "norm",
-// "bias", "prototypes", and Mamba's "dt_proj" and "a_log" per docs/spec/protot.md §2.5). Norm gains, biases, prototypes,
-// scalar gates and every rank ≤ 1 variable are not decayed (Config.Decays). Moments of 16-bit variables are kept in
-// float32.
+// elements (scope + "/" + name, split at "/") equals an exempt entry or ends in "_" + entry (Config.Decays). The
+// exempt entries are the model's own, passed with the NoDecay option (decoder.Config.NoDecay: its norms, ProtoT's
+// and PRISM's prototypes, Mamba's "dt_proj" and "a_log" per docs/spec/protot.md §2.5), plus Config.NoDecay, the
+// user's additions. Every rank ≤ 1 variable (norm gains, biases, scalar gates) is never decayed. Moments of 16-bit
+// variables are kept in float32.
 //
 // If the loss or ‖g‖ is NaN or Inf, the step's update is discarded in the graph (weights, moments and the step
 // counter keep their values) and Train stops with an error naming the step; no checkpoint is written for it.
