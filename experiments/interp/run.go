@@ -1,14 +1,11 @@
 package interp
 
 import (
-	"fmt"
 	"time"
 
 	"github.com/pkg/errors"
 
-	"github.com/protolab/protolab/models/lm"
 	"github.com/protolab/protolab/models/pair"
-	"github.com/protolab/protolab/workbench/data/wordnet"
 	"github.com/protolab/protolab/workbench/lmdata"
 	"github.com/protolab/protolab/workbench/meter"
 	"github.com/protolab/protolab/workbench/naming"
@@ -122,39 +119,16 @@ func compute(cfg Config, prov *run.Provenance, o run.Options) (*Result, error) {
 
 // runCorpus runs the study on one corpus. A non-empty note means the corpus was skipped (optional, not installed).
 func runCorpus(cfg Config, cc CorpusConfig, prov *run.Provenance, o run.Options) (*CorpusResult, string, error) {
+	pc, note, err := cfg.Prepare(cc.Source, cc.Optional, cc.Labels == LabelsLexical, prov, o)
+	if err != nil || note != "" {
+		return nil, note, err
+	}
 	var lexical func(string) []string
-	if cc.Source == lmdata.SourceWordNet || cc.Labels == LabelsLexical {
-		dir, err := wordnet.Dir()
-		if err != nil {
-			if cc.Optional {
-				return nil, fmt.Sprintf("skipped corpus %s: %v", cc.Source, err), nil
-			}
-			return nil, "", err
-		}
-		if cc.Labels == LabelsLexical {
-			db, err := wordnet.Load(dir)
-			if err != nil {
-				return nil, "", err
-			}
-			lexical = db.Supersenses
-		}
+	if pc.WordNet != nil {
+		lexical = pc.WordNet.Supersenses
 	}
-	cr := &CorpusResult{Source: cc.Source, Labels: cc.Labels}
-	var proto, llama *lm.Model
-	if err := prov.Time("train_"+cc.Source, func() (err error) {
-		proto, llama, err = cfg.LoadOrTrain(cc.Source, run.With(o))
-		return err
-	}); err != nil {
-		return nil, "", err
-	}
-	cr.Models = []pair.Summary{pair.NewSummary(proto), pair.NewSummary(llama)}
-	var prep *lmdata.Prepared
-	if err := prov.Time("data_"+cc.Source, func() (err error) {
-		prep, err = proto.Data()
-		return err
-	}); err != nil {
-		return nil, "", err
-	}
+	cr := &CorpusResult{Source: cc.Source, Labels: cc.Labels, Models: pc.Models}
+	proto, llama, prep := pc.Proto, pc.Llama, pc.Data
 	var es *evalSet
 	if err := prov.Time("labels_"+cc.Source, func() (err error) {
 		es, err = buildEvalSet(prep, cc, cfg.Eval.Sequences, cfg.Eval.MinLabelCount, cfg.Eval.NoneLabel, lexical)

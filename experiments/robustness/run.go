@@ -1,7 +1,6 @@
 package robustness
 
 import (
-	"fmt"
 	"strings"
 	"time"
 
@@ -9,8 +8,6 @@ import (
 
 	"github.com/protolab/protolab/models/lm"
 	"github.com/protolab/protolab/models/pair"
-	"github.com/protolab/protolab/workbench/data/wordnet"
-	"github.com/protolab/protolab/workbench/lmdata"
 	"github.com/protolab/protolab/workbench/meter"
 	"github.com/protolab/protolab/workbench/run"
 )
@@ -106,39 +103,16 @@ func compute(cfg Config, prov *run.Provenance, o run.Options) (*Result, error) {
 
 // runCorpus runs the study on one corpus. A non-empty note means the corpus was skipped (optional, not installed).
 func runCorpus(cfg Config, cc CorpusConfig, prov *run.Provenance, o run.Options) (*CorpusResult, string, error) {
+	pc, note, err := cfg.Prepare(cc.Source, cc.Optional, cc.Synonyms, prov, o)
+	if err != nil || note != "" {
+		return nil, note, err
+	}
 	var synonyms func(string) []string
-	if cc.Source == lmdata.SourceWordNet || cc.Synonyms {
-		dir, err := wordnet.Dir()
-		if err != nil {
-			if cc.Optional {
-				return nil, fmt.Sprintf("skipped corpus %s: %v", cc.Source, err), nil
-			}
-			return nil, "", err
-		}
-		if cc.Synonyms {
-			db, err := wordnet.Load(dir)
-			if err != nil {
-				return nil, "", err
-			}
-			synonyms = db.Synonyms
-		}
+	if pc.WordNet != nil {
+		synonyms = pc.WordNet.Synonyms
 	}
-	cr := &CorpusResult{Source: cc.Source}
-	var proto, llama *lm.Model
-	if err := prov.Time("train_"+cc.Source, func() (err error) {
-		proto, llama, err = cfg.LoadOrTrain(cc.Source, run.With(o))
-		return err
-	}); err != nil {
-		return nil, "", err
-	}
-	cr.Models = []pair.Summary{pair.NewSummary(proto), pair.NewSummary(llama)}
-	var prep *lmdata.Prepared
-	if err := prov.Time("data_"+cc.Source, func() (err error) {
-		prep, err = proto.Data()
-		return err
-	}); err != nil {
-		return nil, "", err
-	}
+	cr := &CorpusResult{Source: cc.Source, Models: pc.Models}
+	proto, llama, prep := pc.Proto, pc.Llama, pc.Data
 	if err := prov.Time("robust_"+cc.Source, func() error {
 		return measure(cr, []*lm.Model{proto, llama}, prep, cfg, synonyms)
 	}); err != nil {

@@ -1,0 +1,57 @@
+package pair
+
+import (
+	"fmt"
+
+	"github.com/protolab/protolab/models/lm"
+	"github.com/protolab/protolab/workbench/data/wordnet"
+	"github.com/protolab/protolab/workbench/lmdata"
+	"github.com/protolab/protolab/workbench/run"
+)
+
+// Corpus is the pair trained on one corpus, with the corpus's prepared data (split, tokenizer, packed sequences, as
+// the models were trained on it) and, when asked for, the WordNet database.
+type Corpus struct {
+	Source       string
+	Proto, Llama *lm.Model
+	Models       []Summary // the two models' summaries, ProtoT first
+	Data         *lmdata.Prepared
+	WordNet      *wordnet.DB // loaded when Prepare was asked for it (synonyms, lexical labels); nil otherwise
+}
+
+// Prepare trains (or loads) the pair on corpus source and prepares its data, timing "train_<source>" and
+// "data_<source>" in prov. A WordNet corpus, or needWordNet, requires the WordNet database: when it is not installed
+// an optional corpus returns a non-empty note (the corpus is skipped) and a required one an error naming the fix;
+// needWordNet also loads the database into Corpus.WordNet.
+func (c Config) Prepare(source string, optional, needWordNet bool, prov *run.Provenance, o run.Options) (*Corpus,
+	string, error) {
+	cr := &Corpus{Source: source}
+	if source == lmdata.SourceWordNet || needWordNet {
+		dir, err := wordnet.Dir()
+		if err != nil {
+			if optional {
+				return nil, fmt.Sprintf("skipped corpus %s: %v", source, err), nil
+			}
+			return nil, "", err
+		}
+		if needWordNet {
+			if cr.WordNet, err = wordnet.Load(dir); err != nil {
+				return nil, "", err
+			}
+		}
+	}
+	if err := prov.Time("train_"+source, func() (err error) {
+		cr.Proto, cr.Llama, err = c.LoadOrTrain(source, run.With(o))
+		return err
+	}); err != nil {
+		return nil, "", err
+	}
+	cr.Models = []Summary{NewSummary(cr.Proto), NewSummary(cr.Llama)}
+	if err := prov.Time("data_"+source, func() (err error) {
+		cr.Data, err = cr.Proto.Data()
+		return err
+	}); err != nil {
+		return nil, "", err
+	}
+	return cr, "", nil
+}
