@@ -45,12 +45,3 @@ func OutRoot() string {
 	}
 	return "runs"
 }
-
-// OutDir returns the folder a notebook writes the run called name into: $PROTOLAB_OUT/runs/name when PROTOLAB_OUT is
-// set (make run, make test), else runs/name under the working directory.
-func OutDir(name string) string {
-	if out := os.Getenv(OutEnv); out != "" {
-		return filepath.Join(out, "runs", name)
-	}
-	return filepath.Join("runs", name)
-}

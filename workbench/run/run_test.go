@@ -134,9 +134,9 @@ func TestSelectPreset_AndEnvironment(t *testing.T) {
 	t.Setenv(run.PresetEnv, "tiny")
 	require.Equal(t, "tiny", run.PresetName())
 	t.Setenv(run.OutEnv, "/tmp/o")
-	require.Equal(t, "/tmp/o/runs/x", run.OutDir("x"))
+	require.Equal(t, "/tmp/o/runs", run.OutRoot())
 	t.Setenv(run.OutEnv, "")
-	require.Equal(t, "runs/x", run.OutDir("x"))
+	require.Equal(t, "runs", run.OutRoot())
 }
 
 // TestOverride_EmbeddedStructsArePromoted checks that the fields of an embedded struct without a JSON name are set
