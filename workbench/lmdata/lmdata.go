@@ -3,7 +3,7 @@
 // documents, trains (or loads) a byte-level BPE tokenizer on the training documents only, encodes and packs both
 // splits into fixed-length sequences, and serves them as fit.Batches.
 //
-// Every experiment that trains a language model (experiments/lm, protot, prism, interp) shares this path, so that
+// Every language model ProtoLab trains (models/lm, for every study) is prepared on this path, so that
 // their numbers are comparable.
 package lmdata
 
