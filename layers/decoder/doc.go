@@ -56,4 +56,9 @@
 //
 // Speed: train-step throughput on the pure-Go backend is measured by BenchmarkForwardBackward against
 // BenchmarkMatMul (raw matmul FLOP/s); FLOPsPerToken gives the analytic count.
+//
+// PRISM head (prism.go; docs/spec/prism.md §2.1, §3): PrismHead feeds the backbone's final-normalised hidden states
+// and its LM head to layers/prism, whose bank lives at /prism/prototypes [K, D]; PrismLogits and PrismLoss give the
+// PRISM model's logits and training loss (L_CE equals NextTokenLoss under the default residual), PrismNumParams and
+// PrismFLOPsPerToken its counts.
 package decoder

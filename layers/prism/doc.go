@@ -1,6 +1,6 @@
 // Package prism implements the PRISM prototype output head of D. Ley, G. Nguyen, H. Lakkaraju, J. Adebayo,
 // "Prototype Language Models", arXiv:2607.00510 (PRISM: Prototypes for Interpretable Sequence Modeling), as
-// specified in docs/spec/prism.md §2–§4: a decoder's final hidden state is reconstructed from a sparse, non-negative mix
+// specified in docs/spec/prism.md §1–§4: a decoder's final hidden state is reconstructed from a sparse, non-negative mix
 // of k of K learned prototypes, and the logits split exactly into per-prototype slices plus a residual slice.
 // It also computes the spec's coverage metrics and prototype-usage statistics.
 //
@@ -83,6 +83,10 @@
 // Scope and variable (checkpoint path): Head creates VarPrototypes "prototypes" [K, D] under ctx.In("prism") with
 // N(0, InitStd²) entries; NoDecay lists it, so the optimizer exempts it from weight decay by name. The spec's
 // default schedule (CE-only warm-up, then seeding the bank with sampled hidden states) is the training code's job.
+//
+// Defaults (spec §12): DefaultConfig is the small-scale plan (TestDefaultConfig_Spec pins it). The spec's own test
+// list for the head is TestDecompose_SlicesSumToLogit, TestResidualVariants_DifferWhereSpecSays (∂L_CE/∂P = 0
+// exactly under "autodiff") and TestTopK_GradientMatchesDenseMask.
 //
 // Stateless functions (Decompose, DecomposeMasked, Losses, SuppressedLogits, SuppressedActive, BankObjective,
 // Cosines, CoverageStats, Signatures) take every weight as an argument; Head creates the variable. Graph functions

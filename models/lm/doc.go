@@ -27,6 +27,14 @@
 // L_REC near (k−1)², and its gradient pushes z away from every prototype. The cosines, and so the routing, do not
 // depend on s.
 //
+// # PRISM read-outs and presets
+//
+// The PRISM studies share these (docs/spec/prism.md): HeadStats returns the head's per-token codes, Signatures the
+// logit signatures W p_i (§2.1), Coverage the coverage and usage statistics of §4, and SuppressedStep decodes with a
+// set of prototypes suppressed (§10). PrismTiny, PrismSmall and PrismPaper are the PRISM model presets (PrismPaper is
+// §12's small-scale plan); TrainOn retrains a model's recipe on given batches, for the linear datamodeling score of
+// §8.
+//
 // # Equal parameter count
 //
 // Comparisons of mixers at one width (the baselines of docs/spec/protot.md §9) keep D, the depth L, the vocabulary and

@@ -8,10 +8,10 @@
 //
 // # Notation
 //
-// K prototypes of width D; the bank P ∈ R^{D×K} has columns p_j (the workbench stores its transpose [K, D]). V is
-// the vocabulary, W ∈ R^{V×D} the LM head. A token t has hidden state z_t, a sparse code a_t ∈ R^K (Code: the
-// non-zero entries), gold token y_t and logits l_t. vec(P) stacks the columns, so entry m of prototype j is at
-// index j·D + m, and vec(u aᵀ) = a ⊗ u. An H of size KD×KD has K×K blocks H_ij of size D×D.
+// As in spec §1: K prototypes of width D; the bank P ∈ R^{D×K} has columns p_j (the workbench stores its transpose
+// [K, D]). V is the vocabulary, W ∈ R^{V×D} the LM head. A token t has hidden state z_t, a sparse code a_t ∈ R^K
+// (Code: the non-zero entries), gold token y_t and logits l_t. vec(P) stacks the columns, so entry m of prototype j
+// is at index j·D + m, and vec(u aᵀ) = a ⊗ u. An H of size KD×KD has K×K blocks H_ij of size D×D.
 //
 // # Equations
 //

@@ -1,6 +1,9 @@
 // Package influence computes training-data attribution scores from per-token activations and gradients, with no
 // knowledge of the model that produced them: the caller runs its forward and backward passes and hands over plain
-// float slices. It holds three families of methods and the tools to compare them.
+// float slices. It holds three families of methods and the tools to compare them: the attribution methods,
+// baselines and measures of docs/spec/prism.md §6–§8 with the curvature of §5, checked by the tests of §12
+// (TestBlocks_ExactWhenOnePrototypePerToken, TestKronSum_CGMatchesDenseSolve,
+// TestEKFAC_KFACEigenvaluesGiveKroneckerInverse).
 //
 // Sign convention (Koh and Liang, as in kronfluence): I(q, s) = vec(G_q)ᵀ (H + λI)⁻¹ vec(G_s), where G is the
 // gradient of a summed token loss; positive means helpful (up-weighting s lowers the query loss).

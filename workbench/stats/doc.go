@@ -2,7 +2,9 @@
 // bootstrap interval, ranks and rank correlations, top-k agreement, softmax, the Jensen–Shannon divergence, the Gini
 // coefficient and the binomial upper tail. Everything is float64 on plain slices, and no function modifies its input.
 // The ProtoT diagnostics (docs/spec/protot.md §6: Gini of the hub masses, read/write JS) and robustness metrics (§7.5:
-// JS divergence in nats, top-k overlap, Spearman over the union of the top-k sets) are computed with these.
+// JS divergence in nats, top-k overlap, Spearman over the union of the top-k sets) are computed with these, and so are
+// the attribution comparisons of docs/spec/prism.md §8 (Overlap@k, Spearman over the union of the top-k sets, the
+// bootstrap interval over queries, the median latency).
 //
 // Undefined values are NaN (the mean of nothing, the spread of one value, the correlation with a constant). A study
 // that must write such a value into JSON replaces it with its own documented choice at the call site.
