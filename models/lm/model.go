@@ -11,6 +11,7 @@ import (
 	"github.com/pkg/errors"
 
 	"github.com/protolab/protolab/layers/decoder"
+	"github.com/protolab/protolab/layers/prism"
 	"github.com/protolab/protolab/workbench/eval"
 	"github.com/protolab/protolab/workbench/fit"
 	"github.com/protolab/protolab/workbench/lmdata"
@@ -136,6 +137,19 @@ func inOptimizer(v *context.Variable) bool {
 	return v.Scope() == fit.OptimizerScope || strings.HasPrefix(v.Scope(), fit.OptimizerScope+"/")
 }
 
+// Step returns the model's decoding step (eval.StepFn): decoder.Step for the dense head; for the PRISM head the step
+// of SuppressedStep with no prototype suppressed, whose logits are the head's own.
+func (m *Model) Step() eval.StepFn {
+	cfg := m.Config.Model
+	if !m.Dense() {
+		return SuppressedStep(cfg, m.Config.Prism.Config, make([]float64, m.Config.Prism.NumPrototypes),
+			prism.SuppressZero)
+	}
+	return func(ctx *context.Context, token, pos *Node, state []*Node) (*Node, []*Node) {
+		return decoder.Step(ctx, cfg, token, pos, state)
+	}
+}
+
 // Generate continues each prompt (text) and returns the completions as text and as token ids (without the stop
 // token). Each prompt is preceded by "<|eos|>", as a document is in the packed training stream. sc.StopToken −1
 // never stops, so every completion has sc.MaxNewTokens tokens, and a generated "<|eos|>" (a document end) decodes to
@@ -145,10 +159,6 @@ func (m *Model) Generate(prompts []string, sc eval.SampleConfig) ([]string, [][]
 	var stats eval.GenerateStats
 	if len(prompts) == 0 {
 		return nil, nil, stats, errors.New("lm.Model.Generate: no prompts")
-	}
-	if !m.Dense() {
-		return nil, nil, stats, errors.New("lm.Model.Generate: the PRISM head has no decoding step here; " +
-			"generate with the dense model")
 	}
 	eos, hasEOS := m.Tokenizer.SpecialID("<|eos|>")
 	ids := make([][]int32, len(prompts))
@@ -169,10 +179,8 @@ func (m *Model) Generate(prompts []string, sc eval.SampleConfig) ([]string, [][]
 			"model.max_len=%d", maxPrompt, sc.MaxNewTokens, m.Config.Model.MaxLen)
 	}
 	cfg := m.Config.Model
-	dec, err := eval.NewDecoder(m.Backend, m.Ctx, func(ctx *context.Context, token, pos *Node, state []*Node) (*Node,
-		[]*Node) {
-		return decoder.Step(ctx, cfg, token, pos, state)
-	}, decoder.StateShapes(cfg, len(prompts), capacity), len(prompts), capacity)
+	dec, err := eval.NewDecoder(m.Backend, m.Ctx, m.Step(), decoder.StateShapes(cfg, len(prompts), capacity),
+		len(prompts), capacity)
 	if err != nil {
 		return nil, nil, stats, err
 	}

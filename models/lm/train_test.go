@@ -246,9 +246,17 @@ func TestTrain_InterruptedRunResumes(t *testing.T) {
 }
 
 func TestGenerate_ContinuesPrompts(t *testing.T) {
-	m, err := Train(tinyConfig(), "", run.Progress(nil))
+	pm, err := Train(tinyPrism(), "", run.Progress(nil))
 	require.NoError(t, err)
 	sc := eval.DefaultSampleConfig()
+	sc.MaxNewTokens, sc.Temperature = 4, 0
+	texts, _, _, err := pm.Generate([]string{"the queen"}, sc)
+	require.NoError(t, err, "a PRISM model generates through its own head")
+	require.Len(t, texts, 1)
+
+	m, err := Train(tinyConfig(), "", run.Progress(nil))
+	require.NoError(t, err)
+	sc = eval.DefaultSampleConfig()
 	sc.MaxNewTokens = 5
 	texts, ids, stats, err := m.Generate([]string{"the queen", "a"}, sc)
 	require.NoError(t, err)
