@@ -129,7 +129,7 @@ func variable64(ctx *context.Context, name string, scopes ...string) ([]float64,
 	if err != nil {
 		return nil, errors.Wrapf(err, "interp: reading %s", v.ScopeAndName())
 	}
-	out, err := pair.Floats(t)
+	out, err := lm.Floats(t)
 	return out, errors.WithMessagef(err, "interp: variable %s", v.ScopeAndName())
 }
 

@@ -173,7 +173,7 @@ func compare(m *lm.Model, rows [][]int32, lens []int, pairs []PromptPair, kinds 
 		if err != nil {
 			return ModelStats{}, errors.WithMessage(err, "robustness: prompts")
 		}
-		logits, err := pair.Floats(c.Output)
+		logits, err := lm.Floats(c.Output)
 		if err != nil {
 			return ModelStats{}, err
 		}

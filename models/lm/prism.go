@@ -231,16 +231,6 @@ func variableFloats(v *context.Variable) ([]float64, error) {
 	if err != nil {
 		return nil, errors.Wrapf(err, "reading %s", v.ScopeAndName())
 	}
-	switch t.DType() {
-	case dtypes.Float32:
-		f := tensors.MustCopyFlatData[float32](t)
-		out := make([]float64, len(f))
-		for i, x := range f {
-			out[i] = float64(x)
-		}
-		return out, nil
-	case dtypes.Float64:
-		return tensors.MustCopyFlatData[float64](t), nil
-	}
-	return nil, errors.Errorf("%s has dtype %s, want float32 or float64", v.ScopeAndName(), t.DType())
+	out, err := Floats(t)
+	return out, errors.WithMessage(err, v.ScopeAndName())
 }

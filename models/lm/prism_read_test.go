@@ -136,3 +136,17 @@ func TestFloatTensor_DTypes(t *testing.T) {
 	t32 := FloatTensor(x, dtypes.Float32, 1, 3)
 	require.Equal(t, []float32{2, float32(0.1), -3}, tensors.MustCopyFlatData[float32](t32))
 }
+
+func TestFloats_BothFloatTypes(t *testing.T) {
+	got, err := Floats(tensors.FromValue([][]float32{{1, 2}, {3, 4.5}}))
+	require.NoError(t, err)
+	require.Equal(t, []float64{1, 2, 3, 4.5}, got)
+	got, err = Floats(tensors.FromValue([]float64{-1, 0.25}))
+	require.NoError(t, err)
+	require.Equal(t, []float64{-1, 0.25}, got)
+	_, err = Floats(tensors.FromValue([]int32{1}))
+	require.ErrorContains(t, err, "Int32")
+	back, err := Floats(FloatTensor([]float64{0.5, -2}, dtypes.Float32, 2))
+	require.NoError(t, err)
+	require.Equal(t, []float64{0.5, -2}, back)
+}

@@ -3,7 +3,6 @@ package pair
 import (
 	"testing"
 
-	"github.com/gomlx/gomlx/pkg/core/tensors"
 	"github.com/stretchr/testify/require"
 
 	"github.com/protolab/protolab/layers/decoder"
@@ -49,16 +48,8 @@ func TestModels_EqualSize(t *testing.T) {
 	require.Equal(t, proto.Model.FFNWidth(), llama.Model.FFNWidth())
 }
 
-func TestProbeNamesAndFloats(t *testing.T) {
+func TestProbeNames(t *testing.T) {
 	require.Equal(t, []string{decoder.BlockScope(0) + ".x", decoder.BlockScope(1) + ".x"}, ProbeNames(2, "x"))
-	got, err := Floats(tensors.FromValue([][]float32{{1, 2}, {3, 4.5}}))
-	require.NoError(t, err)
-	require.Equal(t, []float64{1, 2, 3, 4.5}, got)
-	got, err = Floats(tensors.FromValue([]float64{-1, 0.25}))
-	require.NoError(t, err)
-	require.Equal(t, []float64{-1, 0.25}, got)
-	_, err = Floats(tensors.FromValue([]int32{1}))
-	require.Error(t, err)
 }
 
 func TestModelsTable(t *testing.T) {

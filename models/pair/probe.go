@@ -1,11 +1,8 @@
 package pair
 
 import (
-	"github.com/gomlx/gomlx/pkg/core/dtypes"
 	"github.com/gomlx/gomlx/pkg/core/graph"
-	"github.com/gomlx/gomlx/pkg/core/tensors"
 	"github.com/gomlx/gomlx/pkg/ml/context"
-	"github.com/pkg/errors"
 
 	"github.com/protolab/protolab/layers/decoder"
 	"github.com/protolab/protolab/layers/hook"
@@ -32,21 +29,4 @@ func Runner(m *lm.Model, names []string) (*probe.Runner, error) {
 		Attach:  hook.Attach,
 	}
 	return probe.NewRunner(pm, probe.Match(names...))
-}
-
-// Floats returns the values of a float32 or float64 tensor as float64, in row-major order; other dtypes are an
-// error.
-func Floats(t *tensors.Tensor) ([]float64, error) {
-	switch t.DType() {
-	case dtypes.Float64:
-		return tensors.MustCopyFlatData[float64](t), nil
-	case dtypes.Float32:
-		f := tensors.MustCopyFlatData[float32](t)
-		out := make([]float64, len(f))
-		for i, x := range f {
-			out[i] = float64(x)
-		}
-		return out, nil
-	}
-	return nil, errors.Errorf("pair.Floats: tensor of dtype %s, want float32 or float64", t.DType())
 }
