@@ -64,11 +64,9 @@ func TestKeys_ListsOverrides(t *testing.T) {
 }
 
 // TestRun_EveryStudyAtTiny runs every study of the table at the Tiny preset through the CLI into one root folder,
-// then again: the second run loads the stored result (the report is the same) instead of computing.
+// then again: the second run loads the stored result (the report is the same) instead of computing. Studies that
+// analyse the same model train it once (the PRISM studies share theirs).
 func TestRun_EveryStudyAtTiny(t *testing.T) {
-	if testing.Short() {
-		t.Skip("every study at Tiny takes about a minute; the studies' own -short tests cover them")
-	}
 	out := t.TempDir()
 	for _, s := range studies {
 		var first, second bytes.Buffer
