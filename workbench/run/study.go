@@ -79,6 +79,25 @@ func Stored[R any](study string, cfg any, opts ...Option) (R, bool, error) {
 	return store.LoadCached[R](StudyDir(o.Out, study), ResultName, cfg)
 }
 
+// Showcase returns what `make run` and a notebook show of a study at the Small preset: the result stored for full
+// (its protocol run, by `make reproduce` or `protolab run <study> --preset small`) when there is one, else
+// LoadOrRun of quick (the quicker run a notebook affords, computed or loaded); one progress line says which. The
+// bool reports whether full's stored result was shown.
+func Showcase[C Config, R any](study string, full, quick C, opts []Option, compute func(C, *Provenance, Options) (R,
+	error)) (R, bool, error) {
+	o := NewOptions(opts...)
+	if r, ok, err := Stored[R](study, full, opts...); err != nil || ok {
+		if ok {
+			o.Logf(study, "showing the stored protocol run (Small preset)")
+		}
+		return r, ok, err
+	}
+	o.Logf(study, "no stored protocol run (`protolab run %s --preset small` makes one): showing the quick run",
+		study)
+	r, err := LoadOrRun(study, quick, opts, compute)
+	return r, false, err
+}
+
 // relPath shortens path to a path relative to the working directory when it lies below it.
 func relPath(path string) string {
 	if wd, err := os.Getwd(); err == nil {

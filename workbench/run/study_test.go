@@ -138,3 +138,28 @@ func TestMust_PanicsWithTheMessage(t *testing.T) {
 	require.PanicsWithValue(t, "boom", func() { run.Must(0, errors.New("boom")) })
 	require.NotPanics(t, func() { run.Check(nil) })
 }
+
+func TestShowcase_PrefersTheStoredProtocolRun(t *testing.T) {
+	calls := 0
+	compute := func(c studyCfg, prov *run.Provenance, o run.Options) (*studyResult, error) {
+		calls++
+		return &studyResult{Provenance: prov, Square: c.N * c.N}, nil
+	}
+	var log bytes.Buffer
+	opts := []run.Option{run.Out(t.TempDir()), run.Progress(&log)}
+	full, quick := studyCfg{N: 10, Name: "small"}, studyCfg{N: 2, Name: "quick"}
+	r, shown, err := run.Showcase("sq", full, quick, opts, compute)
+	require.NoError(t, err)
+	require.False(t, shown)
+	require.Equal(t, 4, r.Square, "no protocol run stored: the quick run")
+	require.Contains(t, log.String(), "showing the quick run")
+	_, err = run.LoadOrRun("sq", full, opts, compute)
+	require.NoError(t, err)
+	log.Reset()
+	r, shown, err = run.Showcase("sq", full, quick, opts, compute)
+	require.NoError(t, err)
+	require.True(t, shown)
+	require.Equal(t, 100, r.Square)
+	require.Contains(t, log.String(), "showing the stored protocol run")
+	require.Equal(t, 2, calls, "the stored runs are loaded, not computed again")
+}

@@ -41,6 +41,7 @@ var commands = []command{
 	{"eval", "validation perplexity of a trained run folder", cmdEval},
 	{"generate", "sample continuations of a prompt from a trained run folder", cmdGenerate},
 	{"attribute", "the training sequences that most influence a query (PRISM's cached prototypes, EK-FAC, ...)", cmdAttribute},
+	{"report", "the scorecard: each paper claim against the stored results, with a verdict (REPORT.md, .html)", cmdReport},
 	{"bench", "the speed study: training throughput or decoding time vs context for each mixer (table + JSON)", cmdBench},
 }
 
