@@ -5,9 +5,8 @@ import (
 
 	"github.com/pkg/errors"
 
-	"github.com/protolab/protolab/layers/sae"
+	"github.com/protolab/protolab/models/dictionary"
 	"github.com/protolab/protolab/models/pair"
-	"github.com/protolab/protolab/workbench/fit"
 )
 
 // Label kinds of CorpusConfig.Labels: which word labels of the corpus a token carries (data.DocLabels).
@@ -88,13 +87,10 @@ type EvalConfig struct {
 type SAEConfig struct {
 	// Enabled trains one SAE per layer and scores its selected features as units.
 	Enabled bool `json:"enabled"`
-	// Model is the SAE (layers/sae); its width and seed are set per layer. Spec: F = 8·D, λ tuned to L0 ≈ 32 at
-	// D = 256 (the target scales down with the dictionary here).
-	Model sae.Config `json:"model"`
-	// Train is the SAE's optimizer and schedule (weight decay 0, layers/sae doc).
-	Train fit.Config `json:"train"`
-	// BatchSize is the number of token vectors per SAE training step; > 0.
-	BatchSize int `json:"batch_size"`
+	// Config is the dictionary (models/dictionary): model (layers/sae; width and seed are set per layer; spec:
+	// F = 8·D, λ tuned to L0 ≈ 32 at D = 256, the target scaled down with the dictionary here), train (weight decay
+	// 0, layers/sae doc) and batch_size (token vectors per step).
+	dictionary.Config
 	// Features is the number of features kept per layer for each selection rule (top variance, top firing
 	// frequency); 0 means the ProtoT model's num_prototypes (R), so that both unit kinds have as many units.
 	Features int `json:"features"`
@@ -174,18 +170,12 @@ func (c Config) Validate() error {
 	}
 	s := c.SAE
 	if s.Enabled {
+		if err := s.Config.Validate(c.Model.Width); err != nil {
+			return errors.WithMessage(err, "sae")
+		}
 		m := s.Model
 		m.Width = c.Model.Width
-		if err := m.Validate(); err != nil {
-			return errors.WithMessage(err, "sae.model")
-		}
-		if err := s.Train.Validate(); err != nil {
-			return errors.WithMessage(err, "sae.train")
-		}
-		switch {
-		case s.BatchSize <= 0:
-			return errors.Errorf("sae.batch_size=%d, want > 0", s.BatchSize)
-		case s.Features < 0 || s.Features > m.NumFeatures():
+		if s.Features < 0 || s.Features > m.NumFeatures() {
 			return errors.Errorf("sae.features=%d, want in [0, %d]", s.Features, m.NumFeatures())
 		}
 	}

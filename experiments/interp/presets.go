@@ -2,6 +2,7 @@ package interp
 
 import (
 	"github.com/protolab/protolab/layers/sae"
+	"github.com/protolab/protolab/models/dictionary"
 	"github.com/protolab/protolab/models/pair"
 	"github.com/protolab/protolab/workbench/fit"
 	"github.com/protolab/protolab/workbench/lmdata"
@@ -66,7 +67,7 @@ func Small() Config {
 		Eval: EvalConfig{Sequences: 128, BatchSize: 32, TopK: 20, OnePerDoc: true, Before: 24, After: 8,
 			MinPurity: 0.5, Alpha: 0.01, ThemeExcess: 0.25, NoneLabel: true, MinLabelCount: 20, NullUnits: 64, DeadMass: 1e-6,
 			DashboardTokens: 8},
-		SAE: SAEConfig{Enabled: true, Model: sm, Train: st, BatchSize: 256},
+		SAE: SAEConfig{Enabled: true, Config: dictionary.Config{Model: sm, Train: st, BatchSize: 256}},
 		Intervene: InterveneConfig{Sequences: 128, HeldOut: 128, MinOccurrences: 5, Sweeps: []string{InterveneWrite},
 			ReinitSeed: 7, MaxPPLChange: 0.01, MinProbDrop: 0.15},
 	}

@@ -5,6 +5,7 @@ import (
 	"math"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/gomlx/gomlx/pkg/core/tensors"
 	"github.com/gomlx/gomlx/pkg/ml/context"
@@ -13,6 +14,7 @@ import (
 	"github.com/protolab/protolab/layers/attention"
 	"github.com/protolab/protolab/layers/decoder"
 	"github.com/protolab/protolab/layers/protot"
+	"github.com/protolab/protolab/models/dictionary"
 	"github.com/protolab/protolab/models/lm"
 	"github.com/protolab/protolab/models/pair"
 	"github.com/protolab/protolab/workbench/naming"
@@ -289,12 +291,18 @@ func analyzeUnits(cr *CorpusResult, cfg Config, proto, llama *lm.Model, es *eval
 		for l := range LL {
 			resid := lacts[residNames[l]]
 			D := width[residNames[l]]
-			codes, F, stats, err := trainSAE(llama.Backend, resid, N, D, cfg.SAE, cfg.Seed+uint64(l))
+			start := time.Now()
+			dict, err := dictionary.Train(llama.Backend, resid, N, D, cfg.SAE.Config, cfg.Seed+uint64(l), "interp/sae")
 			if err != nil {
 				return errors.WithMessagef(err, "interp: SAE of layer %d", l)
 			}
-			stats.Layer = l
-			cr.SAE = append(cr.SAE, stats)
+			codes, ds, err := dict.Encode(resid, N)
+			if err != nil {
+				return errors.WithMessagef(err, "interp: SAE of layer %d", l)
+			}
+			F := dict.F
+			cr.SAE = append(cr.SAE, SAEStats{Layer: l, Features: F, L0: ds.L0, FVU: ds.FVU, Lambda: ds.Lambda,
+				Dead: ds.Dead, Seconds: time.Since(start).Seconds()})
 			for _, sel := range []struct {
 				kind string
 				freq bool
