@@ -1,17 +1,41 @@
-# Headless notebook runs (scripts/notebooks.sh). `make test` runs every notebook with the Tiny preset and fails on
-# any cell error; `make run` runs them with the Small preset into out/; `make lab` opens Jupyter on notebooks/.
+# Headless notebook runs (scripts/notebooks.sh) and the scorecard. `make test` runs every notebook with the Tiny
+# preset and fails on any cell error; `make run` runs them with the Small preset into out/ and ends with the
+# scorecard out/REPORT.md; `make reproduce` runs every study's protocol (hours, outside CI) and writes the scorecard;
+# `make lab` opens Jupyter on notebooks/.
 
 NOTEBOOK_TEST := test-notebooks
 OUT ?= out
+PROTOLAB := $(GO) run -tags $(GOTAGS) ./experiments/cmd/protolab
 
-.PHONY: run test-notebooks lab
+# The studies whose protocol runs make the scorecard (`protolab run <study> --preset small`); the speed study runs
+# in both of its modes.
+PROTOCOL_STUDIES := architecture interp robustness prismhead attribution steering suppression fvec
 
-## run: set up, then execute every notebook with the Small preset into out/ (notebooks, HTML, figures).
+.PHONY: run test-notebooks lab reproduce report
+
+## run: set up, then execute every notebook with the Small preset into out/ (notebooks, HTML, figures), then write
+## the scorecard from what is stored (protocol runs where `make reproduce` made them, the notebooks' quick runs
+## otherwise; each row names its run).
 run: setup
 	bash scripts/notebooks.sh small $(OUT)
+	$(MAKE) report
 
 test-notebooks: setup
 	bash scripts/notebooks.sh tiny $(OUT)/test
+	$(PROTOLAB) report --out $(OUT)/test/runs --md $(OUT)/test/REPORT.md
+
+## reproduce: every study's full protocol at the Small preset (seeds, equal budgets, held-out evaluation; about an
+## hour each on 2 cores, outside CI), stored under out/runs, then the scorecard.
+reproduce:
+	@set -e; for s in $(PROTOCOL_STUDIES); do \
+	  echo "reproduce: $$s"; $(PROTOLAB) run $$s --preset small --out $(OUT)/runs; done
+	$(PROTOLAB) bench throughput --preset small --out $(OUT)/runs
+	$(PROTOLAB) bench decode --preset small --out $(OUT)/runs
+	$(MAKE) report
+
+## report: the scorecard out/REPORT.md (and .html) from the results stored under out/runs.
+report:
+	$(PROTOLAB) report --out $(OUT)/runs --md $(OUT)/REPORT.md
 
 ## lab: open Jupyter (GoNB kernel) on the notebooks.
 lab: setup
