@@ -2,51 +2,135 @@ package prismhead
 
 import (
 	"math"
+	"slices"
 
 	"github.com/pkg/errors"
 
 	"github.com/protolab/protolab/models/lm"
+	"github.com/protolab/protolab/workbench/lmdata"
 	"github.com/protolab/protolab/workbench/run"
 )
 
-// Config configures the study. Start from a preset (Tiny, Small, Paper); change fields or apply run.Override.
+// Config configures the study. Start from a preset (Tiny, Quick, Small, Paper); change fields or apply run.Override.
 type Config struct {
 	// Config is the PRISM model analysed (seed, data, model, head "prism", prism, train, eval_batches; JSON keys at
 	// the top level); its dense baseline is Config.Dense(): the same backbone, data and token budget.
 	lm.Config
+	// Seeds are the training seeds of the replicates: each trains the dense baseline and one PRISM model per sweep
+	// weight with that seed (weights, data split, batch order, bank seeding). Empty means the one seed `seed`; when
+	// set, seeds[0] must equal `seed` (the first replicate is the configured model). Claims need ≥ 3.
+	Seeds []uint64 `json:"seeds"`
+	// Tune chooses each model's learning rate on a validation split before the replicates are trained.
+	Tune TuneConfig `json:"tune"`
+	// Eval is the data that quality, coverage and curvature are measured on.
+	Eval EvalConfig `json:"eval"`
 	// Curvature configures the Hessian study and the clustering-weight sweep (curvature.go, run.go).
 	Curvature CurvatureConfig `json:"curvature"`
 }
 
+// TuneConfig is the learning-rate choice of doc.go ("Protocol"): the dense model and the PRISM model (at the
+// configured weights) are each trained at every rate of LRs with seed Seed, and each keeps the rate with the lowest
+// loss on its own validation split (eval_batches batches). Every model of the replicates and of the sweep then trains
+// at its kind's rate, so both kinds get the same grid, seed and criterion.
+type TuneConfig struct {
+	// LRs is the grid; each > 0. Empty: no tuning, both kinds train at train.lr.
+	LRs []float64 `json:"lrs"`
+	// Seed is the tuning seed; it must not be one of seeds, so that no reported model is one a choice was made on.
+	Seed uint64 `json:"seed"`
+}
+
+// EvalConfig is the evaluation data: fresh documents of the synthetic concept corpus (lm.Model.FreshCorpus), which
+// no training run and no choice of settings has seen, packed with each replicate's tokenizer into batches of
+// data.batch_size sequences of data.seq_len+1 tokens (a last partial batch is dropped).
+type EvalConfig struct {
+	// Docs is the number of fresh documents; 0 means the model's own validation split (eval_batches batches), for
+	// data sources other than the synthetic corpus. With docs > 0, data.source must be "synthetic".
+	Docs int `json:"docs"`
+	// Seed seeds the evaluation documents; ≠ data.synthetic.seed.
+	Seed uint64 `json:"seed"`
+	// HeldSeed seeds a second evaluation set kept back until the settings are frozen; ≠ seed and
+	// data.synthetic.seed. It is used only with use_held.
+	HeldSeed uint64 `json:"held_seed"`
+	// UseHeld evaluates on held_seed's documents instead of seed's.
+	UseHeld bool `json:"use_held"`
+}
+
+// DocSeed returns the seed of the documents evaluated on: HeldSeed with UseHeld, else Seed (0 with Docs = 0: the
+// validation split).
+func (e EvalConfig) DocSeed() uint64 {
+	switch {
+	case e.Docs == 0:
+		return 0
+	case e.UseHeld:
+		return e.HeldSeed
+	}
+	return e.Seed
+}
+
 // CurvatureConfig configures the Hessian study of docs/spec/prism.md §5 (curvature.go) and the sweep of §3, §8.
 type CurvatureConfig struct {
-	// Batches is the number of validation batches whose tokens the objective sums over; > 0.
+	// Batches is the number of evaluation batches whose tokens the objective sums over; > 0.
 	Batches int `json:"batches"`
 	// Prototypes is M: the exact Hessian is the principal submatrix of the M most used prototypes (M·D columns,
 	// each one double-backprop Hessian-vector product); in [1, K].
 	Prototypes int `json:"prototypes"`
-	// Sweep lists the clustering weights λ_1 = λ_2 of the conditioning sweep; one PRISM run each; each ≥ 0.
+	// Sweep lists the clustering weights λ_1 = λ_2 of the conditioning sweep; one PRISM run per weight and seed;
+	// each ≥ 0, distinct.
 	Sweep []float64 `json:"sweep"`
 }
 
-// Tiny is seconds on one CPU core (lm.PrismTiny): the unit tests and the notebook smoke run use it. The curvature
-// study reads one batch and M = 4 prototypes; the sweep trains two models.
+// Tiny is seconds on one CPU core (lm.PrismTiny): the unit tests and the notebook smoke run use it. Two seeds (too
+// few for a claim: the scorecard marks Tiny's rows untestable), a two-rate tuning grid, 40 fresh evaluation
+// documents, the curvature study on one batch and M = 4 prototypes, and the sweep λ_1 = λ_2 ∈ {0.1, 1} (0.1 is the
+// configured weight, so each seed trains two PRISM models).
 func Tiny() Config {
-	return Config{Config: lm.PrismTiny(),
-		Curvature: CurvatureConfig{Batches: 1, Prototypes: 4, Sweep: []float64{0.01, 1}}}
+	c := lm.PrismTiny()
+	return Config{Config: c, Seeds: []uint64{c.Seed, c.Seed + 1},
+		Tune:      TuneConfig{LRs: []float64{1e-2, 3e-2}, Seed: 9},
+		Eval:      EvalConfig{Docs: 40, Seed: 3001, HeldSeed: 3002},
+		Curvature: CurvatureConfig{Batches: 1, Prototypes: 4, Sweep: []float64{0.1, 1}}}
 }
 
-// Small is a few minutes on a 2-core CPU with the pure-Go backend (lm.PrismSmall): the Hessian on M = 12 prototypes
-// over two validation batches, and the sweep λ_1 = λ_2 ∈ {0.01, 0.1, 1} of spec §3.
-func Small() Config {
+// Quick is what `make run` and notebook 20 compute when no Small protocol result is stored: the former Small preset
+// (lm.PrismSmall, one seed, train.lr untuned, the Hessian on M = 12 prototypes over two batches, the sweep
+// λ_1 = λ_2 ∈ {0.01, 0.1, 1} of spec §3), measured on the same fresh evaluation documents as Small. One seed: its
+// scorecard rows are untestable.
+func Quick() Config {
 	return Config{Config: lm.PrismSmall(),
+		Eval:      EvalConfig{Docs: 400, Seed: 3001, HeldSeed: 3002},
 		Curvature: CurvatureConfig{Batches: 2, Prototypes: 12, Sweep: []float64{0.01, 0.1, 1}}}
 }
 
-// Paper is spec §12's small-scale plan (lm.PrismPaper), with the Hessian on M = 16 prototypes over four batches.
-// Meant for a GPU with XLA.
+// Small is the study's protocol (doc.go, "Protocol"), `protolab run prismhead --preset small`: lm.PrismSmall's
+// models (the dense baseline and PRISM at λ_1 = λ_2 ∈ {0.01, 0.1, 1}, equal steps × batch), each kind's learning
+// rate chosen from {1e-3, 3e-3, 1e-2} on seed 1's validation split, replicated over the training seeds 2, 3, 4 (none
+// used for a choice), and measured on 400 fresh documents of seed 3001 (seed 3002 kept back).
+//
+// Budget (a design estimate from timing one piece of each kind at this size on the 2-core machine with the pure-Go
+// backend, the machine shared): a dense run ≈ 20 s, a PRISM run ≈ 50 s, the curvature study of one PRISM model
+// ≈ 2 min (the exact Hessian on M·D = 384 columns ≈ 100 s; the clustering-only Hessian ≈ 1 s; the spectra a few
+// seconds), the evaluation of one PRISM/dense pair on 400 documents (≈ 25k tokens) ≈ 10 s. Tuning:
+// 3 × (20 + 50) s ≈ 3.5 min; replicates: 3 × 20 s + 9 × (50 + 10) s ≈ 10 min; curvature: 9 × 2 min ≈ 18 min; in all
+// ≈ 30–35 min, under the hour with room for a loaded machine. Three seeds is the fewest a claim allows; each further
+// seed adds ≈ 10 min.
+func Small() Config {
+	c := lm.PrismSmall()
+	c.Seed = 2
+	return Config{Config: c, Seeds: []uint64{2, 3, 4},
+		Tune:      TuneConfig{LRs: []float64{1e-3, 3e-3, 1e-2}, Seed: 1},
+		Eval:      EvalConfig{Docs: 400, Seed: 3001, HeldSeed: 3002},
+		Curvature: CurvatureConfig{Batches: 2, Prototypes: 12, Sweep: []float64{0.01, 0.1, 1}}}
+}
+
+// Paper is spec §12's small-scale plan (lm.PrismPaper) under Small's protocol: three seeds, a learning-rate grid
+// around the preset's 6e-4, 2,000 fresh evaluation documents (with data.source other than the synthetic corpus, set
+// eval.docs=0), the Hessian on M = 16 prototypes over four batches. Meant for a GPU with XLA.
 func Paper() Config {
-	return Config{Config: lm.PrismPaper(),
+	c := lm.PrismPaper()
+	c.Seed = 2
+	return Config{Config: c, Seeds: []uint64{2, 3, 4},
+		Tune:      TuneConfig{LRs: []float64{3e-4, 6e-4, 1.2e-3}, Seed: 1},
+		Eval:      EvalConfig{Docs: 2000, Seed: 3001, HeldSeed: 3002},
 		Curvature: CurvatureConfig{Batches: 4, Prototypes: 16, Sweep: []float64{0.01, 0.1, 1}}}
 }
 
@@ -55,6 +139,14 @@ func Preset(name string) (Config, error) { return run.SelectPreset(name, Tiny, S
 
 // FromEnv returns the preset named by $PROTOLAB_PRESET (default "small"), as notebooks and `make run` select it.
 func FromEnv() (Config, error) { return Preset(run.PresetName()) }
+
+// ReplicateSeeds returns the training seeds of the replicates: Seeds, or {seed} when Seeds is empty.
+func (c Config) ReplicateSeeds() []uint64 {
+	if len(c.Seeds) == 0 {
+		return []uint64{c.Seed}
+	}
+	return slices.Clone(c.Seeds)
+}
 
 // Validate reports the first problem of the configuration, naming its key.
 func (c Config) Validate() error {
@@ -65,7 +157,56 @@ func (c Config) Validate() error {
 		return errors.Errorf("head=%q, want %q (the study compares a PRISM model with its dense baseline)", c.Head,
 			lm.HeadPrism)
 	}
+	if len(c.Seeds) > 0 && c.Seeds[0] != c.Seed {
+		return errors.Errorf("seeds[0]=%d differs from seed=%d: the first replicate is the configured model; set "+
+			"seed=%d or put %d first", c.Seeds[0], c.Seed, c.Seeds[0], c.Seed)
+	}
+	for i, s := range c.Seeds {
+		if slices.Index(c.Seeds, s) != i {
+			return errors.Errorf("seeds[%d]=%d repeats a seed", i, s)
+		}
+	}
+	if err := c.Tune.validate(c.ReplicateSeeds()); err != nil {
+		return errors.WithMessage(err, "tune")
+	}
+	if err := c.Eval.validate(c.Data); err != nil {
+		return errors.WithMessage(err, "eval")
+	}
 	return errors.WithMessage(c.Curvature.validate(c.Prism.NumPrototypes), "curvature")
+}
+
+func (t TuneConfig) validate(seeds []uint64) error {
+	for i, lr := range t.LRs {
+		if !(lr > 0) || math.IsInf(lr, 0) {
+			return errors.Errorf("lrs[%d]=%g, want a finite rate > 0", i, lr)
+		}
+	}
+	if len(t.LRs) > 0 && slices.Contains(seeds, t.Seed) {
+		return errors.Errorf("seed=%d is also a replicate seed (seeds=%v): tune on a seed that no reported model "+
+			"uses", t.Seed, seeds)
+	}
+	return nil
+}
+
+func (e EvalConfig) validate(d lmdata.Config) error {
+	switch {
+	case e.Docs < 0:
+		return errors.Errorf("docs=%d, want ≥ 0 (0: the validation split)", e.Docs)
+	case e.Docs == 0:
+		if e.UseHeld {
+			return errors.New("use_held=true needs docs > 0 (the held-back set is fresh documents)")
+		}
+		return nil
+	case d.Source != lmdata.SourceSynthetic:
+		return errors.Errorf("docs=%d needs data.source=%q (fresh documents come from the synthetic corpus), got %q; "+
+			"set eval.docs=0 to evaluate on the validation split", e.Docs, lmdata.SourceSynthetic, d.Source)
+	case e.Seed == d.Synthetic.Seed || e.HeldSeed == d.Synthetic.Seed:
+		return errors.Errorf("seed=%d, held_seed=%d: neither may equal data.synthetic.seed=%d (the documents would "+
+			"repeat training documents)", e.Seed, e.HeldSeed, d.Synthetic.Seed)
+	case e.Seed == e.HeldSeed:
+		return errors.Errorf("held_seed=%d equals seed: the held-back set must be other documents", e.HeldSeed)
+	}
+	return nil
 }
 
 func (c CurvatureConfig) validate(K int) error {
@@ -78,6 +219,9 @@ func (c CurvatureConfig) validate(K int) error {
 	for i, w := range c.Sweep {
 		if !(w >= 0) || math.IsInf(w, 0) {
 			return errors.Errorf("sweep[%d]=%g, want a finite value ≥ 0", i, w)
+		}
+		if slices.Index(c.Sweep, w) != i {
+			return errors.Errorf("sweep[%d]=%g repeats a weight", i, w)
 		}
 	}
 	return nil

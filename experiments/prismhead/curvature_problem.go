@@ -95,9 +95,50 @@ func (hp *headProblem) gradient(backend backends.Backend, bank, r0 []float64) ([
 // [M·D, M·D] (row (r, m) ↔ entry m of prototype protos[r]), by one double-backpropagation pass per prototype: the D
 // columns of prototype j are ∇_P (∂L/∂p_j)_m. Also returns ‖H − Hᵀ‖_F/‖H‖_F before symmetrisation.
 func (hp *headProblem) hessian(backend backends.Backend, protos []int) (*mat.SymDense, float64, error) {
+	return hp.hessianOf(backend, protos, func(z, bank, W, targets *Node) *Node {
+		L, _ := prism.BankObjective(z, bank, W, targets, nil, hp.Cfg)
+		return L
+	})
+}
+
+// clusterHessian returns the exact Hessian on protos of the clustering terms of L alone, H_clust (doc.go, equation
+// 8): N·λ_2·L_R2 + K·λ_1·L_R1 as prism.BankObjective weighs them, with its routing (both terms move P, nearest
+// choices held). It is zero when λ_1 = λ_2 = 0.
+func (hp *headProblem) clusterHessian(backend backends.Backend, protos []int) (*mat.SymDense, error) {
+	pc := hp.Cfg
+	if pc.R1Weight == 0 && pc.R2Weight == 0 {
+		return mat.NewSymDense(len(protos)*hp.D, nil), nil
+	}
+	pc.Residual, pc.ClusterGrad = prism.ResidualStopGrad, prism.ClusterGradBoth
+	h, _, err := hp.hessianOf(backend, protos, func(z, bank, W, targets *Node) *Node {
+		t := prism.Losses(prism.Decompose(z, bank, W, pc), targets, nil)
+		N, K := float64(z.Shape().Dim(0)*z.Shape().Dim(1)), float64(pc.NumPrototypes)
+		var L *Node
+		add := func(x *Node) {
+			if L == nil {
+				L = x
+			} else {
+				L = Add(L, x)
+			}
+		}
+		if pc.R2Weight != 0 {
+			add(MulScalar(t.R2, N*pc.R2Weight))
+		}
+		if pc.R1Weight != 0 {
+			add(MulScalar(t.R1, K*pc.R1Weight))
+		}
+		return L
+	})
+	return h, err
+}
+
+// hessianOf returns the exact Hessian of objective (z [1, N, D], bank [K, D], W [V, D], targets [1, N] → scalar) on
+// protos, as hessian describes.
+func (hp *headProblem) hessianOf(backend backends.Backend, protos []int,
+	objective func(z, bank, W, targets *Node) *Node) (*mat.SymDense, float64, error) {
 	D, K := hp.D, hp.K
 	exec, err := NewExec(backend, func(z, bank, W, targets, onehot *Node) []*Node {
-		L, _ := prism.BankObjective(z, bank, W, targets, nil, hp.Cfg)
+		L := objective(z, bank, W, targets)
 		g := Gradient(L, bank)[0]          // [K, D]
 		gj := Einsum("k,kd->d", onehot, g) // ∂L/∂p_j [D]
 		cols := make([]*Node, D)

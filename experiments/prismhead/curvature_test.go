@@ -74,9 +74,8 @@ func TestHeadProblemHessian_MatchesFiniteDifferencesOfGradient(t *testing.T) {
 }
 
 // TestHeadProblemStudy_Structure checks the study's invariants on a random problem: the exact Hessian scores zero
-// error against itself, the diagonal-C approximation is block-diagonal, the block heatmaps are M×M, and with
-// squared-L2 clustering the frozen-routing approximation's clustering part is exact, so its error comes only from
-// the routing (it is below the K-FAC and structured errors here).
+// error against itself, the diagonal-C approximation is block-diagonal, the block heatmaps and block spectra have M
+// entries, and each block's spectrum lies within the whole matrix's (a principal submatrix interlaces).
 func TestHeadProblemStudy_Structure(t *testing.T) {
 	backend := wbtest.Backend(t)
 	hp := randomProblem(2, prism.DistCos)
@@ -84,8 +83,17 @@ func TestHeadProblemStudy_Structure(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, res.Prototypes, 4)
 	require.Equal(t, 0.0, res.Exact.RelFrobenius)
+	require.Equal(t, 0.0, res.CERec.RelFrobenius)
 	require.Len(t, res.Exact.Blocks, 4)
+	require.Len(t, res.Exact.BlockMinEig, 4)
+	require.Len(t, res.CERec.BlockMaxEig, 4)
 	require.Len(t, res.Approx, 5)
+	for j := range res.Exact.BlockMinEig {
+		require.LessOrEqual(t, res.Exact.BlockMinEig[j], res.Exact.BlockMaxEig[j])
+		require.LessOrEqual(t, res.Exact.MinEig, res.Exact.BlockMinEig[j]+1e-12, "Cauchy interlacing")
+		require.GreaterOrEqual(t, res.Exact.MaxEig, res.Exact.BlockMaxEig[j]-1e-12, "Cauchy interlacing")
+	}
+	require.Less(t, res.ClusterBlocksError, 1e-5, "the closed-form cosine clustering blocks are the exact ones")
 	diag, ok := res.Approximation(ApproxDiagonalC)
 	require.True(t, ok)
 	require.InDelta(t, 1.0, diag.BlockMass, 1e-12)
@@ -131,4 +139,52 @@ func TestHeadProblemHessian_OffDiagonalBlocksAreRoutedGaussNewton(t *testing.T) 
 		}
 	}
 	require.Greater(t, diagDiff, 1e-3, "the diagonal blocks hold second-order terms")
+}
+
+// TestClusterHessian_SplitsTheExactHessian checks equation 8 of doc.go on random problems, for both distances:
+// H − H_clust equals the exact Hessian of the objective with λ_1 = λ_2 = 0 (a separate double-backprop graph, so the
+// clustering objective is weighted as prism.BankObjective weighs it), and H_clust equals the closed-form clustering
+// blocks of theory/curvature (equation 10 for "cos", 2I per pair for "sqL2"), which is block-diagonal.
+func TestClusterHessian_SplitsTheExactHessian(t *testing.T) {
+	backend := wbtest.Backend(t)
+	for _, dist := range []string{prism.DistCos, prism.DistSqL2} {
+		hp := randomProblem(4, dist)
+		J := []int{4, 1, 2}
+		H, _, err := hp.hessian(backend, J)
+		require.NoError(t, err)
+		clust, err := hp.clusterHessian(backend, J)
+		require.NoError(t, err)
+		noClust := *hp
+		noClust.Cfg.R1Weight, noClust.Cfg.R2Weight = 0, 0
+		want, _, err := noClust.hessian(backend, J)
+		require.NoError(t, err)
+		n := len(J) * hp.D
+		for r := 0; r < n; r++ {
+			for c := 0; c < n; c++ {
+				w := want.At(r, c)
+				require.InDelta(t, w, H.At(r, c)-clust.At(r, c), 1e-9*(1+math.Abs(w)), "%s: (%d, %d)", dist, r, c)
+			}
+		}
+		tokProto, protoToks := hp.nearest()
+		closed := hp.clusterBlocks(J, tokProto, protoToks)
+		// The cosine's ε = 1e-6 in the denominator, which the closed form ignores, bounds the agreement.
+		require.Less(t, curvature.RelFrobenius(closed, clust), 1e-5, dist)
+		require.InDelta(t, 1.0, curvature.BlockMass(clust, hp.D), 1e-12, "%s: H_clust is block-diagonal", dist)
+
+		zero, err := noClust.clusterHessian(backend, J)
+		require.NoError(t, err)
+		require.Equal(t, 0.0, mat.Norm(zero, 2), "no clustering terms, no H_clust")
+	}
+}
+
+// TestScore_DampedConditions checks Score.CondAt and BlockCondMedianAt on hand values: κ(A + λI) =
+// (λ_max + λ)/(λ_min + λ), the median over three blocks, and NaN where the damped matrix is indefinite.
+func TestScore_DampedConditions(t *testing.T) {
+	s := Score{MinEig: -1, MaxEig: 9, BlockMinEig: []float64{1, 2, -0.5}, BlockMaxEig: []float64{3, 10, 1.5}}
+	require.InDelta(t, 11.0/1.0, s.CondAt(2), 1e-15)
+	require.True(t, math.IsNaN(s.CondAt(0.5)), "λ_min + λ < 0")
+	// At λ = 1 the block κ are 4/2, 11/3, 2.5/0.5: median 11/3.
+	require.InDelta(t, 11.0/3, s.BlockCondMedianAt(1), 1e-15)
+	require.True(t, math.IsNaN(s.BlockCondMedianAt(0.25)), "block 3 is indefinite at λ = 0.25")
+	require.True(t, math.IsNaN(Score{}.BlockCondMedianAt(1)), "no block spectra")
 }

@@ -11,13 +11,34 @@ import (
 	"github.com/protolab/protolab/workbench/plot"
 )
 
-// QualityBars shows the validation perplexity of the PRISM and the dense model (equal backbone and token budget).
+// QualityBars shows the evaluation perplexity of one seed's PRISM and dense model (equal backbone and token budget).
 func QualityBars(q Quality) *charts.Bar {
-	return plot.Bars("Validation perplexity", []string{"validation perplexity"}, []plot.BarGroup{
+	return plot.Bars("Perplexity on held-out text", []string{"perplexity"}, []plot.BarGroup{
 		{Name: "PRISM", Values: []float64{q.Prism.Perplexity}},
 		{Name: "dense head", Values: []float64{q.Dense.Perplexity}},
 	}, plot.Subtitle(fmt.Sprintf("PRISM %+.2f%% (perplexity), %+.2f%% (loss) against the dense head",
 		100*q.RelPerplexity, 100*q.RelLoss)))
+}
+
+// SeedQuality shows, per training seed and as the mean over seeds, the configured PRISM model's loss and perplexity
+// relative to the dense model of its seed (percent), with the mean's ± 2 s.e. in the subtitle.
+func SeedQuality(r *Result) *charts.Bar {
+	var cats []string
+	var loss, ppl []float64
+	for _, rep := range r.Replicates {
+		cats = append(cats, fmt.Sprintf("seed %d", rep.Seed))
+		loss = append(loss, 100*rep.Quality.RelLoss)
+		ppl = append(ppl, 100*rep.Quality.RelPerplexity)
+	}
+	s := r.Summary
+	cats = append(cats, "mean")
+	loss = append(loss, 100*s.RelLoss.Mean)
+	ppl = append(ppl, 100*s.RelPerplexity.Mean)
+	return plot.Bars("PRISM against the dense head, per seed", cats, []plot.BarGroup{
+		{Name: "loss vs dense (%)", Values: loss},
+		{Name: "perplexity vs dense (%)", Values: ppl},
+	}, plot.Subtitle(fmt.Sprintf("mean ± 2 s.e. over %d seeds: loss %+.2f ± %.2f%%, perplexity %+.2f ± %.2f%%",
+		s.Seeds, 100*s.RelLoss.Mean, 200*s.RelLoss.SE, 100*s.RelPerplexity.Mean, 200*s.RelPerplexity.SE)))
 }
 
 // CoverageBars shows the coverage metrics of spec §4 (R̄1, R2 and their fractions above τ) and the share of
@@ -27,7 +48,7 @@ func CoverageBars(q Quality) *charts.Bar {
 	return plot.Bars("Coverage on held-out tokens", []string{"R̄1", "R2", fmt.Sprintf("R1 > %.2g", c.Threshold),
 		fmt.Sprintf("R2 > %.2g", c.Threshold), "prototypes used"}, []plot.BarGroup{
 		{Name: "PRISM", Values: []float64{c.R1Bar, c.R2, c.R1Frac, c.R2Frac, 1 - q.Usage.DeadFraction}},
-	}, plot.Subtitle(fmt.Sprintf("%d validation tokens; E‖r‖²/‖z‖² = %.3f", c.Tokens, c.RecRatio)))
+	}, plot.Subtitle(fmt.Sprintf("%d evaluation tokens; E‖r‖²/‖z‖² = %.3f", c.Tokens, c.RecRatio)))
 }
 
 // UsageCurve shows the prototypes' usage counts on the validation tokens, sorted in decreasing order (log y;
@@ -45,11 +66,15 @@ func UsageCurve(q Quality) *charts.Line {
 			100*q.Usage.DeadFraction, q.Usage.Entropy, math.Log(float64(len(counts))), q.Usage.OffDiagonalMass)))
 }
 
-// HessianHeatmap shows the block structure of the exact Hessian (name "exact") or of one of Curvature.Approx: the
-// log10 Frobenius norm of each D×D block (i, j) over the M most used prototypes.
+// HessianHeatmap shows the block structure of the exact Hessian (name "exact"), of its CE+REC part ("exact CE+REC")
+// or of one of Curvature.Approx: the log10 Frobenius norm of each D×D block (i, j) over the M most used prototypes.
 func HessianHeatmap(c Curvature, name string) *charts.HeatMap {
 	s := c.Exact
-	if name != s.Name {
+	switch name {
+	case c.Exact.Name:
+	case c.CERec.Name:
+		s = c.CERec
+	default:
 		var ok bool
 		if s, ok = c.Approximation(name); !ok {
 			s = Score{Name: name + " (missing)"}
@@ -88,10 +113,10 @@ func protoLabels(protos []int) []string {
 }
 
 // ApproxErrors shows, for each approximation of the Hessian, its relative Frobenius error to the exact Hessian and
-// its mass on the diagonal blocks (the exact Hessian's block mass is the reference bar).
+// its mass on the diagonal blocks (the exact Hessian's and its CE+REC part's block masses are the reference bars).
 func ApproxErrors(c Curvature) *charts.Bar {
-	names := []string{c.Exact.Name}
-	errs, mass := []float64{0}, []float64{c.Exact.BlockMass}
+	names := []string{c.Exact.Name, c.CERec.Name}
+	errs, mass := []float64{0, 0}, []float64{c.Exact.BlockMass, c.CERec.BlockMass}
 	for _, s := range c.Approx {
 		names = append(names, s.Name)
 		errs = append(errs, s.RelFrobenius)
@@ -103,8 +128,8 @@ func ApproxErrors(c Curvature) *charts.Bar {
 	}, plot.Subtitle(fmt.Sprintf("%d tokens, M = %d prototypes, D = %d", c.Tokens, len(c.Prototypes), c.D)))
 }
 
-// sweepX returns the sweep's weights; a weight of 0 is drawn at 1e-3 so that the log axis keeps it.
-func sweepX(sw []SweepPoint) []float64 {
+// sweepX returns the summary's weights; a weight of 0 is drawn at 1e-3 so that the log axis keeps it.
+func sweepX(sw []SweepSummary) []float64 {
 	x := make([]float64, len(sw))
 	for i, p := range sw {
 		x[i] = math.Max(p.Weight, 1e-3)
@@ -112,61 +137,72 @@ func sweepX(sw []SweepPoint) []float64 {
 	return x
 }
 
-// SweepCoupling shows how the coupling between prototypes changes with the clustering weight λ_1 = λ_2: the
-// off-diagonal mass of the co-usage matrix and the Hessian mass off the diagonal blocks (exact and structured).
-func SweepCoupling(sw []SweepPoint) *charts.Line {
-	var off, exact, st []float64
-	for _, p := range sw {
-		s, _ := p.Curvature.Approximation(ApproxStructured)
-		off = append(off, p.Curvature.OffDiagonalMass)
-		exact = append(exact, 1-p.Curvature.Exact.BlockMass)
-		st = append(st, 1-s.BlockMass)
-	}
-	return plot.Lines("Coupling against the clustering weight", sweepX(sw), []plot.Series{
-		{Name: "co-usage C: off-diagonal mass", Y: off},
-		{Name: "exact Hessian: mass off the diagonal blocks", Y: exact},
-		{Name: "structured: mass off the diagonal blocks", Y: st},
-	}, plot.LogX(), plot.AxisNames("λ1 = λ2", "fraction"))
-}
-
-// SweepConditioning shows the condition numbers of the damped Hessians against the clustering weight (log axes;
-// an indefinite matrix leaves a gap), and the median condition number of the exact diagonal blocks.
-func SweepConditioning(sw []SweepPoint) *charts.Line {
-	var exact, st, diag, block []float64
-	gap := func(x float64) float64 {
-		if x <= 0 {
-			return math.NaN()
+// band returns the series of a stat over the sweep with its band mean ± 2 s.e. (scaled by k; a weight without a
+// value is a gap).
+func band(name string, sw []SweepSummary, k float64, f func(SweepSummary) Stat) plot.Series {
+	s := plot.Series{Name: name, Y: make([]float64, len(sw)), Lo: make([]float64, len(sw)), Hi: make([]float64, len(sw))}
+	for i, p := range sw {
+		st := f(p)
+		if st.N == 0 {
+			s.Y[i], s.Lo[i], s.Hi[i] = math.NaN(), math.NaN(), math.NaN()
+			continue
 		}
-		return x
+		s.Y[i] = k * st.Mean
+		s.Lo[i], s.Hi[i] = s.Y[i]-2*math.Abs(k)*st.SE, s.Y[i]+2*math.Abs(k)*st.SE
 	}
-	for _, p := range sw {
-		s, _ := p.Curvature.Approximation(ApproxStructured)
-		d, _ := p.Curvature.Approximation(ApproxDiagonalC)
-		exact = append(exact, gap(p.Curvature.Exact.DampedCond))
-		st = append(st, gap(s.DampedCond))
-		diag = append(diag, gap(d.DampedCond))
-		block = append(block, gap(p.Curvature.Exact.BlockCondMedian))
-	}
-	return plot.Lines("Conditioning against the clustering weight", sweepX(sw), []plot.Series{
-		{Name: "exact + λI", Y: exact},
-		{Name: "structured + λI", Y: st},
-		{Name: "diagonal C + λI", Y: diag},
-		{Name: "exact diagonal blocks (median κ)", Y: block},
-	}, plot.LogX(), plot.LogY(), plot.AxisNames("λ1 = λ2", "κ"))
+	return s
 }
 
-// SweepQuality shows the price of the clustering weight: perplexity relative to the dense model (percent) and the
-// coverage R̄1 and R2.
-func SweepQuality(sw []SweepPoint) *charts.Line {
-	var rel, r1, r2 []float64
-	for _, p := range sw {
-		rel = append(rel, 100*p.RelPerplexity)
-		r1 = append(r1, p.Coverage.R1Bar)
-		r2 = append(r2, p.Coverage.R2)
-	}
+// oneMinus maps a share to its complement (the mass off the diagonal blocks).
+func oneMinus(st Stat) Stat { st.Mean = 1 - st.Mean; return st }
+
+// SweepCoupling shows how the coupling between prototypes changes with the clustering weight λ_1 = λ_2, mean over
+// seeds with a band of ± 2 s.e.: spec §5's off-diagonal mass of C over the whole bank, and the mass off the diagonal
+// blocks of the exact Hessian, of its CE+REC part alone (the clustering terms are block-diagonal by construction),
+// and of the structured approximation with cosine clustering blocks.
+func SweepCoupling(s Summary) *charts.Line {
+	sw := s.Sweep
+	return plot.Lines("Coupling against the clustering weight", sweepX(sw), []plot.Series{
+		band("co-usage C: off-diagonal mass (spec §5)", sw, 1, func(p SweepSummary) Stat { return p.OffDiagonalMass }),
+		band("exact H: mass off the diagonal blocks", sw, 1, func(p SweepSummary) Stat { return oneMinus(p.BlockMass) }),
+		band("exact CE+REC part: mass off the diagonal blocks", sw, 1, func(p SweepSummary) Stat {
+			return oneMinus(p.BlockMassCERec)
+		}),
+		band("structured, cosine blocks: mass off the diagonal blocks", sw, 1, func(p SweepSummary) Stat {
+			return oneMinus(p.BlockMassStructuredCos)
+		}),
+	}, plot.LogX(), plot.AxisNames("λ1 = λ2", "fraction"),
+		plot.Subtitle(fmt.Sprintf("mean ± 2 s.e. over %d seeds", s.Seeds)))
+}
+
+// SweepConditioning shows log10 of the condition numbers against the clustering weight, mean over seeds with a band
+// of ± 2 s.e., at each seed's damping held fixed across the sweep (that of its smallest weight): the exact Hessian
+// on the M most used prototypes, its CE+REC part, the structured approximation with cosine blocks and the median
+// diagonal block of the exact Hessian; and, for comparison, the exact Hessian at each model's own spec §5 damping,
+// which grows with the weight.
+func SweepConditioning(s Summary) *charts.Line {
+	sw := s.Sweep
+	return plot.Lines("Conditioning against the clustering weight", sweepX(sw), []plot.Series{
+		band("exact H + λ_fix I", sw, 1, func(p SweepSummary) Stat { return p.LogCond }),
+		band("exact CE+REC part + λ_fix I", sw, 1, func(p SweepSummary) Stat { return p.LogCondCERec }),
+		band("structured, cosine blocks + λ_fix I", sw, 1, func(p SweepSummary) Stat { return p.LogCondStructuredCos }),
+		band("exact diagonal blocks H_jj + λ_fix I (median κ)", sw, 1, func(p SweepSummary) Stat {
+			return p.LogBlockCond
+		}),
+		band("exact H + λ(weight) I (spec damping)", sw, 1, func(p SweepSummary) Stat { return p.LogCondSpecDamping }),
+	}, plot.LogX(), plot.AxisNames("λ1 = λ2", "log10 κ"),
+		plot.Subtitle(fmt.Sprintf("mean ± 2 s.e. over %d seeds; a seed whose damped matrix is indefinite is left out",
+			s.Seeds)))
+}
+
+// SweepQuality shows the price of the clustering weight, mean over seeds with a band of ± 2 s.e.: loss and
+// perplexity relative to the dense model (percent) and the coverage R̄1 and R2.
+func SweepQuality(s Summary) *charts.Line {
+	sw := s.Sweep
 	return plot.Lines("Quality against the clustering weight", sweepX(sw), []plot.Series{
-		{Name: "perplexity vs dense (%)", Y: rel},
-		{Name: "R̄1", Y: r1},
-		{Name: "R2", Y: r2},
-	}, plot.LogX(), plot.AxisNames("λ1 = λ2", ""))
+		band("loss vs dense (%)", sw, 100, func(p SweepSummary) Stat { return p.RelLoss }),
+		band("perplexity vs dense (%)", sw, 100, func(p SweepSummary) Stat { return p.RelPerplexity }),
+		band("R̄1", sw, 1, func(p SweepSummary) Stat { return p.R1Bar }),
+		band("R2", sw, 1, func(p SweepSummary) Stat { return p.R2 }),
+	}, plot.LogX(), plot.AxisNames("λ1 = λ2", ""), plot.Subtitle(fmt.Sprintf("mean ± 2 s.e. over %d seeds", s.Seeds)))
 }

@@ -34,6 +34,7 @@ func fixtureCurvature(w float64) Curvature {
 	blocks := [][]float64{{4, 0.5}, {0.5, 2}}
 	return Curvature{R1Weight: w, R2Weight: w, Tokens: 10, D: 3, Prototypes: []int{7, 2},
 		Exact: Score{Name: "exact", BlockMass: 0.9, DampedCond: 12, BlockCondMedian: 3, Blocks: blocks},
+		CERec: Score{Name: "exact CE+REC", BlockMass: 0.7, Blocks: blocks},
 		Approx: []Score{{Name: ApproxStructured, RelFrobenius: 0.4, BlockMass: 0.95, DampedCond: 8, Blocks: blocks},
 			{Name: ApproxDiagonalC, RelFrobenius: 0.5, BlockMass: 1, DampedCond: -1, Blocks: blocks}},
 		OffDiagonalMass: 0.3, CoUsage: [][]float64{{1, 0.2}, {0.2, 3}}}
@@ -43,23 +44,35 @@ func fixtureCurvature(w float64) Curvature {
 func TestFigures_SeriesAndData(t *testing.T) {
 	q := Quality{Counts: []int64{5, 0, 9, 1}, RelPerplexity: 0.01}
 	q.Prism.Perplexity, q.Dense.Perplexity = 10.1, 10
-	sw := []SweepPoint{{Weight: 0, Curvature: fixtureCurvature(0)}, {Weight: 0.1, Curvature: fixtureCurvature(0.1)},
-		{Weight: 1, Curvature: fixtureCurvature(1)}}
+	st := Stat{Mean: 0.5, SE: 0.1, N: 3}
+	var sw Summary
+	for _, w := range []float64{0, 0.1, 1} {
+		sw.Sweep = append(sw.Sweep, SweepSummary{Weight: w, RelLoss: st, RelPerplexity: st, R1Bar: st, R2: st,
+			OffDiagonalMass: st, BlockMass: st, BlockMassCERec: st, BlockMassStructuredCos: st, LogCond: st,
+			LogCondCERec: st, LogCondStructuredCos: st, LogBlockCond: st, LogCondSpecDamping: st})
+	}
+	sw.Sweep[1].LogCondCERec = Stat{} // no seed with a value: a gap, not a point at 0
 	c := fixtureCurvature(0.1)
+	res := &Result{Replicates: []Replicate{{Seed: 2, Quality: q}, {Seed: 3, Quality: q}}}
+	res.Summary = Summarize(res.Replicates)
 	for _, tc := range []struct {
 		name  string
 		chart plot.Chart
 		want  map[string]int
 	}{
 		{"QualityBars", QualityBars(q), map[string]int{"PRISM": 1, "dense head": 1}},
+		{"SeedQuality", SeedQuality(res), map[string]int{"loss vs dense (%)": 3, "perplexity vs dense (%)": 3}},
 		{"CoverageBars", CoverageBars(q), map[string]int{"PRISM": 5}},
 		{"UsageCurve", UsageCurve(q), map[string]int{"tokens using the prototype": 4}},
 		{"HessianHeatmap", HessianHeatmap(c, "exact"), map[string]int{"": 4}},
 		{"CoUsageHeatmap", CoUsageHeatmap(c), map[string]int{"": 4}},
-		{"ApproxErrors", ApproxErrors(c), map[string]int{"relative Frobenius error": 3, "block mass (diagonal blocks)": 3}},
-		{"SweepCoupling", SweepCoupling(sw), map[string]int{"co-usage C: off-diagonal mass": 3}},
-		{"SweepConditioning", SweepConditioning(sw), map[string]int{"exact + λI": 3, "structured + λI": 3}},
-		{"SweepQuality", SweepQuality(sw), map[string]int{"R̄1": 3}},
+		{"HessianHeatmap CE+REC", HessianHeatmap(c, "exact CE+REC"), map[string]int{"": 4}},
+		{"ApproxErrors", ApproxErrors(c), map[string]int{"relative Frobenius error": 4, "block mass (diagonal blocks)": 4}},
+		{"SweepCoupling", SweepCoupling(sw), map[string]int{"co-usage C: off-diagonal mass (spec §5)": 3,
+			"exact CE+REC part: mass off the diagonal blocks": 3}},
+		{"SweepConditioning", SweepConditioning(sw), map[string]int{"exact H + λ_fix I": 3,
+			"exact diagonal blocks H_jj + λ_fix I (median κ)": 3}},
+		{"SweepQuality", SweepQuality(sw), map[string]int{"R̄1": 3, "loss vs dense (%)": 3}},
 	} {
 		got := seriesData(option(t, tc.chart))
 		for name, n := range tc.want {

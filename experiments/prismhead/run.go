@@ -2,9 +2,12 @@ package prismhead
 
 import (
 	"fmt"
+	"math"
+	"slices"
 	"strings"
 	"time"
 
+	"github.com/gomlx/gomlx/pkg/core/tensors"
 	"github.com/pkg/errors"
 
 	"github.com/protolab/protolab/layers/prism"
@@ -16,155 +19,343 @@ import (
 // Study is the name under which results are stored (run.Out/<Study>/) and the CLI runs the study.
 const Study = "prismhead"
 
-// SweepPoint is one clustering weight λ_1 = λ_2 of the conditioning sweep (docs/spec/prism.md §3 "Weights", §5,
-// §8): the trade-off between quality and the coupling and conditioning of the prototype-space Hessian.
+// SweepPoint is one PRISM model of the conditioning sweep, clustering weight λ_1 = λ_2 (docs/spec/prism.md §3
+// "Weights", §5, §8): its quality against the dense model of its seed and its curvature study.
 type SweepPoint struct {
 	Weight        float64               `json:"weight"`         // λ_1 = λ_2
-	Perplexity    float64               `json:"perplexity"`     // validation perplexity of the PRISM model
+	Dir           string                `json:"dir"`            // run folder of the model ("" in memory)
+	Perplexity    float64               `json:"perplexity"`     // evaluation perplexity of the PRISM model
 	RelPerplexity float64               `json:"rel_perplexity"` // against the dense model
+	RelLoss       float64               `json:"rel_loss"`       // against the dense model
 	Coverage      prism.CoverageMetrics `json:"coverage"`
 	Usage         prism.UsageSummary    `json:"usage"`
 	Curvature     Curvature             `json:"curvature"`
 }
 
-// Result is the study's output: quality against the dense model, the curvature of the configured model and the
-// clustering-weight sweep.
-type Result struct {
-	Provenance *run.Provenance `json:"provenance"`
-	PrismDir   string          `json:"prism_dir"` // run folder of the configured PRISM model ("" in memory)
-	DenseDir   string          `json:"dense_dir"` // run folder of the dense model
-	Quality    Quality         `json:"quality"`
-	Curvature  Curvature       `json:"curvature"`
-	Sweep      []SweepPoint    `json:"sweep"`
+// Replicate is the study at one training seed: the configured PRISM model against its dense baseline, and the
+// sweep.
+type Replicate struct {
+	Seed      uint64       `json:"seed"`
+	PrismDir  string       `json:"prism_dir"` // run folder of the configured PRISM model ("" in memory)
+	DenseDir  string       `json:"dense_dir"` // run folder of the dense model
+	Quality   Quality      `json:"quality"`   // the configured PRISM model against the dense model
+	Curvature Curvature    `json:"curvature"` // of the configured PRISM model
+	Sweep     []SweepPoint `json:"sweep"`
+	// FixedDamping is the damping held fixed across this seed's sweep (doc.go, equation 7′): the spec §5 damping of
+	// the sweep's smallest weight (the configured model's without a sweep).
+	FixedDamping float64 `json:"fixed_damping"`
 }
 
-// String is the study's report.
+// Tuning records the learning-rate choice (TuneConfig): each kind's validation loss at every rate, and the rates
+// kept.
+type Tuning struct {
+	Seed      uint64    `json:"seed"`
+	LRs       []float64 `json:"lrs"`
+	DenseLoss []float64 `json:"dense_loss"` // final validation loss (eval_batches batches) at each rate; −1: not finite
+	PrismLoss []float64 `json:"prism_loss"`
+	DenseLR   float64   `json:"dense_lr"`
+	PrismLR   float64   `json:"prism_lr"`
+}
+
+// Protocol states how the result was obtained, for the report and the scorecard's method column.
+type Protocol struct {
+	Seeds           []uint64  `json:"seeds"`      // training seeds of the replicates
+	R1Weight        float64   `json:"r1_weight"`  // the configured model's λ_1
+	R2Weight        float64   `json:"r2_weight"`  // and λ_2
+	Sweep           []float64 `json:"sweep"`      // λ_1 = λ_2 of the sweep
+	Steps           int       `json:"steps"`      // optimiser steps of every model
+	BatchSize       int       `json:"batch_size"` // sequences per step
+	SeqLen          int       `json:"seq_len"`
+	TuneSeed        uint64    `json:"tune_seed"` // 0 with no tuning
+	LRs             []float64 `json:"lrs"`       // the tuning grid (empty: untuned)
+	DenseLR         float64   `json:"dense_lr"`
+	PrismLR         float64   `json:"prism_lr"`
+	EvalDocs        int       `json:"eval_docs"`   // fresh evaluation documents (0: the validation split)
+	EvalSeed        uint64    `json:"eval_seed"`   // their seed
+	HeldBack        bool      `json:"held_back"`   // the evaluation used the held-back seed
+	EvalTokens      int       `json:"eval_tokens"` // predicted tokens per evaluation (first replicate)
+	Prototypes      int       `json:"prototypes"`  // M of the exact Hessians
+	CurvatureTokens int       `json:"curvature_tokens"`
+}
+
+// Result is the study's output: the protocol, the learning-rate choice, one Replicate per training seed and the
+// summary over seeds.
+type Result struct {
+	Provenance *run.Provenance `json:"provenance"`
+	Protocol   Protocol        `json:"protocol"`
+	Tuning     *Tuning         `json:"tuning,omitempty"`
+	Replicates []Replicate     `json:"replicates"`
+	Summary    Summary         `json:"summary"`
+}
+
+// String is the study's report: the protocol, the summary over seeds, then the first replicate in detail.
 func (r *Result) String() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s\n\ncurvature of the configured model:\n%s\n", r.Quality, r.Curvature)
-	if len(r.Sweep) > 0 {
-		fmt.Fprintf(&b, "clustering-weight sweep (λ1 = λ2):\n%8s %9s %7s %7s %9s %9s %10s %10s\n", "weight", "Δppl", "R̄1",
-			"R2", "offdiagC", "blockmass", "κ exact+λ", "κ struct+λ")
-		for _, p := range r.Sweep {
-			st, _ := p.Curvature.Approximation(ApproxStructured)
-			fmt.Fprintf(&b, "%8g %+8.2f%% %7.3f %7.3f %9.3f %9.3f %10.3g %10.3g\n", p.Weight, 100*p.RelPerplexity,
-				p.Coverage.R1Bar, p.Coverage.R2, p.Curvature.OffDiagonalMass, p.Curvature.Exact.BlockMass,
-				p.Curvature.Exact.DampedCond, st.DampedCond)
-		}
+	p := r.Protocol
+	fmt.Fprintf(&b, "protocol: seeds %v; dense and PRISM (λ1=%g, λ2=%g) at %d steps × %d×%d tokens; ", p.Seeds,
+		p.R1Weight, p.R2Weight, p.Steps, p.BatchSize, p.SeqLen)
+	if len(p.LRs) > 0 {
+		fmt.Fprintf(&b, "lr from %v on seed %d's validation split: dense %g, PRISM %g; ", p.LRs, p.TuneSeed, p.DenseLR,
+			p.PrismLR)
+	} else {
+		fmt.Fprintf(&b, "lr %g untuned; ", p.PrismLR)
+	}
+	if p.EvalDocs > 0 {
+		fmt.Fprintf(&b, "evaluated on %d fresh documents (seed %d, %d tokens)\n", p.EvalDocs, p.EvalSeed, p.EvalTokens)
+	} else {
+		fmt.Fprintf(&b, "evaluated on the validation split (%d tokens)\n", p.EvalTokens)
+	}
+	if r.Tuning != nil {
+		fmt.Fprintf(&b, "tuning: dense loss %v, PRISM loss %v at lr %v\n", fmtFloats(r.Tuning.DenseLoss),
+			fmtFloats(r.Tuning.PrismLoss), r.Tuning.LRs)
+	}
+	b.WriteString(r.Summary.String())
+	if len(r.Replicates) > 0 {
+		rep := r.Replicates[0]
+		fmt.Fprintf(&b, "\nseed %d, configured model:\n%s\n\ncurvature:\n%s", rep.Seed, rep.Quality, rep.Curvature)
 	}
 	return b.String()
 }
 
-// LoadOrRun returns the result stored for cfg under run.Out, or runs the study. Notebook cells use it so that only
-// the first one computes.
+func fmtFloats(x []float64) string {
+	s := make([]string, len(x))
+	for i, v := range x {
+		s[i] = fmt.Sprintf("%.4g", v)
+	}
+	return "[" + strings.Join(s, " ") + "]"
+}
+
+// LoadOrRun returns the result stored for cfg under run.Out, or runs the study.
 func LoadOrRun(cfg Config, opts ...run.Option) (*Result, error) {
 	return run.LoadOrRun(Study, cfg, opts, compute)
 }
 
-// Run runs the whole study even when a result is stored: it trains (or loads, from run.Out/models) the PRISM model
-// of cfg and its dense baseline, compares them (ComputeQuality), studies the curvature of the PRISM model
-// (ComputeCurvature), and trains one PRISM model per clustering weight of cfg.Curvature.Sweep; with run.Out set it
-// stores the result there.
+// Run runs the whole study even when a result is stored (doc.go, "Protocol"): it chooses the learning rates
+// (cfg.Tune), then for every seed trains (or loads, from run.Out/models) the dense baseline and one PRISM model per
+// sweep weight and the configured weights, and measures quality (ComputeQuality) and curvature (ComputeCurvature) on
+// the evaluation batches (EvalBatches); with run.Out set it stores the result there.
 func Run(cfg Config, opts ...run.Option) (*Result, error) {
 	return run.Recompute(Study, cfg, opts, compute)
 }
 
+// Notebook returns what notebook 20 shows at the preset named by $PROTOLAB_PRESET (run.PresetName): at "small", the
+// stored protocol run of Small when there is one, else Quick, run or loaded (run.Showcase); at any other preset,
+// LoadOrRun of that preset.
+func Notebook(opts ...run.Option) (*Result, error) {
+	name := run.PresetName()
+	if name != "small" && name != "" {
+		cfg, err := Preset(name)
+		if err != nil {
+			return nil, err
+		}
+		return LoadOrRun(cfg, opts...)
+	}
+	r, _, err := run.Showcase(Study, Small(), Quick(), opts, compute)
+	return r, err
+}
+
 func compute(cfg Config, prov *run.Provenance, o run.Options) (*Result, error) {
-	prov.Seed = cfg.Seed
-	res := &Result{Provenance: prov}
-	dm, err := lm.LoadOrTrain(cfg.Config.Dense(), run.With(o))
-	if err != nil {
-		return nil, err
+	seeds := cfg.ReplicateSeeds()
+	prov.Seed = seeds[0]
+	res := &Result{Provenance: prov, Protocol: Protocol{Seeds: seeds, R1Weight: cfg.Prism.R1Weight,
+		R2Weight: cfg.Prism.R2Weight, Sweep: slices.Clone(cfg.Curvature.Sweep), Steps: cfg.Train.Steps,
+		BatchSize: cfg.Data.BatchSize, SeqLen: cfg.Data.SeqLen, LRs: slices.Clone(cfg.Tune.LRs),
+		DenseLR: cfg.Train.LR, PrismLR: cfg.Train.LR, EvalDocs: cfg.Eval.Docs, EvalSeed: cfg.Eval.DocSeed(),
+		HeldBack: cfg.Eval.UseHeld, Prototypes: cfg.Curvature.Prototypes}}
+	if len(cfg.Tune.LRs) > 0 {
+		if err := prov.Time("tune", func() (err error) {
+			res.Tuning, err = tune(cfg, o)
+			return err
+		}); err != nil {
+			return nil, err
+		}
+		res.Protocol.TuneSeed = cfg.Tune.Seed
+		res.Protocol.DenseLR, res.Protocol.PrismLR = res.Tuning.DenseLR, res.Tuning.PrismLR
 	}
-	pm, err := lm.LoadOrTrain(cfg.Config, run.With(o))
-	if err != nil {
-		return nil, err
-	}
-	res.PrismDir, res.DenseDir = pm.Dir, dm.Dir
-	if err := prov.Time("quality", func() error {
-		res.Quality, err = cachedQuality(pm, dm)
-		return err
-	}); err != nil {
-		return nil, err
-	}
-	if err := o.Err(); err != nil {
-		return nil, err
-	}
-	if err := prov.Time("curvature", func() error {
-		res.Curvature, err = cachedCurvature(pm, cfg.Curvature)
-		return err
-	}); err != nil {
-		return nil, err
-	}
-	if err := prov.Time("sweep", func() error {
-		res.Sweep, err = sweep(cfg, dm, o)
-		return err
-	}); err != nil {
-		return nil, err
-	}
-	return res, nil
-}
-
-// RunSweep trains (or loads) one PRISM model per clustering weight λ_1 = λ_2 of cfg.Curvature.Sweep and returns
-// each model's quality against the dense model and its curvature study.
-func RunSweep(cfg Config, opts ...run.Option) ([]SweepPoint, error) {
-	if err := cfg.Validate(); err != nil {
-		return nil, errors.WithMessage(err, Study)
-	}
-	o := run.NewOptions(opts...)
-	dm, err := lm.LoadOrTrain(cfg.Config.Dense(), run.With(o))
-	if err != nil {
-		return nil, err
-	}
-	return sweep(cfg, dm, o)
-}
-
-func sweep(cfg Config, dm *lm.Model, o run.Options) ([]SweepPoint, error) {
-	var out []SweepPoint
-	for _, w := range cfg.Curvature.Sweep {
+	for _, seed := range seeds {
 		if err := o.Err(); err != nil {
 			return nil, err
 		}
-		c := cfg.Config
-		c.Prism.R1Weight, c.Prism.R2Weight = w, w
-		start := time.Now()
-		pm, err := lm.LoadOrTrain(c, run.With(o))
-		if err != nil {
-			return nil, errors.WithMessagef(err, "sweep weight %g", w)
+		var rep Replicate
+		if err := prov.Time(fmt.Sprintf("seed %d", seed), func() (err error) {
+			rep, err = replicate(cfg, seed, res.Protocol.DenseLR, res.Protocol.PrismLR, o)
+			return err
+		}); err != nil {
+			return nil, errors.WithMessagef(err, "seed %d", seed)
 		}
-		q, err := cachedQuality(pm, dm)
-		if err != nil {
-			return nil, errors.WithMessagef(err, "sweep weight %g", w)
-		}
-		curv, err := cachedCurvature(pm, cfg.Curvature)
-		if err != nil {
-			return nil, errors.WithMessagef(err, "sweep weight %g", w)
-		}
-		out = append(out, SweepPoint{Weight: w, Perplexity: q.Prism.Perplexity, RelPerplexity: q.RelPerplexity,
-			Coverage: q.Coverage, Usage: q.Usage, Curvature: curv})
-		o.Logf(Study, "sweep weight %g done in %.1f s", w, time.Since(start).Seconds())
+		res.Replicates = append(res.Replicates, rep)
 	}
-	return out, nil
+	first := res.Replicates[0]
+	res.Protocol.EvalTokens = first.Quality.Prism.Tokens
+	res.Protocol.CurvatureTokens = first.Curvature.Tokens
+	res.Summary = Summarize(res.Replicates)
+	return res, nil
+}
+
+// tune trains the dense and the configured PRISM model at every rate of cfg.Tune.LRs with seed cfg.Tune.Seed and
+// keeps, for each kind, the rate of the lowest final validation loss (ties to the earlier rate; a loss that is not
+// finite never wins).
+func tune(cfg Config, o run.Options) (*Tuning, error) {
+	t := &Tuning{Seed: cfg.Tune.Seed, LRs: slices.Clone(cfg.Tune.LRs)}
+	base := cfg.Config
+	base.Seed = cfg.Tune.Seed
+	for _, lr := range t.LRs {
+		if err := o.Err(); err != nil {
+			return nil, err
+		}
+		dc, pc := base.Dense(), base
+		dc.Train.LR, pc.Train.LR = lr, lr
+		for _, k := range []struct {
+			cfg  lm.Config
+			loss *[]float64
+		}{{dc, &t.DenseLoss}, {pc, &t.PrismLoss}} {
+			m, err := lm.LoadOrTrain(k.cfg, run.With(o))
+			if err != nil {
+				return nil, errors.WithMessagef(err, "tuning at lr %g", lr)
+			}
+			l := m.Result.Val.Loss
+			if math.IsNaN(l) || math.IsInf(l, 0) {
+				l = -1
+			}
+			*k.loss = append(*k.loss, l)
+		}
+	}
+	var err error
+	if t.DenseLR, err = bestRate(t.LRs, t.DenseLoss); err != nil {
+		return nil, errors.WithMessage(err, "tuning the dense model")
+	}
+	if t.PrismLR, err = bestRate(t.LRs, t.PrismLoss); err != nil {
+		return nil, errors.WithMessage(err, "tuning the PRISM model")
+	}
+	o.Logf(Study, "tuned on seed %d: dense lr %g, PRISM lr %g", t.Seed, t.DenseLR, t.PrismLR)
+	return t, nil
+}
+
+// bestRate returns the rate of the lowest loss, ties to the earlier rate; a negative loss marks a run that was not
+// finite and never wins.
+func bestRate(lrs, losses []float64) (float64, error) {
+	best := -1
+	for i, l := range losses {
+		if l >= 0 && (best < 0 || l < losses[best]) {
+			best = i
+		}
+	}
+	if best < 0 {
+		return 0, errors.Errorf("no rate of %v gave a finite validation loss", lrs)
+	}
+	return lrs[best], nil
+}
+
+// measured is one PRISM model's quality and curvature.
+type measured struct {
+	dir       string
+	quality   Quality
+	curvature Curvature
+}
+
+// replicate trains (or loads) the dense model and the PRISM models of one seed and measures them.
+func replicate(cfg Config, seed uint64, denseLR, prismLR float64, o run.Options) (Replicate, error) {
+	rep := Replicate{Seed: seed}
+	base := cfg.Config
+	base.Seed = seed
+	base.Train.LR = prismLR
+	dc := base.Dense()
+	dc.Train.LR = denseLR
+	dm, err := lm.LoadOrTrain(dc, run.With(o))
+	if err != nil {
+		return rep, err
+	}
+	rep.DenseDir = dm.Dir
+	batches, err := EvalBatches(dm, cfg.Eval)
+	if err != nil {
+		return rep, err
+	}
+	done := map[string]measured{}
+	measure := func(pc lm.Config) (measured, error) {
+		if m, ok := done[pc.Hash()]; ok {
+			return m, nil
+		}
+		start := time.Now()
+		pm, err := lm.LoadOrTrain(pc, run.With(o))
+		if err != nil {
+			return measured{}, err
+		}
+		m := measured{dir: pm.Dir}
+		if m.quality, err = cachedQuality(pm, dm, cfg.Eval, batches); err != nil {
+			return m, err
+		}
+		if m.curvature, err = cachedCurvature(pm, cfg.Curvature, cfg.Eval, batches); err != nil {
+			return m, err
+		}
+		done[pc.Hash()] = m
+		o.Logf(Study, "seed %d, λ1=%g λ2=%g measured in %.1f s", seed, pc.Prism.R1Weight, pc.Prism.R2Weight,
+			time.Since(start).Seconds())
+		return m, nil
+	}
+	for _, w := range cfg.Curvature.Sweep {
+		if err := o.Err(); err != nil {
+			return rep, err
+		}
+		pc := base
+		pc.Prism.R1Weight, pc.Prism.R2Weight = w, w
+		m, err := measure(pc)
+		if err != nil {
+			return rep, errors.WithMessagef(err, "sweep weight %g", w)
+		}
+		q := m.quality
+		rep.Sweep = append(rep.Sweep, SweepPoint{Weight: w, Dir: m.dir, Perplexity: q.Prism.Perplexity,
+			RelPerplexity: q.RelPerplexity, RelLoss: q.RelLoss, Coverage: q.Coverage, Usage: q.Usage,
+			Curvature: m.curvature})
+	}
+	m, err := measure(base)
+	if err != nil {
+		return rep, err
+	}
+	rep.PrismDir, rep.Quality, rep.Curvature = m.dir, m.quality, m.curvature
+	rep.FixedDamping = rep.Curvature.Damping
+	if len(rep.Sweep) > 0 {
+		lo := slices.MinFunc(rep.Sweep, func(a, b SweepPoint) int {
+			return cmpFloat(a.Weight, b.Weight)
+		})
+		rep.FixedDamping = lo.Curvature.Damping
+	}
+	return rep, nil
+}
+
+func cmpFloat(a, b float64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
 }
 
 // cachedQuality is ComputeQuality, cached in the PRISM model's run folder (none in memory) and keyed by both models'
-// configs.
-func cachedQuality(pm, dm *lm.Model) (Quality, error) {
+// configs and the evaluation data.
+func cachedQuality(pm, dm *lm.Model, ec EvalConfig, batches []*tensors.Tensor) (Quality, error) {
 	key := struct {
 		Prism, Dense lm.Config
-	}{pm.Config, dm.Config}
-	q, _, err := store.LoadOrCompute(pm.Dir, "quality", key, func() (Quality, error) { return ComputeQuality(pm, dm) })
+		Eval         EvalConfig
+	}{pm.Config, dm.Config, ec}
+	q, _, err := store.LoadOrCompute(pm.Dir, "quality", key, func() (Quality, error) {
+		return ComputeQuality(pm, dm, batches)
+	})
 	return q, err
 }
 
-// cachedCurvature is ComputeCurvature, cached in the PRISM model's run folder and keyed by the model and cc (without
-// the sweep list, which does not change one model's study).
-func cachedCurvature(pm *lm.Model, cc CurvatureConfig) (Curvature, error) {
+// cachedCurvature is ComputeCurvature, cached in the PRISM model's run folder and keyed by the model, cc (without
+// the sweep list, which does not change one model's study) and the evaluation data.
+func cachedCurvature(pm *lm.Model, cc CurvatureConfig, ec EvalConfig, batches []*tensors.Tensor) (Curvature, error) {
 	cc.Sweep = nil
 	key := struct {
 		Model     lm.Config
 		Curvature CurvatureConfig
-	}{pm.Config, cc}
-	c, _, err := store.LoadOrCompute(pm.Dir, "curvature", key, func() (Curvature, error) { return ComputeCurvature(pm, cc) })
+		Eval      EvalConfig
+	}{pm.Config, cc, ec}
+	c, _, err := store.LoadOrCompute(pm.Dir, "curvature", key, func() (Curvature, error) {
+		return ComputeCurvature(pm, cc, batches)
+	})
 	return c, err
 }

@@ -1,111 +1,218 @@
 package prismhead
 
 import (
-	"math"
 	"path/filepath"
+	"slices"
 	"testing"
 
+	"github.com/gomlx/gomlx/pkg/core/tensors"
 	"github.com/stretchr/testify/require"
 
 	"github.com/protolab/protolab/models/lm"
 	"github.com/protolab/protolab/workbench/run"
-	"github.com/protolab/protolab/workbench/wbtest"
 )
 
-// TestLoadOrRun_TinyStudy runs the whole Tiny study into a folder, checks the shape and ranges of every part of the
-// result, then checks that a second call loads the stored result.
+// TestLoadOrRun_TinyStudy runs the whole Tiny study into a folder and checks the protocol's structure: the tuning
+// grid and the rates kept, one replicate per seed with its own models, the evaluation on fresh documents shared by a
+// seed's models, the shape and ranges of every part, the summary over seeds, the claims (untestable with two seeds),
+// then that a second call — and Notebook at the Tiny preset — loads the stored result.
 func TestLoadOrRun_TinyStudy(t *testing.T) {
 	cfg := Tiny()
 	out := t.TempDir()
 	res, err := LoadOrRun(cfg, run.Out(out), run.Progress(nil))
 	require.NoError(t, err)
-	require.Equal(t, cfg.Seed, res.Provenance.Seed)
-	require.Equal(t, lm.RunDir(out, cfg.Config), res.PrismDir)
-	require.Equal(t, lm.RunDir(out, cfg.Config.Dense()), res.DenseDir)
-	q := res.Quality
-	require.InDelta(t, q.Prism.Perplexity/q.Dense.Perplexity-1, q.RelPerplexity, 1e-12)
-	require.Equal(t, cfg.Prism.NumPrototypes*cfg.Model.Width, q.PrismParams-q.DenseParams)
-	c := q.Coverage
-	require.Equal(t, cfg.EvalBatches*cfg.Data.BatchSize*cfg.Data.SeqLen, c.Tokens)
-	for _, x := range []float64{c.R1Bar, c.R2, c.R1Frac, c.R2Frac} {
-		require.True(t, x >= -1 && x <= 1, "coverage %v", c)
-	}
-	// The bank was seeded with hidden states, so the nearest prototype of a token is close to it.
-	require.Greater(t, c.R2, 0.5)
-	require.Len(t, q.Counts, cfg.Prism.NumPrototypes)
-	total := int64(0)
-	for _, n := range q.Counts {
-		total += n
-	}
-	require.InDelta(t, q.Usage.MeanActive*float64(c.Tokens), float64(total), 1e-6)
-	require.True(t, q.Usage.OffDiagonalMass >= 0 && q.Usage.OffDiagonalMass < 1)
+	seeds := cfg.ReplicateSeeds()
+	require.Equal(t, seeds[0], res.Provenance.Seed)
+	require.Equal(t, seeds, res.Protocol.Seeds)
 
-	cv := res.Curvature
-	require.Len(t, cv.Prototypes, cfg.Curvature.Prototypes)
-	require.Equal(t, cfg.Curvature.Batches*cfg.Data.BatchSize*cfg.Data.SeqLen, cv.Tokens)
-	require.Less(t, cv.Asymmetry, 1e-8)
-	require.Len(t, cv.Approx, 5)
-	require.Len(t, res.Sweep, len(cfg.Curvature.Sweep))
-	for i, p := range res.Sweep {
-		require.Equal(t, cfg.Curvature.Sweep[i], p.Weight)
-		require.Equal(t, p.Weight, p.Curvature.R1Weight)
-		require.False(t, math.IsNaN(p.Curvature.Exact.MaxEig))
+	tu := res.Tuning
+	require.NotNil(t, tu)
+	require.Equal(t, cfg.Tune.LRs, tu.LRs)
+	require.Len(t, tu.DenseLoss, len(cfg.Tune.LRs))
+	require.Len(t, tu.PrismLoss, len(cfg.Tune.LRs))
+	for _, k := range []struct {
+		lr   float64
+		loss []float64
+	}{{tu.DenseLR, tu.DenseLoss}, {tu.PrismLR, tu.PrismLoss}} {
+		i := slices.Index(tu.LRs, k.lr)
+		require.GreaterOrEqual(t, i, 0, "the rate kept is on the grid")
+		require.Equal(t, slices.Min(k.loss), k.loss[i], "the rate kept has the lowest validation loss")
 	}
-	require.Contains(t, res.String(), "sweep")
-	stored, err := filepath.Glob(filepath.Join(out, Study, "result-*.json"))
-	require.NoError(t, err)
-	require.Len(t, stored, 1)
-	for _, dir := range []string{res.PrismDir} {
+
+	require.Len(t, res.Replicates, len(seeds))
+	dirs := map[string]bool{}
+	for i, rep := range res.Replicates {
+		base := cfg.Config
+		base.Seed = seeds[i]
+		base.Train.LR = tu.PrismLR
+		dense := base.Dense()
+		dense.Train.LR = tu.DenseLR
+		require.Equal(t, seeds[i], rep.Seed)
+		require.Equal(t, lm.RunDir(out, base), rep.PrismDir)
+		require.Equal(t, lm.RunDir(out, dense), rep.DenseDir)
+		require.False(t, dirs[rep.PrismDir] || dirs[rep.DenseDir], "each seed trains its own models")
+		dirs[rep.PrismDir], dirs[rep.DenseDir] = true, true
+
+		q := rep.Quality
+		require.Equal(t, tu.PrismLR, q.PrismLR)
+		require.Equal(t, tu.DenseLR, q.DenseLR)
+		require.InDelta(t, q.Prism.Perplexity/q.Dense.Perplexity-1, q.RelPerplexity, 1e-12)
+		require.InDelta(t, q.Prism.Loss/q.Dense.Loss-1, q.RelLoss, 1e-12)
+		require.Equal(t, q.Prism.Tokens, q.Dense.Tokens, "both models see the same evaluation tokens")
+		require.Equal(t, cfg.Prism.NumPrototypes*cfg.Model.Width, q.PrismParams-q.DenseParams)
+		c := q.Coverage
+		require.Equal(t, q.Prism.Tokens, c.Tokens)
+		for _, x := range []float64{c.R1Bar, c.R2, c.R1Frac, c.R2Frac} {
+			require.True(t, x >= -1 && x <= 1, "coverage %v", c)
+		}
+		require.Len(t, q.Counts, cfg.Prism.NumPrototypes)
+		total := int64(0)
+		for _, n := range q.Counts {
+			total += n
+		}
+		require.InDelta(t, q.Usage.MeanActive*float64(c.Tokens), float64(total), 1e-6)
+
+		cv := rep.Curvature
+		require.Len(t, cv.Prototypes, cfg.Curvature.Prototypes)
+		require.Equal(t, cfg.Curvature.Batches*cfg.Data.BatchSize*cfg.Data.SeqLen, cv.Tokens)
+		require.Less(t, cv.Asymmetry, 1e-8)
+		require.Len(t, cv.Approx, 5)
+		require.Len(t, rep.Sweep, len(cfg.Curvature.Sweep))
+		for j, p := range rep.Sweep {
+			require.Equal(t, cfg.Curvature.Sweep[j], p.Weight)
+			require.Equal(t, p.Weight, p.Curvature.R1Weight)
+			require.Equal(t, p.Weight, p.Curvature.R2Weight)
+			require.Less(t, p.Curvature.ClusterBlocksError, 1e-4, "closed-form clustering blocks vs exact")
+		}
+		require.Equal(t, rep.Sweep[0].Curvature.Damping, rep.FixedDamping, "the smallest weight's damping")
 		for _, name := range []string{"quality-*.json", "curvature-*.json"} {
-			m, err := filepath.Glob(filepath.Join(dir, name))
+			m, err := filepath.Glob(filepath.Join(rep.PrismDir, name))
 			require.NoError(t, err)
 			require.Len(t, m, 1, name)
 		}
 	}
 
+	s := res.Summary
+	require.Equal(t, Summarize(res.Replicates), s)
+	require.Equal(t, len(seeds), s.Seeds)
+	require.Len(t, s.Sweep, len(cfg.Curvature.Sweep))
+	require.Equal(t, len(seeds), s.OffDiagonalTrend.N)
+	require.Equal(t, cfg.Eval.Docs, res.Protocol.EvalDocs)
+	require.Equal(t, cfg.Eval.Seed, res.Protocol.EvalSeed)
+	require.Contains(t, res.String(), "clustering-weight sweep")
+	for _, c := range Claims(res) {
+		require.NoError(t, c.Validate())
+		require.Contains(t, c.Untestable, "≥ 3", "Tiny has two seeds")
+	}
+
+	stored, err := filepath.Glob(filepath.Join(out, Study, "result-*.json"))
+	require.NoError(t, err)
+	require.Len(t, stored, 1)
 	again, err := LoadOrRun(cfg, run.Out(out), run.Progress(nil))
 	require.NoError(t, err)
-	require.Equal(t, res.Quality.Prism.Loss, again.Quality.Prism.Loss)
-	require.Equal(t, res.Curvature.Exact.MaxEig, again.Curvature.Exact.MaxEig)
 	require.True(t, res.Provenance.Start.Equal(again.Provenance.Start), "loaded, not recomputed")
+	require.Equal(t, res.Summary, again.Summary)
+	t.Setenv(run.PresetEnv, "tiny")
+	nb, err := Notebook(run.Out(out), run.Progress(nil))
+	require.NoError(t, err)
+	require.True(t, res.Provenance.Start.Equal(nb.Provenance.Start), "Notebook at tiny loads the Tiny result")
 }
 
-// TestConfig_PresetsAndErrors: every preset validates, the model keys sit at the top level, and bad values name
-// their key.
+// TestEvalBatches_FreshDocuments checks the evaluation data at Tiny: full [B, T+1] batches, the same for every call,
+// different from the validation split's batches and from those of the held-back seed, and the validation split
+// itself with eval.docs = 0.
+func TestEvalBatches_FreshDocuments(t *testing.T) {
+	cfg := Tiny()
+	m := &lm.Model{Config: cfg.Config.Dense()} // the data and the tokenizer are all EvalBatches reads
+	fresh, err := EvalBatches(m, cfg.Eval)
+	require.NoError(t, err)
+	require.NotEmpty(t, fresh)
+	for _, b := range fresh {
+		require.Equal(t, []int{cfg.Data.BatchSize, cfg.Data.SeqLen + 1}, b.Shape().Dimensions)
+	}
+	again, err := EvalBatches(m, cfg.Eval)
+	require.NoError(t, err)
+	require.Equal(t, flat(fresh), flat(again))
+	held := cfg.Eval
+	held.UseHeld = true
+	other, err := EvalBatches(m, held)
+	require.NoError(t, err)
+	require.NotEqual(t, flat(fresh[:1]), flat(other[:1]))
+	val := cfg.Eval
+	val.Docs = 0
+	vb, err := EvalBatches(m, val)
+	require.NoError(t, err)
+	prep, err := m.Data()
+	require.NoError(t, err)
+	want, err := prep.ValTensors(cfg.EvalBatches)
+	require.NoError(t, err)
+	require.Equal(t, flat(want), flat(vb))
+	require.NotEqual(t, flat(vb[:1]), flat(fresh[:1]))
+}
+
+func flat(bs []*tensors.Tensor) []int32 {
+	var out []int32
+	for _, b := range bs {
+		out = append(out, tensors.MustCopyFlatData[int32](b)...)
+	}
+	return out
+}
+
+// TestConfig_PresetsAndErrors: every preset validates, Quick too, the model keys sit at the top level, and bad
+// values name their key.
 func TestConfig_PresetsAndErrors(t *testing.T) {
 	for _, name := range []string{"tiny", "small", "paper"} {
 		cfg, err := Preset(name)
 		require.NoError(t, err)
 		require.NoError(t, cfg.Validate(), name)
 	}
+	require.NoError(t, Quick().Validate())
+	require.Equal(t, []uint64{Quick().Seed}, Quick().ReplicateSeeds())
+	require.GreaterOrEqual(t, len(Small().Seeds), minClaimSeeds, "the protocol preset can test the claims")
 	require.Contains(t, run.Keys(Tiny()), "prism.top_k")
 	require.Contains(t, run.Keys(Tiny()), "curvature.prototypes")
+	require.Contains(t, run.Keys(Tiny()), "eval.held_seed")
 	for _, tc := range []struct{ set, mention string }{
 		{"curvature.prototypes=17", "curvature: prototypes=17"},
 		{"curvature.sweep=[0.1,-1]", "sweep[1]"},
+		{"curvature.sweep=[0.1,0.1]", "repeats"},
 		{"head=dense", `head="dense"`},
 		{"prism.top_k=0", "prism"},
+		{"seed=5", "seeds[0]=1 differs from seed=5"},
+		{"seeds=[1,1]", "seeds[1]=1 repeats"},
+		{"tune.seed=2", "tune: seed=2 is also a replicate seed"},
+		{"tune.lrs=[0.01,0]", "tune: lrs[1]=0"},
+		{"eval.seed=1", "eval: seed=1"},
+		{"eval.held_seed=3001", "eval: held_seed=3001 equals seed"},
+		{"eval.docs=-1", "eval: docs=-1"},
+		{"eval.docs=0;eval.use_held=true", "use_held"},
+		{"data.source=wordnet", `eval: docs=40 needs data.source="synthetic"`},
 	} {
 		cfg := Tiny()
 		require.NoError(t, run.Override(&cfg, tc.set))
 		require.ErrorContains(t, cfg.Validate(), tc.mention, tc.set)
 	}
+	cfg := Tiny()
+	require.NoError(t, run.Override(&cfg, "data.source=wordnet;eval.docs=0"))
+	require.NotContains(t, errString(cfg.Validate()), "eval", "the validation split needs no synthetic corpus")
 }
 
-// TestLoadOrRun_SmallTargets runs the Small study (minutes on 2 cores; skipped with -short) and checks the brief's
-// targets: PRISM perplexity within 2.5% of the dense head, R̄1 and R2 ≥ 0.9, and a damped condition number of the
-// exact Hessian that falls as the clustering weight grows. Set PRISM_SMALL_OUT to keep the run folders.
-func TestLoadOrRun_SmallTargets(t *testing.T) {
-	out := wbtest.LongRun(t, "the Small study takes minutes", "PRISM_SMALL_OUT")
-	res, err := LoadOrRun(Small(), run.Out(out), run.Progress(nil))
-	require.NoError(t, err)
-	t.Logf("Small study:\n%s", res)
-	require.LessOrEqual(t, res.Quality.RelPerplexity, 0.025)
-	require.GreaterOrEqual(t, res.Quality.Coverage.R1Bar, 0.9)
-	require.GreaterOrEqual(t, res.Quality.Coverage.R2, 0.9)
-	for i := 1; i < len(res.Sweep); i++ {
-		prev, cur := res.Sweep[i-1].Curvature.Exact.DampedCond, res.Sweep[i].Curvature.Exact.DampedCond
-		require.True(t, cur > 0 && cur < prev, "κ at λ=%g is %g, at λ=%g %g", res.Sweep[i].Weight, cur,
-			res.Sweep[i-1].Weight, prev)
+func errString(err error) string {
+	if err == nil {
+		return ""
 	}
+	return err.Error()
+}
+
+// TestBestRate: the lowest loss wins, ties go to the earlier rate, a non-finite run (−1) never wins, and no finite
+// run is an error.
+func TestBestRate(t *testing.T) {
+	lr, err := bestRate([]float64{1, 2, 3}, []float64{0.5, 0.4, 0.4})
+	require.NoError(t, err)
+	require.Equal(t, 2.0, lr)
+	lr, err = bestRate([]float64{1, 2}, []float64{-1, 3})
+	require.NoError(t, err)
+	require.Equal(t, 2.0, lr)
+	_, err = bestRate([]float64{1, 2}, []float64{-1, -1})
+	require.ErrorContains(t, err, "no rate")
 }

@@ -169,3 +169,36 @@ func BlockMassMatrix(H mat.Symmetric, D int) [][]float64 {
 	}
 	return out
 }
+
+// DampedCondition returns κ(A + λI) = (λ_max + λ)/(λ_min + λ) from the eigenvalues of A in ascending order
+// (equation 14 of the damped matrix): only the first and last entries are read, so {λ_min, λ_max} suffices. +Inf when
+// λ_min + λ ≤ 0, NaN for no eigenvalues.
+func DampedCondition(eigs []float64, lambda float64) float64 {
+	if len(eigs) == 0 {
+		return math.NaN()
+	}
+	lo, hi := eigs[0]+lambda, eigs[len(eigs)-1]+lambda
+	if lo <= 0 {
+		return math.Inf(1)
+	}
+	return hi / lo
+}
+
+// BlockEigenRanges returns the smallest and the largest eigenvalue of each diagonal block H_jj [D, D] of
+// H [KD, KD], so that κ(H_jj + λI) can be computed for any damping λ (DampedCondition). Errors unless D divides the
+// size of H, or when a block's eigendecomposition fails.
+func BlockEigenRanges(H mat.Symmetric, D int) (lo, hi []float64, err error) {
+	n := H.SymmetricDim()
+	if D <= 0 || n%D != 0 {
+		return nil, nil, fmt.Errorf("curvature.BlockEigenRanges: block size %d does not divide %d", D, n)
+	}
+	lo, hi = make([]float64, n/D), make([]float64, n/D)
+	for j := range lo {
+		e, err := Eigenvalues(Block(H, j, D))
+		if err != nil {
+			return nil, nil, fmt.Errorf("block %d: %w", j, err)
+		}
+		lo[j], hi[j] = e[0], e[len(e)-1]
+	}
+	return lo, hi, nil
+}

@@ -10,6 +10,7 @@ import (
 	"github.com/pkg/errors"
 
 	"github.com/protolab/protolab/docs"
+	"github.com/protolab/protolab/experiments/prismhead"
 	"github.com/protolab/protolab/workbench/report"
 	"github.com/protolab/protolab/workbench/run"
 	"github.com/protolab/protolab/workbench/store"
@@ -64,8 +65,12 @@ func named[C any](name string, preset func() C) func() (string, C) {
 	return func() (string, C) { return name, preset() }
 }
 
-// scorecard lists the studies whose claims the scorecard carries, in the order of the papers.
-var scorecard []scored
+// scorecard lists the studies whose claims the scorecard carries, in the order of the papers; each reads the stored
+// result of its Small (protocol) preset, else of its Quick preset, else of its Tiny preset.
+var scorecard = []scored{
+	scoreEntry(prismhead.Study, prismhead.Claims, named("small", prismhead.Small), named("quick", prismhead.Quick),
+		named("tiny", prismhead.Tiny)),
+}
 
 func cmdReport(args []string, stdout io.Writer) error {
 	fs := newFlags("report", "[--out DIR] [--md FILE]", stdout)
