@@ -22,6 +22,10 @@ type Config struct {
 	// match_params, train; JSON keys at the top level). experiments/robustness embeds the same presets, so equal
 	// settings share the trained runs under run.Out/models. The seed also seeds the null units.
 	pair.Config
+	// Seeds is the number of training seeds: the pair is trained and analysed once for each of seed, seed+1, …,
+	// seed+seeds−1 (the weights, the train/validation split and the batch order change with it), and the claims
+	// pool the seeds; ≥ 1. The figures show the first seed's analysis.
+	Seeds int `json:"seeds"`
 	// Corpora are the corpora the two models are trained and analysed on, each with its label scheme. The first
 	// must be present; later ones marked optional are skipped (with a note) when their data is not installed.
 	Corpora []CorpusConfig `json:"corpora"`
@@ -51,8 +55,19 @@ type CorpusConfig struct {
 
 // EvalConfig selects the held-out tokens and sets the naming and metric parameters (doc.go, "Metrics").
 type EvalConfig struct {
-	// Sequences is the number of validation sequences of T tokens the activations are computed on; > 0.
+	// Sequences is the number of evaluation sequences of T tokens every unit is scored on; > 0.
 	Sequences int `json:"sequences"`
+	// DataSeed is the generator seed of the fresh evaluation documents of the synthetic corpus: eval.docs documents
+	// of data.synthetic with this seed, which no training run and no choice of settings saw. Every unit is scored,
+	// and every held-out intervention effect measured, on them. 0 (and any corpus without a generator, such as
+	// WordNet) evaluates on the second half of the model's validation split instead. HeldBackEvalSeed is kept for
+	// the run with frozen settings.
+	DataSeed uint64 `json:"data_seed"`
+	// Docs is the number of fresh evaluation documents generated with DataSeed; > 0 when DataSeed is set.
+	Docs int `json:"docs"`
+	// SelectSequences is the number of sequences of the selection split (the first half of the model's validation
+	// split) on which SAE features are selected and prototypes named for the named-set masks; > 0.
+	SelectSequences int `json:"select_sequences"`
 	// BatchSize is the number of sequences per forward pass; > 0.
 	BatchSize int `json:"batch_size"`
 	// TopK is K, the number of top-activating tokens per unit; > 0. Spec §7.3: 20.
@@ -92,17 +107,22 @@ type SAEConfig struct {
 	// 0, layers/sae doc) and batch_size (token vectors per step).
 	dictionary.Config
 	// Features is the number of features kept per layer for each selection rule (top variance, top firing
-	// frequency); 0 means the ProtoT model's num_prototypes (R), so that both unit kinds have as many units.
+	// frequency, both measured on the selection split); 0 means the ProtoT model's num_prototypes (R), so that the
+	// selected SAE kinds have as many units as the prototypes.
 	Features int `json:"features"`
+	// TrainSequences is the number of training sequences (evenly spaced over the model's training stream) whose
+	// LLaMA block outputs train each SAE; > 0. The SAE never sees the selection or evaluation tokens.
+	TrainSequences int `json:"train_sequences"`
 }
 
 // InterveneConfig configures the interventions (spec §5, §7.4).
 type InterveneConfig struct {
-	// Sequences is the number of calibration sequences, drawn from the first half of the validation split, on
-	// which each target's prototype is selected; > 0.
+	// Sequences is the number of calibration sequences, drawn from the first half of the validation split (the
+	// selection split), on which each target's prototype is selected; > 0.
 	Sequences int `json:"sequences"`
-	// HeldOut is the number of held-out sequences, drawn from the second half of the validation split, on which
-	// the selected prototypes' ΔProb and ΔPPL are reported; > 0.
+	// HeldOut is the number of held-out sequences, drawn from the evaluation text (eval.data_seed: the fresh
+	// documents, else the second half of the validation split), on which the selected prototypes' ΔProb and ΔPPL
+	// are reported; > 0.
 	HeldOut int `json:"held_out"`
 	// MinOccurrences drops targets with fewer word occurrences in either split; ≥ 1.
 	MinOccurrences int `json:"min_occurrences"`
@@ -111,9 +131,12 @@ type InterveneConfig struct {
 	Sweeps []string `json:"sweeps"`
 	// ReinitSeed seeds the re-initialised prototype rows (spec §5).
 	ReinitSeed uint64 `json:"reinit_seed"`
-	// MaxPPLChange is the bound on |ΔPPL| of the "target" check (the prototype must not break the model).
+	// MaxPPLChange is the bound on |ΔPPL| of a selective mask: the selection keeps masks with calibration |ΔPPL|
+	// below it, and the masking claim counts a selected mask only when its held-out |ΔPPL| is below it too.
 	MaxPPLChange float64 `json:"max_ppl_change"`
-	// MinProbDrop is the ΔProb the best prototype of a concept must reach (as a positive fraction, 0.15 = −15%).
+	// MinProbDrop is the held-out ΔProb (as a positive fraction, 0.15 = −15%) a target's selective prototype must
+	// reach for TargetEffect.Pass, a per-target flag of the tables; the masking claim compares with the paper's
+	// number instead (Claims).
 	MinProbDrop float64 `json:"min_prob_drop"`
 }
 
@@ -143,10 +166,18 @@ func (c Config) Validate() error {
 	if err := c.Config.Validate(); err != nil {
 		return err
 	}
+	if c.Seeds < 1 {
+		return errors.Errorf("seeds=%d, want ≥ 1 (the number of training seeds; 3 or more for a claim)", c.Seeds)
+	}
 	e := c.Eval
 	switch {
 	case e.Sequences <= 0:
 		return errors.Errorf("eval.sequences=%d, want > 0", e.Sequences)
+	case e.DataSeed != 0 && e.Docs <= 0:
+		return errors.Errorf("eval.docs=%d with eval.data_seed=%d, want > 0 (or eval.data_seed=0 to evaluate on the "+
+			"validation split)", e.Docs, e.DataSeed)
+	case e.SelectSequences <= 0:
+		return errors.Errorf("eval.select_sequences=%d, want > 0", e.SelectSequences)
 	case e.BatchSize <= 0:
 		return errors.Errorf("eval.batch_size=%d, want > 0", e.BatchSize)
 	case e.TopK <= 0:
@@ -177,6 +208,9 @@ func (c Config) Validate() error {
 		m.Width = c.Model.Width
 		if s.Features < 0 || s.Features > m.NumFeatures() {
 			return errors.Errorf("sae.features=%d, want in [0, %d]", s.Features, m.NumFeatures())
+		}
+		if s.TrainSequences <= 0 {
+			return errors.Errorf("sae.train_sequences=%d, want > 0", s.TrainSequences)
 		}
 	}
 	iv := c.Intervene

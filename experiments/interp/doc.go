@@ -1,21 +1,69 @@
 // Package interp is the interpretability study of the Prototype Transformer (docs/spec/protot.md §5, §6, §7.3, §7.4):
 // it trains (or loads) the model pair of models/pair, a ProtoT decoder and a LLaMA (attention) decoder of equal
-// non-embedding size, on the synthetic concept corpus (and on WordNet glosses when the database is installed), then
+// non-embedding size, on the synthetic concept corpus (and on WordNet glosses when the database is installed), once
+// per training seed, then
 //
 //   - builds a dashboard per prototype (layer ℓ, prototype k): the top-activating tokens with their context by the
 //     write routing π and by the read routing ρ, the routing mass by position, β_k and its half-life, the mass
 //     share m_k, dead status and the automatic label;
 //   - names every unit without an outside judge, from the corpus's ground-truth word labels;
-//   - scores disentanglement and coverage identically for four unit kinds on the same held-out tokens: ProtoT
+//   - scores disentanglement and coverage identically for every unit kind on the same evaluation tokens: ProtoT
 //     prototypes (by π and by ρ), LLaMA attention heads (the L2 norm of the head output z before W_o), features of
-//     ReLU sparse autoencoders on the LLaMA block outputs (R per layer, selected by top variance and by top firing
-//     frequency) and a null model of random tokens;
+//     ReLU sparse autoencoders on the LLaMA block outputs (R per layer selected by top variance and by top firing
+//     frequency, and every live feature unselected) and a null model of random tokens;
 //   - intervenes on prototypes (write mask, read mask, re-initialisation; one prototype or the set named with a
 //     label) and measures ΔProb of each label's tokens and ΔPPL, as a full prototype × label sweep run on one
-//     compiled executable.
+//     compiled executable;
+//   - states the paper claims it tests as scorecard rows (Claims), computed from the stored result.
 //
 // The robustness protocol of spec §7.5 (typos and synonyms) is its own study, experiments/robustness, on the same
 // two models.
+//
+// # Protocol
+//
+// Every choice is made on data that no reported number is measured on. Per corpus and training seed the study uses
+//
+//   - the training split (the models' own): the SAEs train on the LLaMA block outputs of sae.train_sequences
+//     training sequences, never on the tokens they are scored on;
+//   - the selection split, the first half of the model's validation split: SAE features are selected on it
+//     (eval.select_sequences sequences), the named prototype sets of the interventions are named on it, and the
+//     intervention prototypes are chosen on it (the calibration split, intervene.sequences sequences);
+//   - the evaluation text: eval.docs fresh documents of the synthetic generator with seed eval.data_seed, which no
+//     training run and no choice of settings saw, tokenized and packed as the models' data (for a corpus without a
+//     generator, WordNet, or with eval.data_seed 0: the second half of the validation split). Every unit kind is
+//     scored on eval.sequences of its sequences, and every intervention effect is measured on intervene.held_out of
+//     them. HeldBackEvalSeed names a second set of fresh documents that no preset reads, kept for one confirmation
+//     run once the settings are frozen.
+//
+// The study repeats this for `seeds` training seeds of the pair (seed, seed+1, …: weights, split and batch order
+// change; the fresh evaluation documents stay the same), and the claims pool them. Both models of a pair have the
+// same data, schedule and number of updates (pair.Config). Settings that depart from the spec's defaults and bear on
+// the claims (the sharper initial routing of pair.Small's ProtoT, chosen on the validation split with no matching
+// tuning of the baseline) are listed in Result.Departures and named in every claim's method.
+//
+// Unit counts: the prototypes are all L·R of them by π (and by ρ), unselected; the heads all L·H, unselected; each
+// SAE selection keeps R features per layer (sae.features), so the selected SAE kinds have as many units as the
+// prototypes but are the best R of F = 8·D by a rule measured on the selection split; the unselected SAE kind
+// (every feature that fires on the selection split) gives the same treatment as prototypes and heads.
+//
+// # Claims
+//
+// Claims turns a stored result into scorecard rows (workbench/report), each with its rule fixed in code. A claim
+// needs at least MinClaimSeeds training seeds; with fewer its row says it is not testable at the preset.
+//
+//   - Masking (protot_writemask_female_women, spec §7.4: the "female" prototype's mask on "women"). Per seed, the
+//     (target, prototype) write mask with the most negative calibration ΔProb among those with calibration |ΔPPL| <
+//     intervene.max_ppl_change is chosen on the calibration split (ChooseSelective); its ΔProb on the evaluation
+//     text is the seed's value, or 0 when its held-out |ΔPPL| breaks the bound (MaskingEffect). Ours is the mean ±
+//     s.e. over seeds, in percent; reproduced when ours + 2 s.e. ≤ the paper's number.
+//   - Disentanglement (protot_disent_protot, _heads, _sae_var, _sae_freq, spec §8: the judge ranks prototypes above
+//     SAE features above heads). The paper's scores are 1–10 judgements; ours is D ∈ [0, 1] below, so only the order
+//     is compared. For each kind, the units of all seeds are pooled (PooledKindStats); D is averaged over the units
+//     named with a concept label, because a unit whose top tokens all carry the label "none" (function words,
+//     punctuation) has D = 1 without carrying a concept; the share of units labelled "none" is reported beside it.
+//     Both come with 95% percentile bootstrap intervals over units (workbench/stats.MeanCI). Prototypes are more
+//     disentangled than a kind when their interval lies entirely above the kind's; they are the most disentangled
+//     kind when that holds for heads and both SAE selections.
 //
 // # Labels
 //
@@ -46,10 +94,9 @@
 //
 // # Interventions
 //
-// The interventions run on two disjoint sets of validation sequences: a calibration split (intervene.sequences
-// sequences from the first half of the validation stream), on which prototypes are selected, and a held-out split
-// (intervene.held_out sequences from the second half), on which every reported effect is measured. Nothing is
-// selected on the held-out split.
+// The interventions run on two disjoint sets of sequences: a calibration split (intervene.sequences sequences of the
+// selection split), on which prototypes are selected, and a held-out split (intervene.held_out sequences of the
+// evaluation text), on which every reported effect is measured. Nothing is selected on the held-out split.
 //
 // A target is a concept value ("country=Egypt"); its words are those the corpus marks with it (the synthetic
 // lexicon: "Cairo", "Egypt", "Egyptian", …). Spec §7.4: an occurrence is a position whose gold continuation is such
@@ -89,27 +136,24 @@
 // recovered from its ΔPPL as (log(1 + ΔPPL) − share·loss)/(1 − share); a hub that costs every token alike has
 // excess 0).
 //
-// The perplexity bound limits how far any intervention can lower a frequent target. ΔProb is a mean of ratios
-// p′/p, which is at least their geometric mean, so ΔProb ≤ −δ needs the target's n word occurrences among the N
-// scored positions to lose at least −n·log(1 − δ) nats between them. An intervention that lowers the loss of no
-// other position then raises perplexity by at least (1 − δ)^(−n/N) − 1; within |ΔPPL| < m it cannot go below
+// The floor (ProbFloor) says how far a mask could lower a frequent target within the perplexity bound if it lowered
+// the loss of no other position. ΔProb is a mean of ratios p′/p, which is at least their geometric mean, so ΔProb ≤
+// −δ needs the target's n word occurrences among the N scored positions to lose at least −n·log(1 − δ) nats between
+// them. If no other position's loss falls, perplexity then rises by at least (1 − δ)^(−n/N) − 1, and within |ΔPPL| <
+// m ΔProb cannot go below
 //
 //	floor = (1 + m)^(−N/n) − 1          (ProbFloor; TargetEffect.Floor)
 //
-// At m = 1% a target making up 5% of the positions has floor −18%, one making up 6.1% −15%, one making up 15% −6%.
-// On the synthetic corpus at Small (held-out shares) number=singular (15%), number=plural (12%) and gender=female
-// (6.8%) cannot reach −15% within the bound whatever the model; a country (0.5–1.2%) could reach −56% to −86%.
-// A mask that lowers every value of a concept alike has the floor of all the concept's occurrences together
-// (Selectivity.Floor): at Small country (6.7% of the positions) −13.8%, gender (11.6%) −8.2%, topic (19.4%) −5.0%,
-// number (27.5%) −3.6%. So on this corpus a prototype that carries a whole concept and lowers its values alike
-// cannot meet −15% at 1% on any of them; that takes a mask that singles out one value.
+// (at m = 1%: −18% for a target holding 5% of the positions, −6% for one holding 15%). The assumption fails for the
+// masks it is meant for: masking one value of a concept moves probability to the competing values and lowers the
+// loss where those are the target, which pays for part of the increase. So the floor is a reference for a mask that
+// spares every other token, not a bound on what a single-value prototype can do; a concept-wide mask that lowers
+// every value alike comes closer to the assumption (Selectivity.Floor takes all the concept's occurrences together).
 //
-// ΔProb, a mean of ratios (spec §7.4), understates a mask that removes what the model knows: the occurrences the
-// model got wrong gain by large factors and outweigh the many that lose. Measured on a 6-layer model (R = 32, 1,500
-// steps; the comment of pair.Small): write-masking its country prototype L3 P12 costs country tokens 0.90 nats
-// each (probability ×0.41) and every other token 0.003 nats on average; it lowers each country's mean word
-// probability Σp′/Σp by 15–80%, yet ΔProb reads −19% to +2%, about half of the occurrences rising. The
-// per-class losses (a geometric mean) show such a prototype for what it is.
+// ΔProb, a mean of ratios (spec §7.4), weighs the occurrences the model got wrong most: those gain by large factors
+// under a mask that removes what the model knows, so a mask that costs a concept's tokens many nats can still read a
+// small ΔProb. The per-class losses (Sweep.ClassLoss, a geometric mean over each class's positions) are reported
+// beside it for that reason.
 //
 // # Files
 //

@@ -25,6 +25,8 @@ func KindName(kind string) string {
 		return "LLaMA SAE (top variance)"
 	case KindSAEFrequency:
 		return "LLaMA SAE (top frequency)"
+	case KindSAEAll:
+		return "LLaMA SAE (all live features)"
 	case KindNull:
 		return "null model"
 	}
@@ -274,7 +276,8 @@ func ClassLossHeatmap(res *Result, source string) *charts.HeatMap {
 
 // SelectivityTable lists ClassSelectivity: per concept, the prototype costing its tokens most beyond what it costs
 // the others, how much (as a probability factor), what it costs the other tokens, its perplexity change, and the
-// concept's floor.
+// concept's floor (the ΔProb within the bound of a mask that lowers the loss of no other position: a reference,
+// not a bound).
 func SelectivityTable(res *Result, source string) *plot.Table {
 	t := &plot.Table{Title: fmt.Sprintf("The prototype whose write mask costs each concept's tokens most beyond the rest "+
 		"(%s, held out)", source), Header: []string{"concept", "share of positions", "prototype",
@@ -289,11 +292,13 @@ func SelectivityTable(res *Result, source string) *plot.Table {
 			fmt.Sprintf("%.3f", s.Loss), fmt.Sprintf("%.2f", math.Exp(-s.Loss)), fmt.Sprintf("%.4f", s.Outside), ratio,
 			pct(s.PPL), pct(s.Floor)})
 	}
+	t.Note = "concept floor: (1 + max ΔPPL)^(−1/share) − 1, the lowest ΔProb within the bound of a mask that lowers " +
+		"the loss of no other position; masks that move probability to competing words are not bounded by it"
 	return t
 }
 
-// InterventionTable lists per target its floor (ProbFloor: the lowest ΔProb reachable within the perplexity
-// bound), the spec §7.4 columns and the best, selective, named-set and control effects: prototypes selected on the
+// InterventionTable lists per target its floor (ProbFloor: the lowest ΔProb within the perplexity bound of an
+// intervention that lowers the loss of no other position, a reference and not a bound), the spec §7.4 columns and the best, selective, named-set and control effects: prototypes selected on the
 // calibration split, every effect measured on the held-out split; the in-sample column is the selection a search on
 // the held-out split itself would make (optimistic reference).
 func InterventionTable(res *Result, source string) *plot.Table {
@@ -307,7 +312,13 @@ func InterventionTable(res *Result, source string) *plot.Table {
 		return t
 	}
 	t.Note = fmt.Sprintf("held-out perplexity %.3f on %d positions (calibration %d); neutral control %s (ΔPPL %s); "+
-		"%d graph build(s)", iv.BasePPL, iv.Tokens, iv.CalTokens, iv.Control, pct(iv.ControlPPL), iv.Builds)
+		"%d graph build(s); floor: the lowest ΔProb within the bound if the mask lowered no other position's loss "+
+		"(doc.go), not a bound on a mask that moves probability to competing words", iv.BasePPL, iv.Tokens,
+		iv.CalTokens, iv.Control, pct(iv.ControlPPL), iv.Builds)
+	if e := ChooseSelective(iv); e != nil {
+		t.Note += fmt.Sprintf("; the masking claim's pair (chosen on calibration): %s on %s, held out %s / %s",
+			e.Selective, e.Target, pct(e.SelectiveProb), pct(e.SelectivePPL))
+	}
 	for _, e := range iv.Effects {
 		pair := func(i int) string { return pct(e.BestProb[i]) + " / " + pct(e.BestPPL[i]) }
 		sel, in := "—", "—"

@@ -43,8 +43,9 @@ type TargetEffect struct {
 	CalOccurrences int     `json:"cal_occurrences"` // calibration word occurrences
 	BaseProb       float64 `json:"base_prob"`       // mean held-out word probability without intervention
 	// Share is the held-out occurrences' fraction of the scored positions; Floor = ProbFloor(Share,
-	// intervene.max_ppl_change), the lowest ΔProb any intervention that raises no other position's probability
-	// can reach within the perplexity bound.
+	// intervene.max_ppl_change), the lowest ΔProb an intervention can reach within the perplexity bound if it lowers
+	// the loss of no other position. A mask of one concept value moves probability to the competing values and
+	// lowers the loss where those are the target, so Floor does not bound what such a mask can do (doc.go).
 	Share float64 `json:"share"`
 	Floor float64 `json:"floor"`
 	// MaxProb is the held-out write-mask ΔProb of largest magnitude over prototypes, MeanProb its mean; MaxPPL and
@@ -71,8 +72,9 @@ type TargetEffect struct {
 	InSample     string  `json:"in_sample"`
 	InSampleProb float64 `json:"in_sample_prob"`
 	InSamplePPL  float64 `json:"in_sample_ppl"`
-	// Named lists the prototypes named with the target (by π); NamedProb and NamedPPL are the held-out effect of
-	// write-masking all of them at once (zero when Named is empty or would mask a whole layer).
+	// Named lists the prototypes named with the target (by π, on the selection split); NamedProb and NamedPPL are
+	// the held-out effect of write-masking all of them at once (zero when Named is empty or would mask a whole
+	// layer).
 	Named     []string `json:"named"`
 	NamedProb float64  `json:"named_prob"`
 	NamedPPL  float64  `json:"named_ppl"`
@@ -120,7 +122,7 @@ func protoName(l, k int) string { return fmt.Sprintf("L%d P%d", l, k) }
 // intervene sweeps every prototype of m (a ProtoT model) with each kind of ic.Sweeps on the calibration split
 // cal and the held-out split held, selects per target the best prototypes on cal, measures them (and the other
 // kinds, and the named-set masks) on held, and summarises per target. named maps a label to the prototypes
-// (layer, k) named with it.
+// (layer, k) named with it on the selection split.
 func intervene(m *lm.Model, cal, held *evalSet, ic InterveneConfig, batchSize int, named map[string][][2]int) (
 	*Intervention, error) {
 	cfg := m.Config.Model

@@ -23,25 +23,10 @@ func TestSelectPrototype_HandCase(t *testing.T) {
 	require.Equal(t, []int{0, 0}, []int{best, sel})
 }
 
-// TestBestSelective_HandCase: the most negative held-out ΔProb among targets with a selective prototype whose
-// held-out |ΔPPL| is under the bound; a larger drop with ΔPPL over the bound, or with no selective prototype, does
-// not count.
-func TestBestSelective_HandCase(t *testing.T) {
-	iv := &Intervention{Effects: []TargetEffect{
-		{Target: "a", Selective: "L0 P1", SelectiveProb: -0.12, SelectivePPL: 0.004},
-		{Target: "b", Selective: "L1 P0", SelectiveProb: -0.40, SelectivePPL: 0.011},
-		{Target: "c", Selective: "", SelectiveProb: -0.90},
-		{Target: "d", Selective: "L1 P3", SelectiveProb: -0.20, SelectivePPL: -0.009},
-	}}
-	require.Equal(t, "d", BestSelective(iv, 0.01).Target)
-	require.Equal(t, "b", BestSelective(iv, 0.02).Target)
-	require.Nil(t, BestSelective(iv, 0.001))
-}
-
 // TestBuildEvalSet_NextWord checks the word occurrences the interventions score: a position with nextWord k > 0
 // predicts the first of k tokens that decode to one whole word ending inside the sequence (a space, then
 // letters, then no letter; or the full stop), and every such word start within the sequence is found; some words span several
-// tokens. The calibration and held-out splits come from disjoint halves of the validation stream.
+// tokens.
 func TestBuildEvalSet_NextWord(t *testing.T) {
 	_, prep, es := tinySyntheticEvalSet(t)
 	isLetter := func(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' }
@@ -86,16 +71,44 @@ func TestBuildEvalSet_NextWord(t *testing.T) {
 	require.Greater(t, words, 100)
 	require.Positive(t, multi, "some words span several tokens")
 
+	// The splits: selection and calibration from the first half of the validation stream; with eval.data_seed the
+	// evaluation and held-out sequences from fresh documents (none of them a document of the training corpus),
+	// without it from the second half of the validation stream.
 	cfg := Tiny()
-	cal, held, err := interventionSplits(prep, Synthetic(), cfg)
+	sp, err := buildSplits(prep, Synthetic(), cfg, nil)
 	require.NoError(t, err)
 	half := prep.ValSeqs.NumSequences() / 2 * es.T
-	for _, o := range cal.offset {
-		require.Less(t, o, half)
+	for _, set := range []*evalSet{sp.sel, sp.cal} {
+		for _, o := range set.offset {
+			require.Less(t, o, half)
+		}
 	}
-	for _, o := range held.offset {
-		require.GreaterOrEqual(t, o, half)
+	require.Equal(t, cfg.Intervene.Sequences*es.T, sp.cal.N())
+	require.Equal(t, cfg.Intervene.HeldOut*es.T, sp.held.N())
+	require.Equal(t, cfg.Eval.Sequences*es.T, sp.eval.N())
+	require.Len(t, sp.train, cfg.SAE.TrainSequences)
+	fresh, err := freshSource(prep, cfg.Data.Synthetic, cfg.Eval.DataSeed, cfg.Eval.Docs)
+	require.NoError(t, err)
+	require.Equal(t, fresh.packed.Stream, sp.eval.stream, "evaluated on the fresh documents")
+	require.Equal(t, fresh.packed.Stream, sp.held.stream)
+	seen := map[string]bool{}
+	for _, d := range prep.Corpus.Texts {
+		seen[d] = true
 	}
-	require.Equal(t, cfg.Intervene.Sequences*es.T, cal.N())
-	require.Equal(t, cfg.Intervene.HeldOut*es.T, held.N())
+	for _, d := range fresh.corpus.Texts {
+		require.False(t, seen[d], "a fresh evaluation document is a document of the training corpus: %q", d)
+	}
+	cfg.Eval.DataSeed = 0
+	sp, err = buildSplits(prep, Synthetic(), cfg, nil)
+	require.NoError(t, err)
+	for _, set := range []*evalSet{sp.eval, sp.held} {
+		require.Equal(t, prep.ValSeqs.Stream, set.stream)
+		for _, o := range set.offset {
+			require.GreaterOrEqual(t, o, half)
+		}
+	}
+	cfg = Tiny()
+	cfg.Eval.Docs = 2
+	_, err = buildSplits(prep, Synthetic(), cfg, nil)
+	require.ErrorContains(t, err, "eval.docs")
 }

@@ -7,18 +7,19 @@ import (
 	"github.com/gomlx/gomlx/pkg/core/tensors"
 	"github.com/pkg/errors"
 
+	"github.com/protolab/protolab/workbench/data"
 	"github.com/protolab/protolab/workbench/lmdata"
 	"github.com/protolab/protolab/workbench/naming"
 	"github.com/protolab/protolab/workbench/tokenizer"
 )
 
-// evalSet is the held-out token set of one corpus: S validation sequences of T inputs, evenly spaced over the
-// validation stream (corpora stored in a sorted order, such as WordNet's lexicographer files, are then sampled
+// evalSet is a labelled token set of one corpus: S sequences of T inputs, evenly spaced over a part of a packed
+// stream (textSource; corpora stored in a sorted order, such as WordNet's lexicographer files, are then sampled
 // throughout), with their labels and documents. Input token n = s·T + t is position t of sequence s.
 type evalSet struct {
 	T      int
 	seqs   [][]int32      // [S][T+1]: inputs [:T], targets [1:]
-	stream []int32        // the validation stream
+	stream []int32        // the packed stream the sequences come from
 	offset []int          // [N] stream offset of each input
 	tokens *naming.Tokens // N = S·T input tokens
 	// next[n] holds the label ids of the target of input n (the token after it): [N].
@@ -34,6 +35,37 @@ type evalSet struct {
 // NoneLabel is the label of the tokens that carry no concept label, when EvalConfig.NoneLabel is set.
 const NoneLabel = "none"
 
+// textSource is a packed, labelled token stream the evaluation sets are cut from: the model's validation split, or
+// fresh documents tokenized as the model's data (freshSource).
+type textSource struct {
+	packed *data.Packed
+	corpus *data.Corpus // its documents, with their labels
+	tok    *tokenizer.Tokenizer
+}
+
+// valSource is the validation split of prep.
+func valSource(prep *lmdata.Prepared) textSource {
+	return textSource{packed: prep.ValSeqs, corpus: prep.Val, tok: prep.Tokenizer}
+}
+
+// freshSource generates `docs` synthetic documents with generator seed `seed` (the other settings of sc, so the
+// same grammar and lexicon), tokenizes them with prep's tokenizer and packs them as prep packs its splits. The
+// documents depend only on (seed, index), so no training or validation document of another seed is among them
+// unless the grammar produces the same text.
+func freshSource(prep *lmdata.Prepared, sc data.SyntheticConfig, seed uint64, docs int) (textSource, error) {
+	sc.Seed, sc.NumDocs = seed, docs
+	c, err := data.Synthetic(sc)
+	if err != nil {
+		return textSource{}, errors.WithMessage(err, "interp: the fresh evaluation documents (eval.data_seed, eval.docs)")
+	}
+	p, err := data.Pack(prep.Encode(c.Texts), prep.Config.SeqLen, prep.EOS)
+	if err != nil {
+		return textSource{}, errors.WithMessagef(err, "interp: packing %d fresh evaluation documents (raise eval.docs)",
+			docs)
+	}
+	return textSource{packed: p, corpus: c, tok: prep.Tokenizer}, nil
+}
+
 // buildEvalSet labels `sequences` validation sequences of prep (evenly spaced over the stream) with the labels of
 // cc: for each selected concept c and value v the label "c=v", carried by the tokens whose word has that value
 // (Marked or InForce, data.DocLabels.AlignTokens), and with none set NoneLabel on the tokens without any; labels
@@ -43,26 +75,26 @@ const NoneLabel = "none"
 // selected concept) that the lexicon lists for the word, e.g. every supersense WordNet knows for it.
 func buildEvalSet(prep *lmdata.Prepared, cc CorpusConfig, sequences, minCount int, none bool,
 	lexical func(word string) []string) (*evalSet, error) {
-	return buildEvalSetIn(prep, cc, 0, prep.ValSeqs.NumSequences(), sequences, minCount, none, lexical)
+	src := valSource(prep)
+	return buildEvalSetIn(src, cc, 0, src.packed.NumSequences(), sequences, minCount, none, lexical)
 }
 
-// buildEvalSetIn is buildEvalSet over validation sequences [from, to) only: `sequences` of them, evenly spaced.
-func buildEvalSetIn(prep *lmdata.Prepared, cc CorpusConfig, from, to, sequences, minCount int, none bool,
+// buildEvalSetIn is buildEvalSet over the sequences [from, to) of src only: `sequences` of them, evenly spaced.
+func buildEvalSetIn(src textSource, cc CorpusConfig, from, to, sequences, minCount int, none bool,
 	lexical func(word string) []string) (*evalSet, error) {
-	p := prep.ValSeqs
+	p := src.packed
 	from, to = max(from, 0), min(to, p.NumSequences())
 	S := min(sequences, to-from)
 	if S <= 0 {
-		return nil, errors.Errorf("interp: the validation split of %s has no full sequence in [%d, %d)", cc.Source,
-			from, to)
+		return nil, errors.Errorf("interp: the text of %s has no full sequence in [%d, %d)", cc.Source, from, to)
 	}
 	T := p.SeqLen
-	es := &evalSet{T: T, stream: p.Stream, tok: prep.Tokenizer, docStart: p.DocStarts}
+	es := &evalSet{T: T, stream: p.Stream, tok: src.tok, docStart: p.DocStarts}
 	stride := (to - from) / S
 	for s := range S {
 		es.seqs = append(es.seqs, p.Sequence(from+s*stride))
 	}
-	val := prep.Val
+	val := src.corpus
 	if val.Labels == nil {
 		return nil, errors.Errorf("interp: corpus %s has no labels", cc.Source)
 	}
@@ -109,15 +141,15 @@ func buildEvalSetIn(prep *lmdata.Prepared, cc CorpusConfig, from, to, sequences,
 			ids := p.Stream[start:eos]
 			lens := make([]int, len(ids))
 			for j, t := range ids {
-				b, ok := prep.Tokenizer.TokenBytes(t)
+				b, ok := src.tok.TokenBytes(t)
 				if !ok {
-					return 0, nil, errors.Errorf("interp: token %d of validation document %d is outside the vocabulary", t, d)
+					return 0, nil, errors.Errorf("interp: token %d of document %d is outside the vocabulary", t, d)
 				}
 				lens[j] = len(b)
 			}
 			tl, err := val.Labels[d].AlignTokens(lens, len(val.Texts[d]))
 			if err != nil {
-				return 0, nil, errors.WithMessagef(err, "interp: aligning validation document %d of %s", d, cc.Source)
+				return 0, nil, errors.WithMessagef(err, "interp: aligning document %d of %s", d, cc.Source)
 			}
 			byKind := tl.Marked
 			if cc.Labels == LabelsInForce {

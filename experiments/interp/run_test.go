@@ -17,10 +17,11 @@ import (
 	"github.com/protolab/protolab/workbench/run"
 )
 
-// TestRun_Tiny runs the whole study at Tiny scale and checks the result's shape and invariants, the cache of
-// trained models and of the result, and that every figure builder renders it.
+// TestRun_Tiny runs the whole study at Tiny scale with two training seeds and checks the result's shape and
+// invariants, the cache of trained models and of the result, the claims, and that every figure builder renders it.
 func TestRun_Tiny(t *testing.T) {
 	cfg := Tiny()
+	cfg.Seeds = 2
 	out := t.TempDir()
 	res, err := Run(cfg, run.Out(out), run.Progress(nil))
 	require.NoError(t, err)
@@ -30,6 +31,29 @@ func TestRun_Tiny(t *testing.T) {
 	require.Len(t, res.Corpora, 1)
 	c := res.Corpora[0]
 	require.Equal(t, lmdata.SourceSynthetic, c.Source)
+	require.Contains(t, c.EvalText, "fresh documents")
+
+	// Seeds: the second seed trains its own pair and is analysed alike.
+	require.Equal(t, []uint64{cfg.Seed, cfg.Seed + 1}, res.Seeds)
+	require.Len(t, res.Replicates, 1)
+	require.Equal(t, cfg.Seed+1, res.Replicates[0].Seed)
+	runs := res.Runs(lmdata.SourceSynthetic)
+	require.Len(t, runs, 2)
+	require.Equal(t, []uint64{cfg.Seed, cfg.Seed + 1}, []uint64{runs[0].Seed, runs[1].Seed})
+	require.NotEqual(t, runs[0].Models[0].Val.Perplexity, runs[1].Models[0].Val.Perplexity, "another seed, another model")
+	require.Len(t, runs[1].Kinds, len(c.Kinds))
+	require.NotNil(t, runs[1].Intervene)
+	require.Equal(t, Departures(cfg), res.Departures)
+
+	// Claims: every one is listed and valid; two seeds are too few for any.
+	claims := Claims(res)
+	require.Len(t, claims, len(Claims(nil)))
+	for _, cl := range claims {
+		require.NoError(t, cl.Validate(), cl.ID)
+		require.Contains(t, cl.Untestable, "2 training seed", cl.ID)
+	}
+	require.Equal(t, 2, PooledKindStats(res, c.Source, KindProtoPi).Seeds)
+	require.Equal(t, 2*len(c.Prototypes), PooledKindStats(res, c.Source, KindProtoPi).Units)
 
 	// Equal-size models: the baseline's FFN makes up the difference in non-embedding parameters.
 	require.Len(t, c.Models, 2)
@@ -42,13 +66,19 @@ func TestRun_Tiny(t *testing.T) {
 		require.Less(t, m.Val.Perplexity, float64(cfg.Data.Tokenizer.VocabSize), "training lowers perplexity")
 	}
 
-	// Units: every kind, L·R prototypes (by π and ρ), L·H heads, R SAE features per layer and rule.
+	// Units: every kind, L·R prototypes (by π and ρ), L·H heads, R SAE features per layer and rule, at most F per
+	// layer unselected.
 	L, R, H := cfg.Model.NumLayers, cfg.Model.ProtoT.NumPrototypes, cfg.Model.Attention.NumHeads
 	want := map[string]int{KindProtoPi: L * R, KindProtoRho: L * R, KindHeads: L * H, KindNull: cfg.Eval.NullUnits}
+	require.Len(t, c.SAE, L)
 	for _, k := range c.Kinds {
-		if n, ok := want[k.Kind]; ok {
+		switch n, ok := want[k.Kind]; {
+		case ok:
 			require.Equal(t, n, k.Units, k.Kind)
-		} else {
+		case k.Kind == KindSAEAll:
+			require.LessOrEqual(t, k.Units, L*c.SAE[0].Features)
+			require.Positive(t, k.Units)
+		default:
 			require.Contains(t, []string{KindSAEVariance, KindSAEFrequency}, k.Kind)
 			require.LessOrEqual(t, k.Units, L*R)
 			require.Positive(t, k.Units)
@@ -57,8 +87,10 @@ func TestRun_Tiny(t *testing.T) {
 			require.True(t, m.Mean >= 0 && m.Mean <= 1, "%s: %+v", k.Kind, m)
 		}
 	}
-	require.Len(t, c.Kinds, 6)
-	require.Len(t, c.SAE, L)
+	require.Len(t, c.Kinds, len(Kinds()))
+	for _, s := range c.SAE {
+		require.Equal(t, cfg.SAE.TrainSequences*cfg.Data.SeqLen, s.TrainTokens, "trained on training tokens")
+	}
 	require.Len(t, c.Coverage, len(c.LabelNames)-1, "every label but none")
 	require.Contains(t, c.LabelNames, NoneLabel)
 	require.Equal(t, len(c.LabelNames), len(c.LabelCounts))
@@ -165,12 +197,15 @@ func TestRun_Tiny(t *testing.T) {
 		RoutingMassHeatmap(res, c.Source, 0), PrototypeBars(res, c.Source), MetricBars(res, c.Source),
 		ThemesBars(res, c.Source), MetricsTable(res, c.Source), CoverageTable(res, c.Source),
 		InterventionHeatmap(res, c.Source, InterveneWrite), InterventionTable(res, c.Source),
-		ClassLossHeatmap(res, c.Source), SelectivityTable(res, c.Source), ChecksTable(res)} {
+		ClassLossHeatmap(res, c.Source), SelectivityTable(res, c.Source), ChecksTable(res),
+		DisentanglementTable(res, c.Source), ClaimsTable(res)} {
 		s := ch.RenderSnippet()
 		require.NotEmpty(t, s.Element)
 	}
 	require.Len(t, DashboardTable(res, c.Source, 1).Rows, R)
 	require.Len(t, InterventionTable(res, c.Source).Rows, len(iv.Targets))
+	require.Len(t, ClaimsTable(res).Rows, len(claims))
+	require.Len(t, DisentanglementTable(res, c.Source).Rows, len(c.Kinds))
 	require.True(t, strings.Contains(ChecksTable(res).String(), "graph builds"))
 
 	// The same config loads both models from the cache and gives the same numbers; LoadOrRun reads the result.
@@ -180,10 +215,19 @@ func TestRun_Tiny(t *testing.T) {
 		require.True(t, m.Cached)
 		require.Equal(t, c.Models[i].Val.Perplexity, m.Val.Perplexity)
 	}
+	require.True(t, again.Replicates[0].Corpora[0].Models[0].Cached)
 	require.Equal(t, c.Kinds, again.Corpora[0].Kinds)
+	require.Equal(t, res.Replicates[0].Corpora[0].Kinds, again.Replicates[0].Corpora[0].Kinds)
 	loaded, err := LoadOrRun(cfg, run.Out(out), run.Progress(nil))
 	require.NoError(t, err)
 	require.Equal(t, again.Checks, loaded.Checks)
+
+	// At the tiny preset a notebook runs (or loads) the Tiny preset itself: one seed, its models already trained.
+	t.Setenv(run.PresetEnv, "tiny")
+	nb, err := Notebook(run.Out(out), run.Progress(nil))
+	require.NoError(t, err)
+	require.Equal(t, []uint64{cfg.Seed}, nb.Seeds)
+	require.True(t, nb.Corpora[0].Models[0].Cached)
 }
 
 func abs(x int) int {
@@ -282,7 +326,34 @@ func TestConfig_PresetsValidate(t *testing.T) {
 		require.NoError(t, c.Validate(), name)
 		require.Equal(t, pairs[name], c.Config, name)
 	}
+	// Quick is Small with one training seed; the protocol has enough seeds for a claim, and evaluates on fresh
+	// documents of a generator seed that is neither the training corpus's nor the held-back one.
+	q, s := Quick(), Small()
+	require.NoError(t, q.Validate())
+	require.Equal(t, pair.Small(), q.Config)
+	require.GreaterOrEqual(t, s.Seeds, MinClaimSeeds)
+	q.Seeds = s.Seeds
+	require.Equal(t, s, q, "Small and Quick differ only in the number of seeds")
+	for _, c := range []Config{Tiny(), Quick(), Small(), Paper()} {
+		require.NotZero(t, c.Eval.DataSeed)
+		require.NotEqual(t, c.Data.Synthetic.Seed, c.Eval.DataSeed)
+		require.NotEqual(t, uint64(HeldBackEvalSeed), c.Eval.DataSeed)
+	}
 	c := Tiny()
+	c.Seeds = 0
+	require.ErrorContains(t, c.Validate(), "seeds=0")
+	c = Tiny()
+	c.Eval.Docs = 0
+	require.ErrorContains(t, c.Validate(), "eval.docs")
+	c.Eval.DataSeed = 0
+	require.NoError(t, c.Validate(), "no fresh documents: evaluation on the validation split")
+	c = Tiny()
+	c.SAE.TrainSequences = 0
+	require.ErrorContains(t, c.Validate(), "sae.train_sequences")
+	c = Tiny()
+	c.Eval.SelectSequences = 0
+	require.ErrorContains(t, c.Validate(), "eval.select_sequences")
+	c = Tiny()
 	require.NoError(t, run.Override(&c, "intervene.sweeps=[\"read\"]"))
 	require.ErrorContains(t, c.Validate(), "intervene.sweeps")
 	c = Tiny()

@@ -55,8 +55,9 @@ type Selectivity struct {
 	Loss      float64 // mean loss increase over the class's positions (nats)
 	Outside   float64 // mean loss increase over every other position (nats): OutsideLoss(Share, Loss, PPL)
 	PPL       float64 // the mask's held-out ΔPPL
-	// Floor is ProbFloor of all the concept's target occurrences together: the lowest ΔProb that a mask lowering
-	// every value of the concept alike (and sparing other tokens) can reach within the perplexity bound.
+	// Floor is ProbFloor of all the concept's target occurrences together: the lowest ΔProb within the perplexity
+	// bound of a mask that lowers every value of the concept alike, provided it lowers the loss of no other position
+	// (doc.go, "Interventions": an assumption, not a bound on what a mask can do).
 	Floor float64
 }
 
@@ -120,8 +121,9 @@ func ClassLoss(base, lp []float64, classes [][]int) []float64 {
 }
 
 // ProbFloor returns the most negative ΔProb that an intervention can give a target whose word occurrences are a
-// fraction share of the scored positions while moving perplexity by less than maxPPL, provided it lowers the
-// loss of no other position (doc.go, "Interventions"): (1 + maxPPL)^(−1/share) − 1.
+// fraction share of the scored positions while moving perplexity by less than maxPPL, under the assumption that it
+// lowers the loss of no other position (doc.go, "Interventions"): (1 + maxPPL)^(−1/share) − 1. A mask that moves
+// probability to competing words lowers their loss, and can go below it.
 func ProbFloor(share, maxPPL float64) float64 {
 	if share <= 0 {
 		return -1

@@ -5,7 +5,6 @@ import (
 	"math"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/gomlx/gomlx/pkg/core/tensors"
 	"github.com/gomlx/gomlx/pkg/ml/context"
@@ -14,7 +13,6 @@ import (
 	"github.com/protolab/protolab/layers/attention"
 	"github.com/protolab/protolab/layers/decoder"
 	"github.com/protolab/protolab/layers/protot"
-	"github.com/protolab/protolab/models/dictionary"
 	"github.com/protolab/protolab/models/lm"
 	"github.com/protolab/protolab/models/pair"
 	"github.com/protolab/protolab/workbench/naming"
@@ -30,6 +28,7 @@ const (
 	KindHeads        = "heads"         // LLaMA attention head (ℓ, h), activation ‖z[t, h]‖₂
 	KindSAEVariance  = "sae_variance"  // SAE feature of the LLaMA block output, top-variance selection
 	KindSAEFrequency = "sae_frequency" // SAE feature, top-frequency selection
+	KindSAEAll       = "sae_all"       // every SAE feature that fires on the selection split (no selection rule)
 	KindNull         = "null"          // K random tokens
 )
 
@@ -83,11 +82,12 @@ type LabelCoverage struct {
 	Purity []float64 `json:"purity"`
 }
 
-// collect runs the runner over the evaluation sequences in batches of B (the last batch padded with copies of its
-// last row, so one executable serves all) and returns each probe as a row-major [N, F] matrix over the N input
-// tokens, F the product of its axes after [B, T].
-func collect(r *probe.Runner, es *evalSet, B int, names []string) (map[string][]float64, map[string]int, error) {
-	S := len(es.seqs)
+// collect runs the runner over sequences of T inputs (each [T+1] or longer; its first T tokens are the inputs) in
+// batches of B (the last batch padded with copies of its last row, so one executable serves all) and returns each
+// probe as a row-major [N, F] matrix over the N = len(seqs)·T input tokens, F the product of its axes after [B, T].
+func collect(r *probe.Runner, seqs [][]int32, T, B int, names []string) (map[string][]float64, map[string]int,
+	error) {
+	S := len(seqs)
 	B = min(B, S)
 	acts := map[string][]float64{}
 	width := map[string]int{}
@@ -95,7 +95,7 @@ func collect(r *probe.Runner, es *evalSet, B int, names []string) (map[string][]
 		to := min(from+B, S)
 		rows := make([][]int32, B)
 		for i := range rows {
-			rows[i] = es.seqs[min(from+i, to-1)][:es.T]
+			rows[i] = seqs[min(from+i, to-1)][:T]
 		}
 		c, err := r.Run(tensors.FromValue(rows))
 		if err != nil {
@@ -106,12 +106,12 @@ func collect(r *probe.Runner, es *evalSet, B int, names []string) (map[string][]
 			if err != nil {
 				return nil, nil, err
 			}
-			if len(dims) < 2 || dims[0] != B || dims[1] != es.T {
-				return nil, nil, errors.Errorf("interp: probe %s has dims %v, want [%d, %d, ...]", name, dims, B, es.T)
+			if len(dims) < 2 || dims[0] != B || dims[1] != T {
+				return nil, nil, errors.Errorf("interp: probe %s has dims %v, want [%d, %d, ...]", name, dims, B, T)
 			}
-			F := len(vals) / (B * es.T)
+			F := len(vals) / (B * T)
 			width[name] = F
-			acts[name] = append(acts[name], vals[:(to-from)*es.T*F]...)
+			acts[name] = append(acts[name], vals[:(to-from)*T*F]...)
 		}
 	}
 	return acts, width, nil
@@ -178,44 +178,45 @@ func contexts(es *evalSet, top []int, acts []float64, F, f int, ec EvalConfig, n
 	return out
 }
 
-// analyzeUnits fills the units, kinds, coverage, prototype dashboards and layer statistics of cr.
-func analyzeUnits(cr *CorpusResult, cfg Config, proto, llama *lm.Model, es *evalSet, o run.Options) error {
-	ec := cfg.Eval
+// analyzeUnits fills the units, kinds, coverage, prototype dashboards and layer statistics of cr, every unit scored
+// on the evaluation split; it returns the prototypes named by π on the selection split (label → (layer, k)), the
+// named sets the interventions mask.
+func analyzeUnits(cr *CorpusResult, cfg Config, proto, llama *lm.Model, sp *splits, o run.Options) (
+	map[string][][2]int, error) {
+	ec, es := cfg.Eval, sp.eval
 	base := es.tokens.BaseRates()
 	L, R, T := proto.Config.Model.NumLayers, proto.Config.Model.ProtoT.NumPrototypes, es.T
 	piNames := pair.ProbeNames(L, protot.Scope+"."+protot.ProbePi)
 	rhoNames := pair.ProbeNames(L, protot.Scope+"."+protot.ProbeRho)
-	runner, err := pair.Runner(proto, append(slices.Clone(piNames), rhoNames...))
+	both := append(slices.Clone(piNames), rhoNames...)
+	runner, err := pair.Runner(proto, both)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	acts, _, err := collect(runner, es, ec.BatchSize, append(slices.Clone(piNames), rhoNames...))
+	acts, _, err := collect(runner, es.seqs, T, ec.BatchSize, both)
 	if err != nil {
-		return err
+		return nil, err
+	}
+	named, err := selectionNames(runner, sp.sel, piNames, L, R, ec)
+	if err != nil {
+		return nil, err
 	}
 	N := es.N()
-	allCols := func(F int) []int {
-		c := make([]int, F)
-		for i := range c {
-			c[i] = i
-		}
-		return c
-	}
 	byKind := map[string][]Unit{}
 	for l := range L {
 		pi, rho := acts[piNames[l]], acts[rhoNames[l]]
-		wu, wtop := scoreColumns(KindProtoPi, l, pi, R, allCols(R), "P", es, base, ec)
-		ru, rtop := scoreColumns(KindProtoRho, l, rho, R, allCols(R), "P", es, base, ec)
+		wu, wtop := scoreColumns(KindProtoPi, l, pi, R, allColumns(R), "P", es, base, ec)
+		ru, rtop := scoreColumns(KindProtoRho, l, rho, R, allColumns(R), "P", es, base, ec)
 		byKind[KindProtoPi] = append(byKind[KindProtoPi], wu...)
 		byKind[KindProtoRho] = append(byKind[KindProtoRho], ru...)
 		scope := []string{decoder.BlockScope(l), protot.Scope}
 		gamma, err := variable64(proto.Ctx, protot.VarDecayLogit, scope...)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		alpha, err := variable64(proto.Ctx, protot.VarAlpha, scope...)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		ls := LayerStats{Layer: l, Alpha: alpha[0]}
 		mass := make([]float64, R)
@@ -249,7 +250,7 @@ func analyzeUnits(cr *CorpusResult, cfg Config, proto, llama *lm.Model, es *eval
 		ls.Gini = stats.Gini(mass)
 		cr.Layers = append(cr.Layers, ls)
 	}
-	o.Logf(Study, "%s: scored %d prototypes", cr.Source, L*R)
+	o.Logf(Study, "%s (seed %d): scored %d prototypes", cr.Source, cfg.Seed, L*R)
 
 	LL := llama.Config.Model.NumLayers
 	zNames := pair.ProbeNames(LL, attention.Scope+"."+attention.ProbeZ)
@@ -260,11 +261,11 @@ func analyzeUnits(cr *CorpusResult, cfg Config, proto, llama *lm.Model, es *eval
 	}
 	runner, err = pair.Runner(llama, names)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	lacts, width, err := collect(runner, es, ec.BatchSize, names)
+	lacts, width, err := collect(runner, es.seqs, T, ec.BatchSize, names)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	H := llama.Config.Model.Attention.NumHeads
 	for l := range LL {
@@ -280,39 +281,13 @@ func analyzeUnits(cr *CorpusResult, cfg Config, proto, llama *lm.Model, es *eval
 				norms[n*H+h] = math.Sqrt(s)
 			}
 		}
-		hu, _ := scoreColumns(KindHeads, l, norms, H, allCols(H), "H", es, base, ec)
+		hu, _ := scoreColumns(KindHeads, l, norms, H, allColumns(H), "H", es, base, ec)
 		byKind[KindHeads] = append(byKind[KindHeads], hu...)
 	}
 	if cfg.SAE.Enabled {
-		features := cfg.SAE.Features
-		if features == 0 {
-			features = R
+		if err := analyzeSAE(cr, cfg, llama, sp, lacts, residNames, byKind, base, o); err != nil {
+			return nil, err
 		}
-		for l := range LL {
-			resid := lacts[residNames[l]]
-			D := width[residNames[l]]
-			start := time.Now()
-			dict, err := dictionary.Train(llama.Backend, resid, N, D, cfg.SAE.Config, cfg.Seed+uint64(l), "interp/sae")
-			if err != nil {
-				return errors.WithMessagef(err, "interp: SAE of layer %d", l)
-			}
-			codes, ds, err := dict.Encode(resid, N)
-			if err != nil {
-				return errors.WithMessagef(err, "interp: SAE of layer %d", l)
-			}
-			F := dict.F
-			cr.SAE = append(cr.SAE, SAEStats{Layer: l, Features: F, L0: ds.L0, FVU: ds.FVU, Lambda: ds.Lambda,
-				Dead: ds.Dead, Seconds: time.Since(start).Seconds()})
-			for _, sel := range []struct {
-				kind string
-				freq bool
-			}{{KindSAEVariance, false}, {KindSAEFrequency, true}} {
-				cols := naming.SelectFeatures(codes, F, features, sel.freq)
-				u, _ := scoreColumns(sel.kind, l, codes, F, cols, "F", es, base, ec)
-				byKind[sel.kind] = append(byKind[sel.kind], u...)
-			}
-		}
-		o.Logf(Study, "%s: trained %d SAEs", cr.Source, LL)
 	}
 	rng := run.RNG(cfg.Seed, "interp/null")
 	p := naming.ScoreParams{MinPurity: ec.MinPurity, Alpha: ec.Alpha, ThemeExcess: ec.ThemeExcess}
@@ -321,7 +296,7 @@ func analyzeUnits(cr *CorpusResult, cfg Config, proto, llama *lm.Model, es *eval
 		byKind[KindNull] = append(byKind[KindNull], Unit{Kind: KindNull, Layer: -1, Index: i,
 			Name: fmt.Sprintf("null %d", i), Score: naming.ScoreUnit(top, es.tokens, base, p)})
 	}
-	for _, kind := range []string{KindProtoPi, KindProtoRho, KindHeads, KindSAEVariance, KindSAEFrequency, KindNull} {
+	for _, kind := range Kinds() {
 		units, ok := byKind[kind]
 		if !ok {
 			continue
@@ -348,16 +323,40 @@ func analyzeUnits(cr *CorpusResult, cfg Config, proto, llama *lm.Model, es *eval
 		}
 		cr.Coverage = append(cr.Coverage, lc)
 	}
-	return nil
+	return named, nil
 }
 
-// namedPrototypes maps each label to the prototypes (layer, k) named with it by π.
-func namedPrototypes(cr *CorpusResult) map[string][][2]int {
+// Kinds returns every unit kind in the order results list them.
+func Kinds() []string {
+	return []string{KindProtoPi, KindProtoRho, KindHeads, KindSAEVariance, KindSAEFrequency, KindSAEAll, KindNull}
+}
+
+// allColumns returns 0, 1, …, F−1.
+func allColumns(F int) []int {
+	c := make([]int, F)
+	for i := range c {
+		c[i] = i
+	}
+	return c
+}
+
+// selectionNames scores the prototypes by π on the selection split and maps each label to the prototypes (layer, k)
+// named with it; runner must keep the probes piNames.
+func selectionNames(runner *probe.Runner, sel *evalSet, piNames []string, L, R int, ec EvalConfig) (
+	map[string][][2]int, error) {
+	acts, _, err := collect(runner, sel.seqs, sel.T, ec.BatchSize, piNames)
+	if err != nil {
+		return nil, errors.WithMessage(err, "interp: the selection split")
+	}
+	base := sel.tokens.BaseRates()
 	out := map[string][][2]int{}
-	for _, p := range cr.Prototypes {
-		if p.Write.Named {
-			out[p.Write.Label] = append(out[p.Write.Label], [2]int{p.Layer, p.K})
+	for l := range L {
+		units, _ := scoreColumns(KindProtoPi, l, acts[piNames[l]], R, allColumns(R), "P", sel, base, ec)
+		for k, u := range units {
+			if u.Score.Named {
+				out[u.Score.Label] = append(out[u.Score.Label], [2]int{l, k})
+			}
 		}
 	}
-	return out
+	return out, nil
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/pkg/errors"
 
 	"github.com/protolab/protolab/docs"
+	"github.com/protolab/protolab/experiments/interp"
 	"github.com/protolab/protolab/experiments/prismhead"
 	"github.com/protolab/protolab/workbench/report"
 	"github.com/protolab/protolab/workbench/run"
@@ -68,6 +69,8 @@ func named[C any](name string, preset func() C) func() (string, C) {
 // scorecard lists the studies whose claims the scorecard carries, in the order of the papers; each reads the stored
 // result of its Small (protocol) preset, else of its Quick preset, else of its Tiny preset.
 var scorecard = []scored{
+	scoreEntry(interp.Study, interp.Claims, named("small", interp.Small), named("quick", interp.Quick),
+		named("tiny", interp.Tiny)),
 	scoreEntry(prismhead.Study, prismhead.Claims, named("small", prismhead.Small), named("quick", prismhead.Quick),
 		named("tiny", prismhead.Tiny)),
 }
