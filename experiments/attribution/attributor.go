@@ -61,8 +61,8 @@ type Attributor struct {
 	// Blocks is the diagonal-C preconditioner (H_jj + λI)⁻¹ (spec §5) with E_jj = 2λ_rec c^rec_j + 2λ_1 + 2λ_2 n_j.
 	Blocks *influence.Blocks
 	// Curvature is the full H = C ⊗ S + E ⊗ I + λI of spec §5 and §6.3 with E = 2λ_rec C_rec + Δ (extraTerms) and the
-	// same λ as Blocks, shared by MethodPrism and the reference, with its solver: exact in the eigenbasis of S for
-	// banks of up to direct_max_k prototypes, else CG to cg_tol preconditioned by Blocks.
+	// same λ as Blocks, shared by the full-C cached methods and the reference, with its solver: exact in the
+	// eigenbasis of S for banks of up to direct_max_k prototypes, else CG to cg_tol preconditioned by Blocks.
 	Curvature *influence.CoUsage
 	// Cached reports that the cache was loaded from disk rather than built by this call.
 	Cached bool
@@ -132,10 +132,11 @@ func (a *Attributor) batch() int {
 	return a.Model.Config.Data.BatchSize
 }
 
-// batches calls fn for consecutive groups of at most batch() corpus sequences, with the index of the first.
-func (a *Attributor) batches(fn func(first int, rows [][]int32) error) error {
+// batches calls fn for consecutive groups of at most batch() corpus sequences from sequence from on, with the
+// index of the first.
+func (a *Attributor) batches(from int, fn func(first int, rows [][]int32) error) error {
 	B := a.batch()
-	for lo := 0; lo < len(a.Corpus); lo += B {
+	for lo := from; lo < len(a.Corpus); lo += B {
 		if err := fn(lo, a.Corpus[lo:min(lo+B, len(a.Corpus))]); err != nil {
 			return err
 		}
@@ -159,7 +160,7 @@ func (a *Attributor) build() error {
 	}
 	stats := influence.NewCodeStats(K, D, true)
 	start := time.Now()
-	err = a.batches(func(first int, rows [][]int32) error {
+	err = a.batches(0, func(first int, rows [][]int32) error {
 		// The cross-entropy gradient per slot (with ∂a/∂P); REC and R2 are left out (weight 0).
 		h, err := a.graphs.runHead(rows, a.batch(), nil, false, true, a.Settings.Seed, labelTag(first))
 		if err != nil {
@@ -291,5 +292,6 @@ func (a *Attributor) extraTerms() *influence.SparseSym {
 	return acc.Sparse()
 }
 
-// Bytes returns the memory MethodPrism scores from: the column cache and the full curvature's solver.
-func (a *Attributor) Bytes() int64 { return a.Columns.Bytes() + a.Curvature.Bytes() }
+// Bytes returns the memory the default method (MethodPrism) scores from: the per-token cache and the diagonal-C
+// blocks.
+func (a *Attributor) Bytes() int64 { return a.cachedBytes(MethodPrism) }

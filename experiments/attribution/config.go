@@ -28,10 +28,18 @@ const (
 
 // Settings configures training-data attribution (docs/spec/prism.md §6–§8).
 type Settings struct {
+	// ModelSeeds is the number of PRISM models attributed: the model of the config and its copies trained with the
+	// seeds seed+1, …, seed+model_seeds−1 (same data, same recipe); each is attributed and scored on its own and the
+	// summary is over models. ≥ 1.
+	ModelSeeds int `json:"model_seeds"`
 	// TrainSeqs is N_seq, the attribution corpus: the first TrainSeqs packed training sequences; 0 means all.
 	TrainSeqs int `json:"train_seqs"`
-	// Queries is the number of validation sequences used as queries (spec §8: 100); clipped to what exists.
+	// Queries is the number of validation sequences used as queries (spec §8: 100), starting at QueryOffset;
+	// clipped to what exists.
 	Queries int `json:"queries"`
+	// QueryOffset is the index of the first validation sequence used as a query; ≥ 0. The validation sequences
+	// after the queries are left for a held-back evaluation (query_offset = query_offset + queries).
+	QueryOffset int `json:"query_offset"`
 	// PromptTokens: a query's first PromptTokens predicted positions are its prompt, the rest its completion, whose
 	// cross-entropy is attributed; in [0, data.seq_len).
 	PromptTokens int `json:"prompt_tokens"`
@@ -40,10 +48,10 @@ type Settings struct {
 	// Batch is the number of sequences per forward pass; 0 means data.batch_size.
 	Batch int `json:"batch"`
 	// DampingScale sets λ = DampingScale × the mean eigenvalue, for the PRISM blocks (spec §5) and EK-FAC (§7.1);
-	// > 0. Default 0.1.
+	// > 0. Spec: 0.1.
 	DampingScale float64 `json:"damping_scale"`
-	// CGTol is the reference solve's relative residual (spec §6.3: 1e-6); in (0, 1). CGMaxIter bounds its
-	// iterations; > 0.
+	// CGTol is the relative residual of CG solves of the full curvature (spec §6.3: 1e-6); in (0, 1). CGMaxIter
+	// bounds their iterations; > 0.
 	CGTol     float64 `json:"cg_tol"`
 	CGMaxIter int     `json:"cg_max_iter"`
 	// DirectMaxK: banks of at most DirectMaxK prototypes are solved exactly instead of by CG, with one Cholesky
@@ -51,43 +59,75 @@ type Settings struct {
 	DirectMaxK int `json:"direct_max_k"`
 	// EKFAC selects the EK-FAC baselines: "blocks", "bank", "both" (spec §7.1 (i), (ii)) or "none".
 	EKFAC string `json:"ekfac"`
-	// TimedQueries is the number of queries whose EK-FAC latency is measured by a full recomputation of the
-	// training gradients; ≥ 1.
+	// TimedQueries is the number of queries on which the EK-FAC baselines are timed end to end at the memory of the
+	// default cached method (their latency is the median over these), and on which the CG iterations of the full
+	// curvature are counted; ≥ 1.
 	TimedQueries int `json:"timed_queries"`
-	// LDSSubsets is M, the retrained models of the linear datamodeling score (spec §8); 0 skips it, else ≥ 3.
+	// LDSSubsets is M, the models retrained per attributed model for the linear datamodeling score (spec §8); 0
+	// skips it, else ≥ 3.
 	LDSSubsets int `json:"lds_subsets"`
 	// LDSFraction is the fraction of the corpus each LDS subset keeps; in (0, 1). Spec: 0.5.
 	LDSFraction float64 `json:"lds_fraction"`
-	// Bootstrap is the number of resamples of the 95% confidence intervals over queries; ≥ 0.
+	// Bootstrap is the number of resamples of the 95% confidence intervals (over queries, and for the LDS also over
+	// retrained subsets); ≥ 0.
 	Bootstrap int `json:"bootstrap"`
 	// Seed seeds the sampled labels of the Fisher, the LDS subsets and the bootstrap.
 	Seed uint64 `json:"seed"`
 }
 
-// Small is a few minutes on a 2-core CPU (lm.PrismSmall): the whole training set as corpus, passes over 32 sequences
-// at a time, 100 validation queries whose last 24 of 32 tokens are attributed, Overlap@{10, 50, 100}, EK-FAC on the
-// blocks and on P, three timed EK-FAC queries, no LDS (retraining the Small model M times takes too long on a CPU).
+// Small is the study's protocol (`protolab run attribution --preset small`): three PRISM models of lm.PrismSmall
+// (seeds 1, 2, 3; same data and recipe), each attributed over its whole training set with every method of Methods,
+// on 100 validation queries (sequences 100–199; the last 24 of 32 tokens attributed) that no setting was ever chosen
+// on; sequences 200–299 are held back (query_offset=200) until the settings are frozen. Every setting is the spec's
+// (§5 damping 0.1, §8 100 queries, Overlap@{10, 50, 100} and 50% LDS subsets) or changes no score (batch,
+// direct_max_k, timed_queries). Ground truth: the LDS over 16 models per seed retrained from scratch on random halves
+// of the training set with the model's own recipe (lm.TrainOn: 400 updates of 8 sequences), 48 in all; its 95%
+// intervals resample models, queries and subsets (1000 resamples). Speed: every query of the cached methods and of
+// the reference is timed; EK-FAC on the blocks and on P is timed end to end on 3 queries per model at the memory of
+// the default cached method.
+//
+// Budget (a design estimate from timing each piece once at this preset, in process CPU seconds on this 2-core
+// machine; wall-clock ran 1.5–2× that under other load): one training of the Small model ≈ 26 s, so an LDS
+// retraining with its query losses ≈ 27 s; per model, building the caches ≈ 33 s, the 500 timed queries of the cached
+// methods ≈ 10 s, the reference ≈ 36 s, EK-FAC on the blocks ≈ 130 s (covariance and Λ passes over the corpus, the
+// batched scoring pass, three matched-memory queries of ≈ 16 s), EK-FAC on P ≈ 35–60 s. That is ≈ 5 min per model
+// before the LDS and ≈ 7 min of retraining with 16 subsets: ≈ 36 min for three models, ≈ 60 min at the wall-clock
+// rate seen under load. M = 16 subsets is what the hour leaves (the spec's M = 50 would add ≈ 15 min per model); the
+// bootstrap resamples the subsets as well as the queries, so the interval states what 16 subsets can resolve.
 func Small() Config {
-	return Config{Config: lm.PrismSmall(), Attribution: Settings{Queries: 100, PromptTokens: 8,
-		TopK: []int{10, 50, 100}, Batch: 32, DampingScale: 0.1, CGTol: 1e-6, CGMaxIter: 2000, DirectMaxK: 1024, EKFAC: EKFACBoth, TimedQueries: 3,
-		LDSFraction: 0.5, Bootstrap: 1000, Seed: 1}}
+	c := Quick()
+	a := &c.Attribution
+	a.ModelSeeds, a.QueryOffset, a.LDSSubsets = 3, 100, 16
+	return c
 }
 
-// Tiny is seconds on a CPU (lm.PrismTiny): 8 queries, Overlap@{5, 10}, two timed EK-FAC queries and an LDS over 8
-// retrained Tiny models.
+// Quick is what `make run` and the notebooks compute when no protocol run is stored (a few minutes on a 2-core
+// CPU): one lm.PrismSmall model, its whole training set as corpus, passes over 32 sequences at a time, 100
+// validation queries (sequences 0–99) whose last 24 of 32 tokens are attributed, Overlap@{10, 50, 100}, EK-FAC on
+// the blocks and on P timed on three queries, no LDS.
+func Quick() Config {
+	return Config{Config: lm.PrismSmall(), Attribution: Settings{ModelSeeds: 1, Queries: 100, PromptTokens: 8,
+		TopK: []int{10, 50, 100}, Batch: 32, DampingScale: 0.1, CGTol: 1e-6, CGMaxIter: 2000, DirectMaxK: 1024,
+		EKFAC: EKFACBoth, TimedQueries: 3, LDSFraction: 0.5, Bootstrap: 1000, Seed: 1}}
+}
+
+// Tiny is seconds on a CPU (lm.PrismTiny): two models, 8 queries, Overlap@{5, 10}, two timed EK-FAC queries and an
+// LDS over 4 retrained Tiny models per model.
 func Tiny() Config {
-	c := Small()
+	c := Quick()
 	c.Config = lm.PrismTiny()
 	a := &c.Attribution
-	a.Queries, a.PromptTokens, a.TopK, a.TimedQueries, a.LDSSubsets, a.Bootstrap = 8, 4, []int{5, 10}, 2, 8, 200
+	a.ModelSeeds, a.Queries, a.PromptTokens, a.TopK, a.TimedQueries, a.LDSSubsets, a.Bootstrap = 2, 8, 4,
+		[]int{5, 10}, 2, 4, 200
 	return c
 }
 
 // Paper is spec §8 at the Paper model (lm.PrismPaper): 100 queries, Overlap@{10, 50, 100}, a corpus of 20,000
-// training sequences, no LDS. Meant for a GPU with XLA.
+// training sequences, three models, no LDS (retraining the Paper model is out of reach). Meant for a GPU with XLA.
 func Paper() Config {
-	c := Small()
+	c := Quick()
 	c.Config = lm.PrismPaper()
+	c.Attribution.ModelSeeds = 3
 	c.Attribution.TrainSeqs, c.Attribution.PromptTokens, c.Attribution.Batch = 20_000, 64, 8
 	return c
 }
@@ -113,10 +153,14 @@ func (c Config) Validate() error {
 // Validate reports the first problem of the settings for sequences of seqLen predicted tokens.
 func (c Settings) Validate(seqLen int) error {
 	switch {
+	case c.ModelSeeds < 1:
+		return errors.Errorf("model_seeds=%d, want ≥ 1", c.ModelSeeds)
 	case c.TrainSeqs < 0:
 		return errors.Errorf("train_seqs=%d, want ≥ 0 (0 means all)", c.TrainSeqs)
 	case c.Queries < 1:
 		return errors.Errorf("queries=%d, want ≥ 1", c.Queries)
+	case c.QueryOffset < 0:
+		return errors.Errorf("query_offset=%d, want ≥ 0", c.QueryOffset)
 	case c.PromptTokens < 0 || c.PromptTokens >= seqLen:
 		return errors.Errorf("prompt_tokens=%d, want in [0, data.seq_len=%d)", c.PromptTokens, seqLen)
 	case len(c.TopK) == 0:

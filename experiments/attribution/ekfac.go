@@ -12,14 +12,17 @@ import (
 // Fitting follows kronfluence: covariances over the corpus tokens with labels sampled from the model, then the
 // eigenvalue correction over per-sequence gradients with the same sampled labels; scores use the gold labels.
 
-// ekfacTiming records how long EK-FAC takes per query, by stage, in wall-clock seconds and (…CPU) process CPU
-// seconds.
+// ekfacTiming records how long an EK-FAC baseline takes, in wall-clock seconds and (…CPU) process CPU seconds.
 type ekfacTiming struct {
-	QuerySec, QueryCPU         []float64 // per query: its gradient (forward and backward) and the preconditioning
-	PassSec, PassCPU           float64   // one scoring pass over the corpus for all queries: training gradients and dots
-	DotSec, DotCPU             float64   // one dot product of a query with one stored training gradient
-	RecomputeSec, RecomputeCPU []float64 // timed queries: query gradient, preconditioning, full recomputation with dots
-	GradBytes                  int64     // bytes of one training sequence's gradient in float32 (the storage option)
+	QuerySec, QueryCPU []float64 // per query: its gradient (forward and backward) and the preconditioning
+	PassSec, PassCPU   float64   // one scoring pass over the corpus for all queries: training gradients and dots
+	// MatchedSec and MatchedCPU are the timed queries end to end at matched memory: the query's gradient and
+	// preconditioning, the dot products with the stored training gradients, and the recomputation of the others.
+	MatchedSec, MatchedCPU []float64
+	// GradBytes is the memory of one stored training gradient (float32; for EK-FAC on P, its non-zero columns on
+	// average); Stored the number of training sequences whose gradient is stored at matched memory.
+	GradBytes int64
+	Stored    int
 }
 
 // blockEKFAC is EK-FAC over the backbone's linear layers.
@@ -27,6 +30,9 @@ type blockEKFAC struct {
 	f      *influence.EKFAC
 	layers []influence.Linear
 	timing ekfacTiming
+	// stored holds the gradients of the first timing.Stored corpus sequences, all layers concatenated, in float32:
+	// what fits at matched memory.
+	stored [][]float32
 }
 
 func (a *Attributor) ekfacConfig() influence.EKFACConfig {
@@ -56,7 +62,7 @@ func (a *Attributor) fitBlockEKFAC() error {
 	}
 	b := &blockEKFAC{}
 	start := time.Now()
-	err := a.batches(func(first int, rows [][]int32) error {
+	err := a.batches(0, func(first int, rows [][]int32) error {
 		out, layers, err := a.graphs.runBlocks(rows, a.batch(), nil, true, a.Settings.Seed, labelTag(first))
 		if err != nil {
 			return err
@@ -84,7 +90,7 @@ func (a *Attributor) fitBlockEKFAC() error {
 	}
 	a.Timings["ekfac_eigen"] = time.Since(start).Seconds()
 	start = time.Now()
-	err = a.batches(func(first int, rows [][]int32) error {
+	err = a.batches(0, func(first int, rows [][]int32) error {
 		out, _, err := a.graphs.runBlocks(rows, a.batch(), nil, true, a.Settings.Seed, labelTag(first))
 		if err != nil {
 			return err
@@ -126,7 +132,8 @@ func (a *Attributor) blockQueryGradients(q queryRow) (g, pre [][]float64, err er
 }
 
 // blockScores scores the queries with EK-FAC and the gradient dot product in one pass over the corpus (the
-// training gradients recomputed once for all queries), timing each stage.
+// training gradients recomputed once for all queries), timing each stage; it keeps the gradients of the first
+// timing.Stored sequences for the matched-memory queries.
 func (a *Attributor) blockScores(qs []queryRow) (ekfac, graddot [][]float64, t *ekfacTiming, err error) {
 	t = &a.ekfac.timing
 	t.QuerySec, t.QueryCPU = nil, nil
@@ -143,34 +150,30 @@ func (a *Attributor) blockScores(qs []queryRow) (ekfac, graddot [][]float64, t *
 	for i := range qs {
 		ekfac[i], graddot[i] = make([]float64, len(a.Corpus)), make([]float64, len(a.Corpus))
 	}
-	var dotWall, dotCPU float64
+	a.ekfac.stored = nil
 	pass := startWatch()
-	err = a.batches(func(first int, rows [][]int32) error {
-		out, layers, err := a.graphs.runBlocks(rows, a.batch(), nil, false, a.Settings.Seed, labelTag(first))
+	err = a.batches(0, func(first int, rows [][]int32) error {
+		out, layers, err := a.graphs.runBlocks(rows, a.batch(), nil, false, a.Settings.Seed, noNoise)
 		if err != nil {
 			return err
 		}
-		gs := rowGradients(out, layers)
-		w := startWatch()
-		for r, g := range gs {
+		for r, g := range rowGradients(out, layers) {
 			for i := range qs {
 				for l := range g {
 					ekfac[i][first+r] += influence.Dot(pq[i][l], g[l])
 					graddot[i][first+r] += influence.Dot(gq[i][l], g[l])
 				}
 			}
+			if first+r < t.Stored {
+				a.ekfac.stored = append(a.ekfac.stored, flat32(g))
+			}
 		}
-		wall, cpu := w.stop()
-		dotWall, dotCPU = dotWall+wall, dotCPU+cpu
 		return nil
 	})
 	if err != nil {
 		return nil, nil, nil, err
 	}
 	t.PassSec, t.PassCPU = pass.stop()
-	// Two dot products (EK-FAC and the plain one) per query and sequence.
-	n := float64(2 * len(qs) * len(a.Corpus))
-	t.DotSec, t.DotCPU = dotWall/n, dotCPU/n
 	for i := range qs {
 		scale(ekfac[i], 1/float64(a.NumTokens))
 		scale(graddot[i], 1/float64(a.NumTokens))
@@ -178,17 +181,22 @@ func (a *Attributor) blockScores(qs []queryRow) (ekfac, graddot [][]float64, t *
 	return ekfac, graddot, t, nil
 }
 
-// timeBlockQuery measures one EK-FAC query end to end without stored training gradients: the query gradient,
-// its preconditioning, and a pass recomputing every training gradient and its dot product.
-func (a *Attributor) timeBlockQuery(q queryRow) (float64, error) {
+// timeMatchedBlockQuery measures one EK-FAC query end to end at matched memory: the query gradient and its
+// preconditioning, the dot products with the stored training gradients, and a pass recomputing every other training
+// gradient with its dot product. It returns the scores (divided by N_tok).
+func (a *Attributor) timeMatchedBlockQuery(q queryRow) ([]float64, error) {
 	w := startWatch()
 	_, pre, err := a.blockQueryGradients(q)
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
+	x := flat64(pre)
 	scores := make([]float64, len(a.Corpus))
-	err = a.batches(func(first int, rows [][]int32) error {
-		out, layers, err := a.graphs.runBlocks(rows, a.batch(), nil, false, a.Settings.Seed, labelTag(first))
+	for s, g := range a.ekfac.stored {
+		scores[s] = dot32(x, g)
+	}
+	err = a.batches(len(a.ekfac.stored), func(first int, rows [][]int32) error {
+		out, layers, err := a.graphs.runBlocks(rows, a.batch(), nil, false, a.Settings.Seed, noNoise)
 		if err != nil {
 			return err
 		}
@@ -201,14 +209,48 @@ func (a *Attributor) timeBlockQuery(q queryRow) (float64, error) {
 	})
 	wall, cpu := w.stop()
 	t := &a.ekfac.timing
-	t.RecomputeSec, t.RecomputeCPU = append(t.RecomputeSec, wall), append(t.RecomputeCPU, cpu)
-	return wall, err
+	t.MatchedSec, t.MatchedCPU = append(t.MatchedSec, wall), append(t.MatchedCPU, cpu)
+	return scale(scores, 1/float64(a.NumTokens)), err
+}
+
+// flat32 concatenates per-layer gradients into one float32 vector.
+func flat32(g [][]float64) []float32 {
+	var out []float32
+	for _, gl := range g {
+		for _, v := range gl {
+			out = append(out, float32(v))
+		}
+	}
+	return out
+}
+
+// flat64 concatenates per-layer gradients into one vector.
+func flat64(g [][]float64) []float64 {
+	var out []float64
+	for _, gl := range g {
+		out = append(out, gl...)
+	}
+	return out
+}
+
+// dot32 returns Σ_i x_i·y_i for a float64 x and a float32 y of the same length.
+func dot32(x []float64, y []float32) float64 {
+	s := 0.0
+	for i, v := range y {
+		s += x[i] * float64(v)
+	}
+	return s
 }
 
 // bankEKFAC is EK-FAC with the bank P as the only module: input the code a_t [K], output gradient u_t [D].
 type bankEKFAC struct {
 	f      *influence.EKFAC
 	timing ekfacTiming
+	// storedCols and storedGrad are the non-zero gradient columns (float32) of the first timing.Stored corpus
+	// sequences, what fits at matched memory; storedBytes their memory (4 + 4D bytes a column).
+	storedCols  [][]int32
+	storedGrad  [][][]float32
+	storedBytes int64
 }
 
 // fitBankEKFAC fits EK-FAC on P from the cache's codes and the sampled-label gradients ũ (recomputed by a head pass
@@ -219,7 +261,7 @@ func (a *Attributor) fitBankEKFAC() error {
 	}
 	K, D, k, T := a.pc.NumPrototypes, a.mc.Width, a.pc.TopK, a.Model.Config.Data.SeqLen
 	if a.sampled == nil {
-		err := a.batches(func(first int, rows [][]int32) error {
+		err := a.batches(0, func(first int, rows [][]int32) error {
 			h, err := a.graphs.runHead(rows, a.batch(), nil, true, false, a.Settings.Seed, labelTag(first))
 			if err == nil {
 				a.sampled = append(a.sampled, h.uSampled...)
@@ -267,7 +309,7 @@ func (a *Attributor) fitBankEKFAC() error {
 		return err
 	}
 	a.Timings["ekfac_bank_lambda"] = time.Since(start).Seconds()
-	a.bank = &bankEKFAC{f: f, timing: ekfacTiming{GradBytes: int64(4 * K * D)}}
+	a.bank = &bankEKFAC{f: f}
 	return nil
 }
 
@@ -311,47 +353,78 @@ func (a *Attributor) bankScores(qs []queryRow) ([][]float64, error) {
 	for i := range out {
 		out[i] = make([]float64, len(a.Corpus))
 	}
-	var dotWall, dotCPU float64
 	pass := startWatch()
 	for s := range a.Corpus {
 		cols, g := a.Cache.SequenceColumns(s)
-		w := startWatch()
 		for i := range qs {
 			out[i][s] = bankDot(pre[i], K, cols, g) / float64(a.NumTokens)
 		}
-		wall, cpu := w.stop()
-		dotWall, dotCPU = dotWall+wall, dotCPU+cpu
 	}
 	t.PassSec, t.PassCPU = pass.stop()
-	n := float64(len(qs) * len(a.Corpus))
-	t.DotSec, t.DotCPU = dotWall/n, dotCPU/n
 	return out, nil
 }
 
-// timeBankQuery measures one EK-FAC-on-P query end to end without stored training gradients: the query's
-// gradient and preconditioning, then a forward pass over the corpus rebuilding each training gradient's columns
-// and its dot product.
-func (a *Attributor) timeBankQuery(q queryRow) (float64, error) {
+// storeBankGradients keeps, in float32, the gold-label gradient columns of the first corpus sequences whose
+// columns fit in budget bytes (4 + 4D a column), as EK-FAC on P would store them at matched memory.
+func (a *Attributor) storeBankGradients(budget int64) {
+	b := a.bank
+	b.storedCols, b.storedGrad, b.storedBytes = nil, nil, 0
+	D := int64(a.mc.Width)
+	for s := range a.Corpus {
+		cols, g := a.Cache.SequenceColumns(s)
+		size := int64(len(cols)) * (4 + 4*D)
+		if b.storedBytes+size > budget {
+			break
+		}
+		g32 := make([][]float32, len(g))
+		for n, v := range g {
+			g32[n] = make([]float32, len(v))
+			for d, x := range v {
+				g32[n][d] = float32(x)
+			}
+		}
+		b.storedCols, b.storedGrad = append(b.storedCols, cols), append(b.storedGrad, g32)
+		b.storedBytes += size
+	}
+	b.timing.Stored = len(b.storedCols)
+	if n := len(b.storedCols); n > 0 {
+		b.timing.GradBytes = b.storedBytes / int64(n)
+	}
+}
+
+// timeMatchedBankQuery measures one EK-FAC-on-P query end to end at matched memory: the query's gradient and
+// preconditioning, the dot products with the stored columns, then a forward pass over the other corpus sequences
+// rebuilding each training gradient's columns and its dot product. It returns the scores (divided by N_tok).
+func (a *Attributor) timeMatchedBankQuery(q queryRow) ([]float64, error) {
 	w := startWatch()
 	pre, err := a.bankQuery(q)
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
 	K := a.pc.NumPrototypes
-	err = a.batches(func(first int, rows [][]int32) error {
-		h, err := a.graphs.runHead(rows, a.batch(), nil, false, false, a.Settings.Seed, labelTag(first))
+	b := a.bank
+	scores := make([]float64, len(a.Corpus))
+	for s, cols := range b.storedCols {
+		for n, j := range cols {
+			for d, v := range b.storedGrad[s][n] {
+				scores[s] += pre[d*K+int(j)] * float64(v)
+			}
+		}
+	}
+	err = a.batches(len(b.storedCols), func(first int, rows [][]int32) error {
+		h, err := a.graphs.runHead(rows, a.batch(), nil, false, false, a.Settings.Seed, noNoise)
 		if err != nil {
 			return err
 		}
 		D, k, T := h.D, h.k, h.T
 		for r := 0; r < h.rows; r++ {
 			cols, g := influence.ColumnGradients(D, k, h.idx[r*T*k:(r+1)*T*k], f64(h.acts[r*T*k:(r+1)*T*k]), f64(h.u[r*T*D:(r+1)*T*D]))
-			_ = bankDot(pre, K, cols, g)
+			scores[first+r] = bankDot(pre, K, cols, g)
 		}
 		return nil
 	})
 	wall, cpu := w.stop()
-	t := &a.bank.timing
-	t.RecomputeSec, t.RecomputeCPU = append(t.RecomputeSec, wall), append(t.RecomputeCPU, cpu)
-	return wall, errors.WithMessage(err, "attribution: timing an EK-FAC query on P")
+	t := &b.timing
+	t.MatchedSec, t.MatchedCPU = append(t.MatchedSec, wall), append(t.MatchedCPU, cpu)
+	return scale(scores, 1/float64(a.NumTokens)), errors.WithMessage(err, "attribution: timing an EK-FAC query on P")
 }

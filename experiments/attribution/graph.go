@@ -221,8 +221,8 @@ func (a *attrGraphs) blockNodes(ctx *context.Context, batch, noise, wCE *Node, s
 	return outs
 }
 
-// noNoise is the tag of passes that use only gold labels (queries): their Gumbel noise is zero, so their
-// sampled-label outputs are the argmax labels and must not be used.
+// noNoise is the tag of passes that use only gold labels (queries, scoring passes, the reference): their Gumbel
+// noise is zero and costs no sampling, so their sampled-label outputs are the argmax labels and must not be used.
 const noNoise = ""
 
 // batchInputs returns the tensors of one pass over rows (each [T+1] tokens; fewer than B rows are padded with

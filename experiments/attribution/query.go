@@ -16,21 +16,26 @@ type queryRow struct {
 	weights []float64
 }
 
-// validationQueries returns the first Config.Queries validation sequences as queries, their first PromptTokens
-// predicted positions excluded.
-func (a *Attributor) validationQueries() []queryRow {
+// validationQueries returns the validation sequences QueryOffset, …, QueryOffset+Queries−1 (those that exist) as
+// queries, their first PromptTokens predicted positions excluded. It fails when QueryOffset leaves none.
+func (a *Attributor) validationQueries() ([]queryRow, error) {
 	vs := a.data.ValSeqs
-	n := min(a.Settings.Queries, vs.NumSequences())
+	lo := a.Settings.QueryOffset
+	n := min(a.Settings.Queries, vs.NumSequences()-lo)
+	if n < 1 {
+		return nil, errors.Errorf("attribution: query_offset=%d leaves no query among %d validation sequences; want "+
+			"query_offset < %d", lo, vs.NumSequences(), vs.NumSequences())
+	}
 	qs := make([]queryRow, n)
 	for i := range qs {
-		row := vs.Sequence(i)
+		row := vs.Sequence(lo + i)
 		w := make([]float64, len(row)-1)
 		for t := a.Settings.PromptTokens; t < len(w); t++ {
 			w[t] = 1
 		}
 		qs[i] = queryRow{row, w}
 	}
-	return qs
+	return qs, nil
 }
 
 // textQuery tokenizes "prompt|completion" (or a text without "|", all of whose predictable tokens are attributed)
@@ -106,11 +111,11 @@ func (a *Attributor) routeColumns(q queryRow) ([]int32, [][]float64, error) {
 	return cols, ce, nil
 }
 
-// cachedQuery scores one query with a cached method (MethodPrism, MethodPrismDiagC, MethodPrismFullC,
-// MethodPrismCodes or MethodPrismDot; the table in doc.go): the query's gradient columns, their
-// preconditioning, and the postings of the matching cache. Scores are divided by N_tok.
+// cachedQuery scores one query with a cached method (the table in doc.go): the query's gradient columns (option B
+// from one forward pass; option A from the head's forward and backward pass), their preconditioning, and the
+// postings of the matching cache. Scores are divided by N_tok.
 func (a *Attributor) cachedQuery(q queryRow, method string) ([]float64, error) {
-	route := method == MethodPrism || method == MethodPrismDiagC
+	route := routed(method)
 	var cols []int32
 	var g [][]float64
 	var err error
@@ -123,11 +128,11 @@ func (a *Attributor) cachedQuery(q queryRow, method string) ([]float64, error) {
 		return nil, err
 	}
 	switch method {
-	case MethodPrism, MethodPrismFullC:
+	case MethodExactCE, MethodPrismFullC:
 		if cols, g, err = a.Curvature.SolveColumns(cols, g); err != nil {
 			return nil, errors.WithMessage(err, "attribution: full co-usage solve")
 		}
-	case MethodPrismDiagC, MethodPrismCodes:
+	case MethodPrism, MethodExactCEDiagC:
 		for n, j := range cols {
 			g[n] = a.Blocks.Apply(int(j), g[n])
 		}
@@ -147,19 +152,18 @@ func (a *Attributor) cachedQuery(q queryRow, method string) ([]float64, error) {
 // cachedBytes returns the memory a cached method scores from: its cache and its preconditioner.
 func (a *Attributor) cachedBytes(method string) int64 {
 	switch method {
-	case MethodPrism:
+	case MethodExactCE:
 		return a.Columns.Bytes() + a.Curvature.Bytes()
-	case MethodPrismDiagC:
+	case MethodExactCEDiagC:
 		return a.Columns.Bytes() + a.Blocks.Bytes()
 	case MethodPrismFullC:
 		return a.Cache.Bytes() + a.Curvature.Bytes()
-	case MethodPrismCodes:
+	case MethodPrism:
 		return a.Cache.Bytes() + a.Blocks.Bytes()
 	}
 	return a.Cache.Bytes()
 }
 
-// cachedMethods lists the methods cachedQuery serves, default first.
 func scale(x []float64, c float64) []float64 {
 	for i := range x {
 		x[i] *= c
@@ -198,24 +202,19 @@ func (a *Attributor) Scores(qs []queryRow, method string) ([][]float64, error) {
 	out := make([][]float64, len(qs))
 	var err error
 	switch method {
-	case MethodPrism, MethodPrismDiagC, MethodPrismFullC, MethodPrismCodes, MethodPrismDot:
+	case MethodPrism, MethodPrismFullC, MethodPrismDot, MethodExactCE, MethodExactCEDiagC:
 		for i, q := range qs {
 			if out[i], err = a.cachedQuery(q, method); err != nil {
 				return nil, err
 			}
 		}
-	case MethodReference, MethodReferenceCE:
+	case MethodReference:
 		if err := a.fitReference(); err != nil {
 			return nil, err
 		}
 		for i, q := range qs {
-			full, ce, err := a.referenceQuery(q)
-			if err != nil {
+			if out[i], err = a.referenceQuery(q); err != nil {
 				return nil, err
-			}
-			out[i] = full
-			if method == MethodReferenceCE {
-				out[i] = ce
 			}
 		}
 	case MethodEKFAC, MethodGradDot:

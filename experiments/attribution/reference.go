@@ -14,7 +14,6 @@ import (
 type reference struct {
 	cols  [][]int32     // per corpus sequence: the prototypes with a non-zero gradient column
 	grads [][][]float64 // per corpus sequence and column: G^ref_{s,j} [D]
-	ce    [][][]float64 // the same with the cross-entropy part only
 	bytes int64         // memory of the gradients
 }
 
@@ -26,14 +25,14 @@ func (a *Attributor) fitReference() error {
 	D := a.mc.Width
 	r := &reference{}
 	start := time.Now()
-	err := a.batches(func(first int, rows [][]int32) error {
-		h, err := a.graphs.runHead(rows, a.batch(), nil, true, true, a.Settings.Seed, labelTag(first))
+	err := a.batches(0, func(first int, rows [][]int32) error {
+		h, err := a.graphs.runHead(rows, a.batch(), nil, true, true, a.Settings.Seed, noNoise)
 		if err != nil {
 			return err
 		}
 		for row := 0; row < h.rows; row++ {
-			cols, g, ce := slotColumns(h, row)
-			r.cols, r.grads, r.ce = append(r.cols, cols), append(r.grads, g), append(r.ce, ce)
+			cols, g, _ := slotColumns(h, row)
+			r.cols, r.grads = append(r.cols, cols), append(r.grads, g)
 			r.bytes += int64(len(cols)) * int64(4+8*D)
 		}
 		return nil
@@ -90,12 +89,11 @@ func allZero(x []float64) bool {
 }
 
 // referenceQuery solves x_q = H_ref⁻¹ vec(G^ref_q) (Attributor.Curvature) and returns ⟨x_q, G^ref_s⟩/N_tok for every
-// corpus sequence and the same with the cross-entropy part of G^ref_s only (the MethodReferenceCE ablation). The
-// query gradient is its completion's cross-entropy with ∂a/∂P.
-func (a *Attributor) referenceQuery(q queryRow) (full, ce []float64, err error) {
+// corpus sequence. The query gradient is its completion's cross-entropy with ∂a/∂P.
+func (a *Attributor) referenceQuery(q queryRow) ([]float64, error) {
 	h, err := a.graphs.runHead([][]int32{q.tokens}, 1, [][]float64{q.weights}, false, true, a.Settings.Seed, noNoise)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	r := a.ref
 	D := a.mc.Width
@@ -106,15 +104,13 @@ func (a *Attributor) referenceQuery(q queryRow) (full, ce []float64, err error) 
 	}
 	x, err := a.Curvature.Solve(b)
 	if err != nil {
-		return nil, nil, errors.WithMessage(err, "attribution: reference solve")
+		return nil, errors.WithMessage(err, "attribution: reference solve")
 	}
-	full, ce = make([]float64, len(a.Corpus)), make([]float64, len(a.Corpus))
+	full := make([]float64, len(a.Corpus))
 	for s := range full {
 		for n, j := range r.cols[s] {
-			xj := x[int(j)*D : (int(j)+1)*D]
-			full[s] += influence.Dot(xj, r.grads[s][n])
-			ce[s] += influence.Dot(xj, r.ce[s][n])
+			full[s] += influence.Dot(x[int(j)*D:(int(j)+1)*D], r.grads[s][n])
 		}
 	}
-	return scale(full, 1/float64(a.NumTokens)), scale(ce, 1/float64(a.NumTokens)), nil
+	return scale(full, 1/float64(a.NumTokens)), nil
 }

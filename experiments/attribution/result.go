@@ -2,6 +2,7 @@ package attribution
 
 import (
 	"math"
+	"slices"
 	"strings"
 	"time"
 
@@ -11,92 +12,119 @@ import (
 	"github.com/protolab/protolab/workbench/stats"
 )
 
-// OverlapStat is Overlap@k averaged over queries with a 95% bootstrap interval (spec §8).
+// OverlapStat is Overlap@k averaged over queries with a 95% bootstrap interval (spec §8); in a Summary, the mean over
+// models with the interval of the two-stage bootstrap and SE, the standard error over models.
 type OverlapStat struct {
 	K    int     `json:"k"`
 	Mean float64 `json:"mean"`
 	Lo   float64 `json:"lo"`
 	Hi   float64 `json:"hi"`
+	SE   float64 `json:"se,omitempty"`
 }
 
-// MethodResult is one attribution method's cost and agreement (spec §8). Times are wall-clock on this machine.
+// Latency summarises repeated timings of single queries: the median and quartiles of the wall-clock time and the
+// median process CPU time, in milliseconds, over Repeats queries (spec §8: the median per-query latency after a
+// warm-up query).
+type Latency struct {
+	Median  float64 `json:"median_ms"`
+	Q1      float64 `json:"q1_ms"`
+	Q3      float64 `json:"q3_ms"`
+	CPU     float64 `json:"cpu_median_ms"`
+	Repeats int     `json:"repeats"`
+}
+
+// latencyOf returns the Latency of wall and cpu times in seconds (no repeats: the zero Latency).
+func latencyOf(wall, cpu []float64) Latency {
+	if len(wall) == 0 {
+		return Latency{}
+	}
+	return Latency{Median: 1e3 * stats.Median(wall), Q1: 1e3 * quantile(wall, 0.25), Q3: 1e3 * quantile(wall, 0.75),
+		CPU: 1e3 * median(cpu), Repeats: len(wall)}
+}
+
+// MethodResult is one attribution method's cost and quality on one model (spec §8). Times are wall-clock on this
+// machine unless named CPU.
 type MethodResult struct {
 	Name string `json:"name"`
 	// FitSeconds is the one-off fitting: PRISM's forward pass with statistics, cache rows and postings; the
 	// reference's gradient pass and sparse C; EK-FAC's covariance pass, eigendecompositions and Λ pass.
 	FitSeconds float64 `json:"fit_seconds"`
-	// QueryMs is the median per-query latency as run (after a warm-up query): PRISM one forward pass, the
-	// preconditioning and the postings; the reference a forward and backward pass of the head, the CG solve and the
-	// dot products; EK-FAC and the gradient dot product with no stored training gradients, i.e. the query's gradient
-	// plus a recomputation of every training gradient (measured on TimedQueries queries).
-	QueryMs float64 `json:"query_ms"`
-	// StoredQueryMs is EK-FAC's latency with every training gradient stored (StoredBytes of memory): the query's
-	// gradient, its preconditioning and N_seq dot products.
-	StoredQueryMs float64 `json:"stored_query_ms,omitempty"`
-	StoredBytes   int64   `json:"stored_bytes,omitempty"`
-	// MatchedQueryMs is the latency at the memory of the PRISM cache (spec §8, "matched memory"): EK-FAC stores
-	// the fraction of training gradients that fits beside its factors and recomputes the rest per query. It equals
-	// QueryMs for the prototype-space methods.
-	MatchedQueryMs float64 `json:"matched_query_ms"`
-	// QueryCPUMs and MatchedQueryCPUMs are the same latencies in process CPU time, and SpeedUpCPU the speed-up
-	// from them: on a shared machine they are the better estimate of the cost (the pure-Go backend may use more
-	// than one core, so on an idle multi-core machine EK-FAC's wall-clock time can be lower).
-	QueryCPUMs        float64 `json:"query_cpu_ms"`
-	MatchedQueryCPUMs float64 `json:"matched_query_cpu_ms"`
-	SpeedUpCPU        float64 `json:"speed_up_cpu,omitempty"`
+	// Latency is the per-query latency at Bytes of memory: every query of the prototype-space methods and the
+	// reference, one by one after a warm-up query (one forward pass, the preconditioning and the postings; the
+	// reference a forward and backward pass of the head, the solve and the dot products); for EK-FAC on the blocks
+	// and on P, Settings.TimedQueries queries end to end at the memory of the default method (the query's gradient
+	// and preconditioning, dot products with the StoredSeqs training gradients that fit, and the recomputation of
+	// every other training gradient). The gradient dot product shares EK-FAC's training pass and is not timed apart
+	// (Repeats 0).
+	Latency Latency `json:"latency"`
 	// AllQueriesSeconds is the time to score all NumQueries queries after fitting: one by one for the
 	// prototype-space methods; for EK-FAC and the gradient dot product the query gradients plus one pass over the
-	// corpus recomputing the training gradients for the whole query batch (kronfluence's query batching; for
-	// EK-FAC on P the pass reads the cache's columns and adds the cost of a forward pass over the corpus).
+	// corpus recomputing the training gradients for the whole query batch (kronfluence's query batching).
 	AllQueriesSeconds float64 `json:"all_queries_seconds"`
-	// Bytes is the memory the method scores from as run: cache and preconditioner, reference gradients and
-	// sparse matrices, or EK-FAC factors.
+	// Bytes is the memory the method scores from: cache and preconditioner, reference gradients and curvature, or
+	// EK-FAC's factors and stored training gradients.
 	Bytes int64 `json:"bytes"`
-	// SpeedUp is MatchedQueryMs of EK-FAC on the backbone divided by this method's MatchedQueryMs.
-	SpeedUp float64 `json:"speed_up,omitempty"`
+	// StoredSeqs is, for EK-FAC, the number of training sequences whose gradient fits beside the factors in the
+	// memory of the default method (spec §8, "matched memory").
+	StoredSeqs int `json:"stored_seqs,omitempty"`
+	// SpeedUp is EK-FAC's (backbone) median latency at matched memory divided by this method's; SpeedUpCPU the same
+	// in process CPU time.
+	SpeedUp    float64 `json:"speed_up,omitempty"`
+	SpeedUpCPU float64 `json:"speed_up_cpu,omitempty"`
 	// Overlap is Overlap@k with the reference's ranking, OverlapEKFAC with EK-FAC's (backbone) ranking.
 	Overlap      []OverlapStat `json:"overlap,omitempty"`
 	OverlapEKFAC []OverlapStat `json:"overlap_ekfac,omitempty"`
 	// Spearman is the mean over queries of the Spearman correlation with the reference's scores over the union of
 	// both top-100 sets (nil when undefined).
 	Spearman *float64 `json:"spearman,omitempty"`
-	// LDS is the linear datamodeling score (nil when not computed or undefined).
-	LDS *float64 `json:"lds,omitempty"`
+	// LDS is the linear datamodeling score (doc.go, equation 9): the mean over queries, with the 95% bootstrap
+	// interval that resamples queries and retrained subsets (nil when not computed).
+	LDS *Interval `json:"lds,omitempty"`
 	// Top lists, per query, the corpus indices of the max(TopK) highest scores.
 	Top [][]int `json:"top"`
 }
 
 // Conditioning describes the curvature the prototype-space methods invert (spec §5, §8).
 type Conditioning struct {
-	Damping       float64 `json:"damping"`         // λ of the blocks and the reference
+	Damping       float64 `json:"damping"`         // λ of the blocks and the full curvature
 	BlockCondMean float64 `json:"block_cond_mean"` // κ of (H_jj + λI) over the used prototypes
 	BlockCondMax  float64 `json:"block_cond_max"`
-	OffDiagC      float64 `json:"off_diag_c"`    // Σ_{i≠j}|C_ij| / Σ|C_ij|
-	CGIterations  float64 `json:"cg_iterations"` // mean CG iterations of a reference query
+	OffDiagC      float64 `json:"off_diag_c"` // Σ_{i≠j}|C_ij| / Σ|C_ij|
+	// CGIterations is the mean number of CG iterations that solve the full curvature for a query's gradient to
+	// cg_tol (counted on Settings.TimedQueries queries, whichever solver the methods used); CGUnconverged counts
+	// the solves that stopped at cg_max_iter.
+	CGIterations  float64 `json:"cg_iterations"`
+	CGUnconverged int     `json:"cg_unconverged,omitempty"`
 	UsedFraction  float64 `json:"used_fraction"` // fraction of prototypes with c_j > 0 in the corpus
 }
 
-// Result is the attribution study of one PRISM model (spec §6–§8).
-type Result struct {
-	Provenance *run.Provenance    `json:"provenance"`
-	Config     Settings           `json:"config"`
-	Run        string             `json:"run"` // the model's name (lm.Config.Name)
-	NumSeqs    int                `json:"num_seqs"`
-	NumTokens  int                `json:"num_tokens"`
-	NumQueries int                `json:"num_queries"`
-	K          int                `json:"k"`
-	D          int                `json:"d"`
-	TopK       int                `json:"top_k"`
-	Layers     []influence.Linear `json:"layers"` // EK-FAC's backbone layers
-	Conditions Conditioning       `json:"conditioning"`
-	Methods    []MethodResult     `json:"methods"`
-	Timings    map[string]float64 `json:"timings"`
+// ModelResult is the attribution study of one PRISM model (spec §6–§8).
+type ModelResult struct {
+	Seed          uint64             `json:"seed"` // the model's seed
+	Run           string             `json:"run"`  // the model's name (lm.Config.Name)
+	ValPerplexity float64            `json:"val_perplexity,omitempty"`
+	NumSeqs       int                `json:"num_seqs"`
+	NumTokens     int                `json:"num_tokens"`
+	NumQueries    int                `json:"num_queries"`
+	K             int                `json:"k"`
+	D             int                `json:"d"`
+	TopK          int                `json:"top_k"`
+	Layers        []influence.Linear `json:"layers"` // EK-FAC's backbone layers
+	Conditions    Conditioning       `json:"conditioning"`
+	Methods       []MethodResult     `json:"methods"`
+	// LDSModels is the number of models retrained for the LDS (0: none).
+	LDSModels int                `json:"lds_models"`
+	Timings   map[string]float64 `json:"timings"`
 
-	scores map[string][][]float64 // [method][query][sequence], only in the process that computed them
+	scores    map[string][][]float64  // [method][query][sequence], only in the process that computed them
+	overlapPQ map[string][][]float64  // [method][k][query]: Overlap@k with the reference per query
+	ekfacPQ   map[string][][]float64  // [method][k][query]: Overlap@k with EK-FAC per query
+	lds       *ldsData                // retrained losses and predictions, only in the process that computed them
+	latencies map[string][2][]float64 // [method]{wall, cpu} seconds per timed query
 }
 
 // Method returns the named method's result, or nil.
-func (r *Result) Method(name string) *MethodResult {
+func (r *ModelResult) Method(name string) *MethodResult {
 	for i := range r.Methods {
 		if r.Methods[i].Name == name {
 			return &r.Methods[i]
@@ -106,7 +134,29 @@ func (r *Result) Method(name string) *MethodResult {
 }
 
 // Scores returns [query][sequence] scores of a method when this process computed them (nil for a stored result).
-func (r *Result) Scores(method string) [][]float64 { return r.scores[method] }
+func (r *ModelResult) Scores(method string) [][]float64 { return r.scores[method] }
+
+// Result is the attribution study: every method on Settings.ModelSeeds PRISM models, their summary over models, and
+// the cost model of every method at this run's scale and at the Paper preset's.
+type Result struct {
+	Provenance *run.Provenance `json:"provenance"`
+	Config     Settings        `json:"config"`
+	Models     []ModelResult   `json:"models"`
+	Summary    []Summary       `json:"summary"`
+	// Cost is the cost model (FLOPs and memory per query; a model, not a measurement) at the scale of this run's
+	// first model and at the Paper preset's.
+	Cost []CostModel `json:"cost"`
+}
+
+// Method returns the named method's summary over models, or nil.
+func (r *Result) Method(name string) *Summary {
+	for i := range r.Summary {
+		if r.Summary[i].Name == name {
+			return &r.Summary[i]
+		}
+	}
+	return nil
+}
 
 // String is the study's report: the table of WriteTable.
 func (r *Result) String() string {
@@ -115,42 +165,11 @@ func (r *Result) String() string {
 	return b.String()
 }
 
-// ekfacResult summarises an EK-FAC-style method. The latency without stored gradients is the median measured end
-// to end; with storage it is the query's own time plus N_seq dot products; at matched memory the fraction f of
-// training gradients that fits in budget − factors is stored and the rest recomputed:
-// t = t_query + f·N_seq·t_dot + (1 − f)·(t_recompute − t_query). forward is added to the batched pass when that pass
-// read cached inputs instead of running the model over the corpus.
-func ekfacResult(name string, fit float64, factors int64, t *ekfacTiming, nSeq int, budget int64, forward float64) MethodResult {
-	f := 0.0
-	if t.GradBytes > 0 {
-		f = math.Max(0, math.Min(1, float64(budget-factors)/float64(int64(nSeq)*t.GradBytes)))
-	}
-	latency := func(query, recompute []float64, dot float64) (asRun, stored, matched float64) {
-		tq, tr := median(query), median(recompute)
-		return tr, tq + float64(nSeq)*dot, tq + f*float64(nSeq)*dot + (1-f)*math.Max(0, tr-tq)
-	}
-	asRun, stored, matched := latency(t.QuerySec, t.RecomputeSec, t.DotSec)
-	_, _, matchedCPU := latency(t.QueryCPU, t.RecomputeCPU, t.DotCPU)
-	return MethodResult{Name: name, FitSeconds: fit, QueryMs: 1e3 * asRun, StoredQueryMs: 1e3 * stored,
-		StoredBytes: factors + int64(nSeq)*t.GradBytes, MatchedQueryMs: 1e3 * matched, Bytes: factors,
-		QueryCPUMs: 1e3 * median(t.RecomputeCPU), MatchedQueryCPUMs: 1e3 * matchedCPU,
-		AllQueriesSeconds: sum(t.QuerySec) + t.PassSec + forward}
-}
+// timer collects per-query wall-clock and CPU seconds of a method timed query by query.
+type timer struct{ wall, cpu []float64 }
 
-// queryTimes collects per-query wall-clock and CPU seconds of a method timed query by query.
-type queryTimes struct{ wall, cpu []float64 }
-
-func (q *queryTimes) add(wall, cpu float64) {
+func (q *timer) add(wall, cpu float64) {
 	q.wall, q.cpu = append(q.wall, wall), append(q.cpu, cpu)
-}
-
-// result fills the latency fields of r: the medians as run and at matched memory (the same for these methods) and
-// the total over all queries.
-func (q *queryTimes) result(r MethodResult) MethodResult {
-	r.QueryMs, r.QueryCPUMs = 1e3*median(q.wall), 1e3*median(q.cpu)
-	r.MatchedQueryMs, r.MatchedQueryCPUMs = r.QueryMs, r.QueryCPUMs
-	r.AllQueriesSeconds = sum(q.wall)
-	return r
 }
 
 // watch measures an interval in wall-clock and process CPU seconds.
@@ -165,29 +184,30 @@ func (w watch) stop() (wall, cpu float64) {
 	return time.Since(w.wall).Seconds(), meter.CPUSeconds() - w.cpu
 }
 
-// compare fills speed-ups, Overlap@k, Spearman and the top lists.
-func compare(res *Result) {
+// compare fills speed-ups, Overlap@k, Spearman and the top lists of one model's result.
+func compare(res *ModelResult, s Settings) {
 	ref := res.scores[MethodReference]
 	ek := res.scores[MethodEKFAC]
 	base := res.Method(MethodEKFAC)
 	maxK := 0
-	for _, k := range res.Config.TopK {
+	for _, k := range s.TopK {
 		maxK = max(maxK, min(k, res.NumSeqs))
 	}
+	res.overlapPQ, res.ekfacPQ = map[string][][]float64{}, map[string][][]float64{}
 	for i := range res.Methods {
 		mr := &res.Methods[i]
 		sc := res.scores[mr.Name]
-		if base != nil && mr.MatchedQueryMs > 0 {
-			mr.SpeedUp = base.MatchedQueryMs / mr.MatchedQueryMs
+		if base != nil && mr.Latency.Median > 0 {
+			mr.SpeedUp = base.Latency.Median / mr.Latency.Median
 		}
-		if base != nil && mr.MatchedQueryCPUMs > 0 {
-			mr.SpeedUpCPU = base.MatchedQueryCPUMs / mr.MatchedQueryCPUMs
+		if base != nil && mr.Latency.CPU > 0 {
+			mr.SpeedUpCPU = base.Latency.CPU / mr.Latency.CPU
 		}
 		for _, q := range sc {
 			mr.Top = append(mr.Top, stats.TopK(q, maxK))
 		}
-		if mr.Name != MethodReference {
-			mr.Overlap = overlaps(sc, ref, res.Config)
+		if mr.Name != MethodReference && ref != nil {
+			mr.Overlap, res.overlapPQ[mr.Name] = overlaps(sc, ref, s)
 			var rho []float64
 			for q := range sc {
 				rho = append(rho, stats.SpearmanTopK(sc[q], ref[q], min(100, res.NumSeqs)))
@@ -195,27 +215,30 @@ func compare(res *Result) {
 			mr.Spearman = finitePtr(meanFinite(rho))
 		}
 		if ek != nil && mr.Name != MethodEKFAC {
-			mr.OverlapEKFAC = overlaps(sc, ek, res.Config)
+			mr.OverlapEKFAC, res.ekfacPQ[mr.Name] = overlaps(sc, ek, s)
 		}
 	}
 }
 
-// overlaps returns Overlap@k of a against b for every k of the config, averaged over queries with a bootstrap CI.
-func overlaps(a, b [][]float64, s Settings) []OverlapStat {
+// overlaps returns Overlap@k of a against b for every k of the settings, averaged over queries with a bootstrap CI,
+// and the per-query values [k][query].
+func overlaps(a, b [][]float64, s Settings) ([]OverlapStat, [][]float64) {
 	var out []OverlapStat
-	for _, k := range s.TopK {
+	var perQuery [][]float64
+	for i, k := range s.TopK {
 		k = min(k, len(a[0]))
 		per := make([]float64, len(a))
 		for q := range a {
 			per[q] = stats.Overlap(stats.TopK(a[q], k), stats.TopK(b[q], k))
 		}
-		m, lo, hi := stats.MeanCI(per, 0.95, s.Bootstrap, s.Seed)
+		m, lo, hi := stats.MeanCI(per, 0.95, s.Bootstrap, s.Seed+uint64(i))
 		out = append(out, OverlapStat{K: k, Mean: m, Lo: lo, Hi: hi})
+		perQuery = append(perQuery, per)
 	}
-	return out
+	return out, perQuery
 }
 
-// conditioning summarises the blocks and the co-usage matrix the reference solved with.
+// conditioning summarises the blocks and the co-usage matrix.
 func conditioning(at *Attributor) Conditioning {
 	c := Conditioning{Damping: at.Blocks.Damping}
 	var conds []float64
@@ -239,23 +262,26 @@ func median(x []float64) float64 {
 	return stats.Median(x)
 }
 
+// quantile returns the p-quantile of x by linear interpolation between order statistics (x[0] for one value; 0 for
+// none).
+func quantile(x []float64, p float64) float64 {
+	if len(x) == 0 {
+		return 0
+	}
+	s := slices.Clone(x)
+	slices.Sort(s)
+	pos := p * float64(len(s)-1)
+	lo := int(math.Floor(pos))
+	hi := min(lo+1, len(s)-1)
+	return s[lo] + (pos-float64(lo))*(s[hi]-s[lo])
+}
+
 func sum(x []float64) float64 {
 	s := 0.0
 	for _, v := range x {
 		s += v
 	}
 	return s
-}
-
-func meanInts(x []int) float64 {
-	if len(x) == 0 {
-		return 0
-	}
-	s := 0
-	for _, v := range x {
-		s += v
-	}
-	return float64(s) / float64(len(x))
 }
 
 // meanFinite is the mean of the finite values (NaN when there are none).

@@ -7,7 +7,6 @@ import (
 	"github.com/go-echarts/go-echarts/v2/charts"
 	"github.com/pkg/errors"
 
-	"github.com/protolab/protolab/models/lm"
 	"github.com/protolab/protolab/workbench/plot"
 	"github.com/protolab/protolab/workbench/run"
 )
@@ -31,13 +30,13 @@ type Sweep struct {
 }
 
 // RunSweep trains (or loads) one PRISM model per clustering weight, with λ_1 = λ_2 set to it, and runs the
-// prototype-space part of cfg.Attribution on each (no EK-FAC, no LDS): κ of the blocks, the off-diagonal mass of C
-// and the overlaps with the reference (spec §5, §8; the spec's weights are 0.01, 0.1 and 1). Each point is the
-// study's result for its config, stored under run.Out like LoadOrRun's.
+// prototype-space part of cfg.Attribution on each (one model, no EK-FAC, no LDS): κ of the blocks, the off-diagonal
+// mass of C and the overlaps with the reference (spec §5, §8; the spec's weights are 0.01, 0.1 and 1). Each point
+// is the study's result for its config, stored under run.Out like LoadOrRun's.
 func RunSweep(cfg Config, weights []float64, opts ...run.Option) (*Sweep, error) {
 	o := run.NewOptions(opts...)
 	s := cfg.Attribution
-	s.EKFAC, s.LDSSubsets = EKFACNone, 0
+	s.EKFAC, s.LDSSubsets, s.ModelSeeds = EKFACNone, 0, 1
 	sw := &Sweep{Config: s}
 	for _, w := range weights {
 		if err := o.Err(); err != nil {
@@ -49,29 +48,15 @@ func RunSweep(cfg Config, weights []float64, opts ...run.Option) (*Sweep, error)
 		if err := c.Validate(); err != nil {
 			return nil, errors.WithMessagef(err, "%s: sweep weight %g", Study, w)
 		}
-		m, err := lm.LoadOrTrain(c.Config, run.With(o))
+		res, err := LoadOrRun(c, run.With(o))
 		if err != nil {
 			return nil, err
 		}
-		res, err := run.LoadOrRun(Study, c, []run.Option{run.With(o)},
-			func(c Config, prov *run.Provenance, o run.Options) (*Result, error) {
-				prov.Seed = c.Seed
-				r, err := AttributeModel(m, c.Attribution, run.With(o))
-				if err == nil {
-					r.Provenance = prov
-				}
-				return r, err
-			})
-		if err != nil {
-			return nil, err
-		}
-		p := SweepPoint{Weight: w, Conditions: res.Conditions, Overlaps: map[string][]OverlapStat{},
-			PrismQueryMs: res.Method(MethodPrism).QueryMs}
+		m := &res.Models[0]
+		p := SweepPoint{Weight: w, Conditions: m.Conditions, Overlaps: map[string][]OverlapStat{},
+			PrismQueryMs: m.Method(MethodPrism).Latency.Median, ValPerplexity: m.ValPerplexity}
 		for _, name := range cachedMethods {
-			p.Overlaps[name] = res.Method(name).Overlap
-		}
-		if m.Result != nil {
-			p.ValPerplexity = m.Result.Val.Perplexity
+			p.Overlaps[name] = m.Method(name).Overlap
 		}
 		sw.Points = append(sw.Points, p)
 	}

@@ -7,7 +7,9 @@ import (
 	"sort"
 )
 
-// The linear prototype controller of doc.go (equations S1–S5), fitted in float64 on the frozen model's head outputs.
+// The sparse linear controllers of doc.go (equations S1–S6), fitted in float64 on the frozen model's head outputs:
+// over prototype slices (S1), over SAE feature slices (the same form with the SAE's codes and signatures), and the
+// bias-only controller (S6).
 // The log-sum-exps and softmax weights are written out rather than taken from workbench/stats: the loss needs
 // log Σ exp (stats has no log-sum-exp) and the vocabulary expectations of (S4) use the unnormalised exponentials
 // once, so the stats form would either repeat the pass or change the last bits.
@@ -27,16 +29,28 @@ type ctrlItem struct {
 // ctrlRow is the frozen model's head output at one position.
 type ctrlRow struct {
 	logits []float64 // [V] l_t
-	protos []int     // [k] compact prototype ids (indices into ctrlProblem.sig) of K_t
-	acts   []float64 // [k] a_{t,i}
+	protos []int     // [k] compact unit ids (indices into ctrlProblem.sig) of the active units (K_t, or SAE features)
+	acts   []float64 // [k] their activations a_{t,i} (prototypes) or codes f_{t,j} (SAE features)
 }
 
-// ctrlProblem is the controller's data: the rows, the signatures of the prototypes they use, and the items.
+// ctrlProblem is the controller's data: the rows, the signatures of the units they use, and the items. With bias
+// set it is the bias-only controller (S6): the gains are one per vocabulary token, added to every row's logits,
+// and the rows' units and sig are ignored.
 type ctrlProblem struct {
 	rows   []ctrlRow
-	sig    [][]float64 // [P][V] W p_i of compact prototype p
-	bankID []int       // [P] bank index of compact prototype p
+	sig    [][]float64 // [P][V] W p_i (or W d_j) of compact unit p
+	bankID []int       // [P] bank (or dictionary) index of compact unit p
 	items  []ctrlItem
+	bias   bool
+	vocab  int // V, for the bias-only controller
+}
+
+// units returns the number of gains: P, or V for the bias-only controller.
+func (p *ctrlProblem) units() int {
+	if p.bias {
+		return p.vocab
+	}
+	return len(p.sig)
 }
 
 // ctrlEval holds the forward quantities of one evaluation.
@@ -50,6 +64,12 @@ type ctrlEval struct {
 func (p *ctrlProblem) shifted(r int, gamma []float64, buf []float64) []float64 {
 	row := &p.rows[r]
 	buf = append(buf[:0], row.logits...)
+	if p.bias {
+		for v, g := range gamma {
+			buf[v] += g
+		}
+		return buf
+	}
 	for j, c := range row.protos {
 		if g := gamma[c] * row.acts[j]; g != 0 {
 			for v, s := range p.sig[c] {
@@ -88,7 +108,13 @@ func (p *ctrlProblem) eval(gamma []float64, items []int, withGrad bool) ctrlEval
 			sum += buf[v]
 		}
 		lse[r] = m + math.Log(sum)
-		if withGrad {
+		if withGrad && p.bias {
+			prob := make([]float64, len(buf)) // softmax(l′_t)
+			for v, e := range buf {
+				prob[v] = e / sum
+			}
+			expect[r] = prob
+		} else if withGrad {
 			row := &p.rows[r]
 			e := make([]float64, len(row.protos))
 			for j, c := range row.protos {
@@ -104,6 +130,9 @@ func (p *ctrlProblem) eval(gamma []float64, items []int, withGrad bool) ctrlEval
 	at := func(t ctrlTok) float64 { // l′_t[y_t]
 		row := &p.rows[t.row]
 		l := row.logits[t.target]
+		if p.bias {
+			return l + gamma[t.target]
+		}
 		for j, c := range row.protos {
 			l += gamma[c] * row.acts[j] * p.sig[c][t.target]
 		}
@@ -111,7 +140,7 @@ func (p *ctrlProblem) eval(gamma []float64, items []int, withGrad bool) ctrlEval
 	}
 	res := ctrlEval{scores: make([][]float64, len(items))}
 	if withGrad {
-		res.grad = make([]float64, len(p.sig))
+		res.grad = make([]float64, p.units())
 	}
 	n := float64(len(items))
 	for ii, i := range items {
@@ -139,6 +168,13 @@ func (p *ctrlProblem) eval(gamma []float64, items []int, withGrad bool) ctrlEval
 			}
 			w /= n
 			for _, t := range opt {
+				if p.bias { // ∂l′_t[y]/∂b_v − E_{softmax(l′_t)}[∂l′_t/∂b_v] = δ_{v,y} − softmax(l′_t)_v
+					for v, q := range expect[t.row] {
+						res.grad[v] -= w * q
+					}
+					res.grad[t.target] += w
+					continue
+				}
 				row := &p.rows[t.row]
 				for j, c := range row.protos {
 					res.grad[c] += w * row.acts[j] * (p.sig[c][t.target] - expect[t.row][j])
@@ -185,7 +221,7 @@ type ctrlFit struct {
 // fit minimises (S3) over the items subset from γ = 0 and returns γ over the compact prototypes.
 func (p *ctrlProblem) fit(items []int, f ctrlFit) []float64 {
 	const b1, b2, eps = 0.9, 0.999, 1e-8
-	P := len(p.sig)
+	P := p.units()
 	gamma, m, v := make([]float64, P), make([]float64, P), make([]float64, P)
 	for step := 1; step <= f.steps; step++ {
 		g := p.eval(gamma, items, true).grad

@@ -173,14 +173,111 @@ func TestHeldOutDoc_FractionAndPairedSE(t *testing.T) {
 	require.InDelta(t, math.Sqrt(2.0/3/4), se, 1e-15)
 }
 
-// TestAccuracyChart renders the figure of a constructed result (no training needed).
-func TestAccuracyChart(t *testing.T) {
-	sr := &Result{Run: "prism-test", MeanBefore: 0.55, MeanAfter: 0.625, Tasks: []TaskResult{
-		{Task: TaskNumber, Before: 0.6, After: 0.7, Chance: 0.5, ActiveWeights: 3, Support: 40},
-		{Task: TaskTopic, Before: 0.5, After: 0.55, Chance: 0.25, ActiveWeights: 5, Support: 60},
-	}}
+// TestBiasController_ScoresAndGradient checks the bias-only controller (S6) on a random problem: its option scores
+// against log softmax(l + b) written out, and its gradient against central finite differences.
+func TestBiasController_ScoresAndGradient(t *testing.T) {
+	p := randomCtrlProblem(5)
+	p.bias, p.vocab = true, 7
+	items := allItems(p)
+	b := wbtest.Normal(wbtest.RNG(6), p.units(), 0.8)
+	res := p.eval(b, items, true)
+	for ii, i := range items {
+		var want []float64
+		for _, opt := range p.items[i].options {
+			total := 0.0
+			for _, tk := range opt {
+				l := p.rows[tk.row].logits
+				z := 0.0
+				for v := range l {
+					z += math.Exp(l[v] + b[v])
+				}
+				total += l[tk.target] + b[tk.target] - math.Log(z)
+			}
+			want = append(want, total)
+		}
+		wbtest.RequireClose(t, "scores", want, res.scores[ii], 1e-12)
+	}
+	wbtest.RequireGradient(t, "∂L/∂b", func(x []float64) float64 { return p.eval(x, items, false).loss }, b, res.grad,
+		wbtest.GradTol)
+	shifted := p.shifted(0, b, nil)
+	for v := range shifted {
+		require.InDelta(t, p.rows[0].logits[v]+b[v], shifted[v], 1e-15)
+	}
+}
+
+// TestBiasController_LearnsTheAnswerToken: on the known problem the correct answer is always token 0 and the frozen
+// logits favour token 1, so a bias alone fixes every item, with gains on the two option tokens only (the others'
+// gradients are the softmax weights' small share, which the L1 step keeps at 0).
+func TestBiasController_LearnsTheAnswerToken(t *testing.T) {
+	p := knownCtrlProblem(5)
+	p.bias, p.vocab = true, 3
+	gamma := p.fit(allItems(p), ctrlFit{beta: 1e-2, steps: 200, lr: 1e-2})
+	after, _ := p.accuracy(gamma, allItems(p))
+	require.Equal(t, 1.0, after)
+	require.Greater(t, gamma[0]-gamma[1], 1.0, "b_0 − b_1 must overcome the 1-nat preference for token 1")
+}
+
+// TestTInterval checks the Student-t interval against the tabulated quantile t_{0.975, 2} = 4.302653 for three
+// values, and the degenerate cases.
+func TestTInterval(t *testing.T) {
+	in := tInterval([]float64{1, 2, 3})
+	se := 1 / math.Sqrt(3) // sample sd 1
+	require.InDelta(t, 2, in.Mean, 1e-15)
+	require.InDelta(t, se, in.SE, 1e-15)
+	require.InDelta(t, 2-4.302653*se, in.Lo, 1e-6)
+	require.InDelta(t, 2+4.302653*se, in.Hi, 1e-6)
+	require.Equal(t, 3, in.N)
+	require.Equal(t, Interval{Mean: 5, Lo: 5, Hi: 5, N: 1}, tInterval([]float64{5}))
+	require.Equal(t, Interval{}, tInterval(nil))
+}
+
+// handModels builds two models with two splits each and two controllers on one task: the prototype controller
+// gains 0.04 and 0.06 on model 1's splits and 0.02, 0.04 on model 2's; the bias controller 0.01 everywhere.
+func handModels() []ModelRun {
+	run := func(c string, before, after float64) ControllerRun {
+		return ControllerRun{Controller: c, MeanBefore: before, MeanAfter: after, Tasks: []TaskResult{
+			{Task: TaskNumber, Before: before, After: after, Chance: 0.5, ActiveWeights: 2}}}
+	}
+	model := func(seed uint64, g1, g2 float64) ModelRun {
+		return ModelRun{Seed: seed, Splits: []SplitRun{
+			{Seed: 31, Controllers: []ControllerRun{run(ControllerPrototype, 0.5, 0.5+g1),
+				run(ControllerBias, 0.5, 0.51)}},
+			{Seed: 32, Controllers: []ControllerRun{run(ControllerPrototype, 0.6, 0.6+g2),
+				run(ControllerBias, 0.6, 0.61)}},
+		}}
+	}
+	return []ModelRun{model(1, 0.04, 0.06), model(2, 0.02, 0.04)}
+}
+
+// TestSummarise_AveragesSplitsWithinModels: each model contributes the mean over its splits (0.05 and 0.03), the
+// interval runs over the two models, and the paired difference to the bias controller is 0.04 and 0.02.
+func TestSummarise_AveragesSplitsWithinModels(t *testing.T) {
+	sums := summarise(handModels(), []string{ControllerPrototype, ControllerBias})
+	require.Len(t, sums, 2)
+	p, b := sums[0], sums[1]
+	require.InDelta(t, 0.04, p.Gain.Mean, 1e-12)
+	require.InDelta(t, 0.01, p.Gain.SE, 1e-12) // |0.05 − 0.03| / 2
+	require.Equal(t, 2, p.Gain.N)
+	require.InDelta(t, 0.55, p.Before.Mean, 1e-12)
+	require.Zero(t, p.VsPrototype.Mean)
+	require.InDelta(t, 0.01, b.Gain.Mean, 1e-12)
+	require.InDelta(t, 0.03, b.VsPrototype.Mean, 1e-12)
+	require.InDelta(t, 0.01, b.VsPrototype.SE, 1e-12)
+	require.Len(t, p.Tasks, 1)
+	require.InDelta(t, 0.04, p.Tasks[0].Gain.Mean, 1e-12)
+	require.InDelta(t, 0.5, p.Tasks[0].Chance, 1e-15)
+	require.InDelta(t, 2, p.ActiveWeights, 1e-15)
+}
+
+// TestCharts renders the figures of a constructed result (no training needed).
+func TestCharts(t *testing.T) {
+	sr := &Result{Summaries: summarise(handModels(), []string{ControllerPrototype, ControllerBias})}
 	opt := AccuracyChart(sr).RenderSnippet().Option
-	for _, s := range []string{"number 3/40", "topic 5/60", "0.625", `"name":"with controller"`, "prism-test"} {
+	for _, s := range []string{"frozen PRISM model", "with bias controller", "prototype +4.0", "chance", "number"} {
+		require.Contains(t, opt, s)
+	}
+	opt = GainChart(sr).RenderSnippet().Option
+	for _, s := range []string{`"name":"prototype"`, "gain (points)", "mean"} {
 		require.Contains(t, opt, s)
 	}
 }

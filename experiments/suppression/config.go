@@ -1,6 +1,7 @@
 package suppression
 
 import (
+	"fmt"
 	"slices"
 
 	"github.com/pkg/errors"
@@ -11,13 +12,32 @@ import (
 	"github.com/protolab/protolab/workbench/run"
 )
 
-// Config configures the study. Start from a preset (Tiny, Small, Paper); change fields or apply run.Override.
+// Config configures the study. Start from a preset (Small, Quick, Tiny, Paper); change fields or apply run.Override.
 type Config struct {
-	// Config is the PRISM model whose prototypes are suppressed (seed, data, model, head "prism", prism, train,
-	// eval_batches; JSON keys at the top level). Its corpus must be the synthetic concept corpus.
+	// Config is the recipe of the PRISM model whose prototypes are suppressed (seed, data, model, head "prism",
+	// prism, train, eval_batches; JSON keys at the top level). Its corpus must be the synthetic concept corpus.
 	lm.Config
+	// Seeds are the training seeds: one model per seed (and per bank size, see SpecRangeK), each the recipe with
+	// seed replaced (weights, data split, tokenizer, batch order and bank seeding all follow it); empty means
+	// [seed]. A claim needs at least 3.
+	Seeds []uint64 `json:"seeds"`
+	// SpecRangeK, when > 0, adds a second model per seed: the same recipe with prism.num_prototypes = SpecRangeK,
+	// meant to lie in docs/spec/prism.md §12's range 8D–16D when the recipe's own K does not; 0 means none.
+	SpecRangeK int `json:"spec_range_k"`
 	// Suppress configures the concept, the selection of Ω and the measurements.
 	Suppress Settings `json:"suppress"`
+	// HeldBack is a second evaluation (prompts, sampling, validation text) that no preset runs: it stays untouched
+	// until the settings are final, then confirms the protocol's figures once. UseHeldBack evaluates on it instead of
+	// suppress.prompt_seed, suppress.sample.seed and suppress.text_seed.
+	HeldBack    Eval `json:"held_back"`
+	UseHeldBack bool `json:"use_held_back"`
+}
+
+// Eval names the seeds of one evaluation.
+type Eval struct {
+	PromptSeed uint64 `json:"prompt_seed"` // fresh documents whose first sentences are the prompts
+	SampleSeed uint64 `json:"sample_seed"` // the sampler's seed (batch b uses seed + b)
+	TextSeed   uint64 `json:"text_seed"`   // fresh documents whose perplexities are measured
 }
 
 // Keyword selection rules of Settings.Rule.
@@ -38,8 +58,8 @@ const (
 // Rules lists the values of Settings.Rule.
 var Rules = []string{RuleContexts, RuleMass, RuleSignature}
 
-// Settings configures concept suppression (docs/spec/prism.md §10): keyword selection of the prototypes Ω, then
-// generation and perplexity with Ω suppressed.
+// Settings configures concept suppression (docs/spec/prism.md §10) on one model: keyword selection of the
+// prototypes Ω, then generation and perplexity with Ω suppressed.
 type Settings struct {
 	// Concept and Value name the suppressed concept of the synthetic corpus (data.SyntheticWords gives its
 	// keywords when Keywords is empty), e.g. "topic" and "food".
@@ -77,55 +97,80 @@ type Settings struct {
 	// Sample sets the sampler (max_new_tokens, temperature, top_k, seed); generation stops at the
 	// end-of-document token whatever stop_token says. Batch b uses seed + b in every mode.
 	Sample eval.SampleConfig `json:"sample"`
+	// TextSeed seeds TextDocs fresh synthetic documents whose perplexities are measured (validation text no model
+	// trained on and no choice saw); 0 means the model's own validation split instead.
+	TextSeed uint64 `json:"text_seed"`
+	TextDocs int    `json:"text_docs"`
 	// EvalSequences caps the validation sequences of each perplexity (text without keywords, text with); > 0.
 	EvalSequences int `json:"eval_sequences"`
 	// Examples is the number of completions kept per mode in the result.
 	Examples int `json:"examples"`
 }
 
-// Small is a few minutes on a 2-core CPU: suppress topic "food" by spec §10's rule "contexts" (the top 50 contexts,
-// 8 tokens back and 1 ahead, of 64 training batches, at a 50% hit rate with at least 10 contexts; rule "signature"
-// instead asks half of the 10 most promoted tokens of the card to begin a keyword); 512 samples of 40 tokens at
-// temperature 1 (no top-k), 64 per batch; perplexity on up to 256 validation sequences.
+// Small is the study's protocol (`protolab run suppression --preset small`): the recipe below is frozen as it was
+// chosen on the development evaluation (Quick's seeds), and is measured again on evaluation data from seeds no choice
+// used, over three training seeds, on two bank sizes:
 //
-// The model is lm.PrismSmall trained longer with a larger bank: no prototype of the 400-update, K = 256 model is
-// specific to a topic (none passes a keyword rule), so this one trains 4800 updates at lr 1e-2 with K = 2048 = 64D
-// (above spec §12's 8D–16D; seeded from 16 batches, enough tokens for K distinct prototypes) and spec §12's k = 16.
-// Longer training and more prototypes make them more topic-specific. Zero-mode cut with rule "contexts" at
-// other-text perplexity cost, 512 samples of the default prompts: K = 1024 −71.5% at +0.95%, K = 1024 with k = 8
-// −75.0% at +0.47%, K = 2048 −76.3% at +0.96%; on 2048 samples of each of two fresh prompt sets (prompt_seed 4004
-// and 5005) −70.5% / −70.6% / −77.2% and −74.8% (K = 2048). Rule "signature" at K = 1024: 1200 updates −47% at
-// +0.62%, 4800 −58% at +0.58% (2400: −57%, but perplexity 7.4% above dense, off the quality target; k = 32: −52%).
-// On the 4800-update, K = 1024 model, zero mode, "contexts" cut the concept by 71.5% at +0.95% other-text
-// perplexity and "signature" by 58.4% at +0.58% (mask mode: 66.4% at +0.35% and 55.3% at +0.15%); on the earlier
-// 1200-update model "signature" was ahead (47% at +0.62% against 42% at +0.53%).
+//   - the suppression model: lm.PrismSmall trained 4800 updates at lr 1e-2 with K = 2048 = 64·D, k = 16, the bank
+//     seeded from 16 batches. Its K lies outside spec §12's 8D–16D, and it is not the model of the quality study
+//     (prismhead: K = 256, 400 updates); the result says so. The recipe trains longer with a larger bank because,
+//     when it was chosen, no keyword rule selected any prototype of the quality study's model.
+//   - the spec-range model: the same recipe with K = 512 = 16·D, the upper end of spec §12's range.
+//   - for each, training seeds 1, 2 and 3; selection by spec §10's rule "contexts" (the top 50 contexts of 64
+//     training batches, 8 tokens back and 1 ahead, a 50% hit rate with at least 10 contexts) for topic "food";
+//     512 samples of 40 tokens at temperature 1 from prompts of fresh documents (prompt seed 3201, sampler seed
+//     3202); perplexities on up to 256 sequences of each kind cut from 1,200 fresh documents (text seed 3203).
+//     The held-back evaluation (seeds 3301–3303) is not run.
+//
+// Budget (design estimate, single-threaded CPU time on this machine's cores): one update of the K = 2048 model
+// takes about 0.12 s and one of the K = 512 model about 0.07 s, so the six models take about 3·9.5 + 3·5.7 ≈ 46 min;
+// Suppress takes about 19 s plus 0.15 s per sample (three modes), about 1.6 min per model at 512 samples, 10 min
+// for six. About 55 minutes in all; the models are stored under run.Out/models, so a rerun only evaluates.
 func Small() Config {
-	m := lm.PrismSmall()
-	m.Train.Steps, m.Train.LR = 4800, 1e-2
-	m.Prism.NumPrototypes, m.Prism.TopK, m.Prism.SeedBatches = 2048, 16, 16
-	return Config{Config: m, Suppress: Settings{Concept: "topic", Value: "food", Rule: RuleContexts, TopContexts: 50,
-		SignatureTokens: 10, MinHitRate: 0.5, MinContexts: 10, WindowBefore: 8, WindowAfter: 1, SelectBatches: 64,
-		Samples: 512, PromptSeed: 2002, SampleBatch: 64,
-		Sample:        eval.SampleConfig{MaxNewTokens: 40, Temperature: 1, StopToken: -1, Seed: 11},
-		EvalSequences: 256, Examples: 4}}
-}
-
-// Tiny is seconds on one CPU core: the Small settings cut down, on lm.PrismTiny (the model the other PRISM studies
-// analyse at this preset).
-func Tiny() Config {
-	c := Small()
-	c.Config = lm.PrismTiny()
+	c := Quick()
+	c.Seeds = []uint64{1, 2, 3}
+	c.SpecRangeK = 16 * c.Model.Width
 	s := &c.Suppress
-	s.TopContexts, s.MinContexts, s.SelectBatches, s.Samples, s.SampleBatch = 10, 3, 4, 8, 4
-	s.Sample.MaxNewTokens, s.EvalSequences, s.Examples = 8, 8, 2
+	s.PromptSeed, s.Sample.Seed, s.TextSeed, s.TextDocs = 3201, 3202, 3203, 1200
+	c.HeldBack = Eval{PromptSeed: 3301, SampleSeed: 3302, TextSeed: 3303}
 	return c
 }
 
-// Paper is the Small settings on spec §12's model (lm.PrismPaper, large enough to keep a topic across sentences).
-// Meant for a GPU with XLA.
+// Quick is what notebooks and `make run` show when no protocol result is stored: the Small recipe on one model
+// (seed 1, K = 2048) evaluated on the development data its settings were chosen with (prompt seed 2002, sampler
+// seed 11, the model's validation split). About 12 minutes on a 2-core CPU (the model's 4800 updates, then one
+// Suppress).
+func Quick() Config {
+	m := lm.PrismSmall()
+	m.Train.Steps, m.Train.LR = 4800, 1e-2
+	m.Prism.NumPrototypes, m.Prism.TopK, m.Prism.SeedBatches = 2048, 16, 16
+	return Config{Config: m, Seeds: []uint64{m.Seed}, Suppress: Settings{Concept: "topic", Value: "food",
+		Rule: RuleContexts, TopContexts: 50, SignatureTokens: 10, MinHitRate: 0.5, MinContexts: 10, WindowBefore: 8,
+		WindowAfter: 1, SelectBatches: 64, Samples: 512, PromptSeed: 2002, SampleBatch: 64,
+		Sample:        eval.SampleConfig{MaxNewTokens: 40, Temperature: 1, StopToken: -1, Seed: 11},
+		EvalSequences: 256, Examples: 4},
+		HeldBack: Eval{PromptSeed: 3301, SampleSeed: 3302, TextSeed: 3303}}
+}
+
+// Tiny is seconds on one CPU core: the Small protocol cut down, on lm.PrismTiny (the model the other PRISM studies
+// analyse at this preset) with two seeds and a second bank of K = 32 (2·D: Tiny only exercises the code).
+func Tiny() Config {
+	c := Small()
+	c.Config = lm.PrismTiny()
+	c.Seeds = []uint64{1, 2}
+	c.SpecRangeK = 32
+	s := &c.Suppress
+	s.TopContexts, s.MinContexts, s.SelectBatches, s.Samples, s.SampleBatch = 10, 3, 4, 8, 4
+	s.Sample.MaxNewTokens, s.TextDocs, s.EvalSequences, s.Examples = 8, 60, 8, 2
+	return c
+}
+
+// Paper is the Small protocol on spec §12's model (lm.PrismPaper: K = 4096 = 16·D, already in the spec's range, so
+// no second bank). Meant for a GPU with XLA.
 func Paper() Config {
 	c := Small()
 	c.Config = lm.PrismPaper()
+	c.SpecRangeK = 0
 	return c
 }
 
@@ -135,15 +180,98 @@ func Preset(name string) (Config, error) { return run.SelectPreset(name, Tiny, S
 // FromEnv returns the preset named by $PROTOLAB_PRESET (default "small"), as notebooks and `make run` select it.
 func FromEnv() (Config, error) { return Preset(run.PresetName()) }
 
+// Model labels of a Result's runs.
+const (
+	// ModelRecipe is the model of the Config's own recipe (at Small the K = 64·D suppression model).
+	ModelRecipe = "recipe"
+	// ModelSpecRange is the recipe with K = spec_range_k.
+	ModelSpecRange = "spec_range"
+)
+
+// ModelConfig is one model the study trains: its label and configuration.
+type ModelConfig struct {
+	Label  string
+	Config lm.Config
+}
+
+// Models lists the models of the study: for each label (ModelRecipe, then ModelSpecRange when SpecRangeK > 0),
+// one per training seed.
+func (c Config) Models() []ModelConfig {
+	seeds := c.Seeds
+	if len(seeds) == 0 {
+		seeds = []uint64{c.Seed}
+	}
+	var out []ModelConfig
+	for _, label := range []string{ModelRecipe, ModelSpecRange} {
+		if label == ModelSpecRange && c.SpecRangeK == 0 {
+			continue
+		}
+		for _, s := range seeds {
+			m := c.Config
+			m.Seed = s
+			if label == ModelSpecRange {
+				m.Prism.NumPrototypes = c.SpecRangeK
+			}
+			out = append(out, ModelConfig{Label: label, Config: m})
+		}
+	}
+	return out
+}
+
+// Settings returns the suppression settings of the evaluation the Config runs: Suppress, with the held-back seeds
+// when UseHeldBack is set.
+func (c Config) Settings() Settings {
+	s := c.Suppress
+	if c.UseHeldBack {
+		s.PromptSeed, s.Sample.Seed, s.TextSeed = c.HeldBack.PromptSeed, c.HeldBack.SampleSeed, c.HeldBack.TextSeed
+	}
+	return s
+}
+
 // Validate reports the first problem of the configuration, naming its key.
 func (c Config) Validate() error {
-	if err := c.Config.Validate(); err != nil {
-		return err
-	}
 	if c.Head != lm.HeadPrism {
 		return errors.Errorf("head=%q, want %q (suppression removes prototypes)", c.Head, lm.HeadPrism)
 	}
-	return errors.WithMessage(c.Suppress.Validate(), "suppress")
+	seen := map[uint64]bool{}
+	for i, s := range c.Seeds {
+		if seen[s] {
+			return errors.Errorf("seeds[%d]=%d repeats a seed; each model needs its own", i, s)
+		}
+		seen[s] = true
+	}
+	if c.SpecRangeK < 0 {
+		return errors.Errorf("spec_range_k=%d, want ≥ 0 (0: no second model)", c.SpecRangeK)
+	}
+	for _, m := range c.Models() {
+		if err := m.Config.Validate(); err != nil {
+			if m.Label == ModelSpecRange {
+				return errors.WithMessagef(err, "spec_range_k=%d", c.SpecRangeK)
+			}
+			return err
+		}
+	}
+	h := c.HeldBack
+	if h.PromptSeed == 0 || h.TextSeed == 0 {
+		return errors.Errorf("held_back.prompt_seed=%d, held_back.text_seed=%d, want both set (fresh documents)",
+			h.PromptSeed, h.TextSeed)
+	}
+	if s := c.Suppress; !c.UseHeldBack && (h.PromptSeed == s.PromptSeed || h.TextSeed == s.TextSeed ||
+		h.SampleSeed == s.Sample.Seed) {
+		return errors.New("held_back repeats a seed of suppress (prompt_seed, sample.seed or text_seed): the " +
+			"held-back evaluation must stay untouched")
+	}
+	s := c.Settings()
+	if err := s.Validate(); err != nil {
+		return errors.WithMessage(err, "suppress")
+	}
+	for _, seed := range []uint64{s.PromptSeed, s.TextSeed} {
+		if seed != 0 && seed == c.Data.Synthetic.Seed {
+			return errors.Errorf("suppress: seed %d equals data.synthetic.seed: prompts and validation text must "+
+				"come from documents no model trained on", seed)
+		}
+	}
+	return nil
 }
 
 // Validate reports the first problem of the settings, naming its key.
@@ -169,6 +297,8 @@ func (s Settings) Validate() error {
 		return errors.Errorf("samples=%d, want ≥ 2 (a standard error needs two)", s.Samples)
 	case s.SampleBatch <= 0:
 		return errors.Errorf("sample_batch=%d, want > 0", s.SampleBatch)
+	case s.TextSeed != 0 && s.TextDocs < 2:
+		return errors.Errorf("text_docs=%d, want ≥ 2 when text_seed is set (0: the validation split)", s.TextDocs)
 	case s.EvalSequences <= 0:
 		return errors.Errorf("eval_sequences=%d, want > 0", s.EvalSequences)
 	case s.Examples < 0:
@@ -188,4 +318,28 @@ func (s Settings) keywords() ([]string, error) {
 		return slices.Clone(s.Keywords), nil
 	}
 	return data.SyntheticWords(s.Concept, s.Value)
+}
+
+// inSpecRange reports whether K lies in docs/spec/prism.md §12's range 8D–16D.
+func inSpecRange(K, D int) bool { return K >= 8*D && K <= 16*D }
+
+// modelNote says what a model is relative to the spec and to the PRISM model the other studies (prismhead's
+// quality comparison among them) analyse at the same width (lm.PrismTiny, PrismSmall, PrismPaper).
+func modelNote(K, D, k, steps int) string {
+	where := "inside"
+	if !inSpecRange(K, D) {
+		where = "outside"
+	}
+	s := fmt.Sprintf("K = %d = %g·D (D = %d), %s spec §12's 8D–16D; k = %d; %d updates", K, float64(K)/float64(D),
+		D, where, k, steps)
+	for _, q := range []lm.Config{lm.PrismTiny(), lm.PrismSmall(), lm.PrismPaper()} {
+		if q.Model.Width != D {
+			continue
+		}
+		if p := q.Prism; p.NumPrototypes != K || p.TopK != k || q.Train.Steps != steps {
+			s += fmt.Sprintf("; not the model of the quality study at this width (prismhead: K = %d, k = %d, %d "+
+				"updates)", p.NumPrototypes, p.TopK, q.Train.Steps)
+		}
+	}
+	return s
 }

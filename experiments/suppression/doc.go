@@ -25,13 +25,23 @@
 //	(7) concept rate = mean_n (keywords in n / words in n),   any rate = mean_n [n has a keyword]     (± s.e.)
 //	(8) reduction = 1 − rate(mode)/rate(none),   other change = PPL_other(mode)/PPL_other(none) − 1
 //
-// with PPL_other (PPL_concept) the perplexity of validation documents without (with) a keyword, and the judge
-// perplexity that of the generations under the unsuppressed model. The fraction of tokens where some i ∈ Ω is active
-// (layers/prism (16)) is reported beside them.
+// with PPL_other (PPL_concept) the perplexity of validation documents without (with) a keyword, PPL_val that of
+// both together (spec §10's validation perplexity), and the judge perplexity that of the generations under the
+// unsuppressed model. The fraction of tokens where some i ∈ Ω is active (layers/prism (16)) is reported beside them.
+//
+// # Protocol
+//
+// A Config is a model recipe, its training seeds and, optionally, a second bank size (spec_range_k): the study trains
+// one model per (bank size, seed) and runs (1)–(8) on each (ModelRun). Each measurement is then averaged over the
+// seeds of a bank size, with its standard error (Summary); those are the study's figures and the scorecard's
+// (Claims). The validation text and the prompts come from fresh synthetic documents (text_seed, prompt_seed) that no
+// model trained on; the Small preset's evaluation seeds were used by no choice of the recipe, which was fixed on the
+// development evaluation that Quick still runs (the model's validation split, prompt seed 2002). A second evaluation
+// (held_back) is run by no preset: use_held_back switches to it once, when the settings are final.
 //
 // # Running
 //
-// LoadOrRun trains (or loads, under run.Out/models) the model of the Config and stores the Result under
-// run.Out/suppression/; a comparison of rules or thresholds (TradeoffChart) is one LoadOrRun per variant, sharing
-// the model. Suppress runs the study on a model already at hand.
+// LoadOrRun trains (or loads, under run.Out/models) the models of the Config and stores the Result under
+// run.Out/suppression/; Notebook shows the stored protocol result at the Small preset, or Quick's; CompareRules and
+// TradeoffChart compare rules on the notebook's configuration. Suppress runs (1)–(8) on a model already at hand.
 package suppression

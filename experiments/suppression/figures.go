@@ -8,62 +8,68 @@ import (
 	"github.com/protolab/protolab/workbench/plot"
 )
 
-// RateChart is the suppression figure (docs/spec/prism.md §10): per mode (none, zero, mask), the concept's share of
-// generated words and the fraction of samples that mention it; the subtitle gives |Ω| and the perplexity change on
-// text without the concept.
+// RateChart is the suppression figure (docs/spec/prism.md §10): per mode (none, zero, mask) and model, the concept's
+// share of generated words and the fraction of samples that mention it (means over training seeds); the subtitle
+// gives |Ω| and the perplexity change on text without the concept.
 func RateChart(res *Result) *charts.Bar {
-	var cats []string
-	var words, samples []float64
-	sub := fmt.Sprintf("%s=%s, |Ω| = %d prototypes; perplexity on other text:", res.Config.Concept, res.Config.Value,
-		len(res.Omega))
-	for _, md := range res.Modes {
-		cats = append(cats, md.Mode)
-		words = append(words, md.ConceptRate)
-		samples = append(samples, md.AnyRate)
-		if md.Mode != ModeNone {
-			sub += fmt.Sprintf(" %s %+.2f%%,", md.Mode, 100*md.OtherChange)
+	var groups []plot.BarGroup
+	sub := fmt.Sprintf("%s=%s;", res.Config.Concept, res.Config.Value)
+	for _, s := range res.Summaries {
+		words := plot.BarGroup{Name: "keyword share of words, " + s.Label}
+		samples := plot.BarGroup{Name: "samples with a keyword, " + s.Label}
+		sub += fmt.Sprintf(" %s (K = %d, %d seeds): |Ω| = %.1f, other-text perplexity", s.Label, s.K, len(s.Seeds),
+			s.Omega.Mean)
+		for _, md := range s.Modes {
+			words.Values = append(words.Values, md.ConceptRate.Mean)
+			samples.Values = append(samples.Values, md.AnyRate.Mean)
+			if md.Mode != ModeNone {
+				sub += fmt.Sprintf(" %s %+.2f%%", md.Mode, 100*md.OtherChange.Mean)
+			}
 		}
+		sub += ";"
+		groups = append(groups, words, samples)
 	}
-	return plot.Bars("Concept suppression: keyword rate of generations", cats, []plot.BarGroup{
-		{Name: "keyword share of words", Values: words},
-		{Name: "samples with a keyword", Values: samples},
-	}, plot.AxisNames("suppression", "rate"), plot.Subtitle(sub[:len(sub)-1]))
+	return plot.Bars("Concept suppression: keyword rate of generations", Modes, groups,
+		plot.AxisNames("suppression", "rate"), plot.Subtitle(sub[:len(sub)-1]))
 }
 
-// PerplexityChart shows, per mode, the perplexity on validation text without the concept (which suppression should
-// leave alone), on text with it, and of the generations under the unsuppressed model.
+// PerplexityChart shows, per mode and model (means over training seeds), the perplexity on validation text without
+// the concept (which suppression should leave alone), on text with it, and of the generations under the
+// unsuppressed model.
 func PerplexityChart(res *Result) *charts.Bar {
-	var cats []string
-	var other, concept, judge []float64
-	for _, md := range res.Modes {
-		cats = append(cats, md.Mode)
-		other = append(other, md.OtherPerplexity)
-		concept = append(concept, md.ConceptPerplexity)
-		judge = append(judge, md.JudgePerplexity)
+	var groups []plot.BarGroup
+	for _, s := range res.Summaries {
+		other := plot.BarGroup{Name: "text without the concept, " + s.Label}
+		concept := plot.BarGroup{Name: "text with the concept, " + s.Label}
+		judge := plot.BarGroup{Name: "generations (unsuppressed judge), " + s.Label}
+		for _, md := range s.Modes {
+			other.Values = append(other.Values, md.OtherPerplexity.Mean)
+			concept.Values = append(concept.Values, md.ConceptPerplexity.Mean)
+			judge.Values = append(judge.Values, md.JudgePerplexity.Mean)
+		}
+		groups = append(groups, other, concept, judge)
 	}
-	return plot.Bars("Concept suppression: perplexity", cats, []plot.BarGroup{
-		{Name: "text without the concept", Values: other},
-		{Name: "text with the concept", Values: concept},
-		{Name: "generations (unsuppressed judge)", Values: judge},
-	}, plot.AxisNames("suppression", "perplexity"), plot.Subtitle(res.Run))
+	return plot.Bars("Concept suppression: perplexity", Modes, groups, plot.AxisNames("suppression", "perplexity"))
 }
 
-// TradeoffChart places each result (e.g. one per rule or min_hit_rate) as one point per suppressing mode: the
-// perplexity change on text without the concept (%) against the cut of the concept's rate in generations (%). The
-// spec §10 goal is the top-left corner; the labels give rule, threshold and |Ω|.
+// TradeoffChart places each result (e.g. one per rule or min_hit_rate) as one point per suppressing mode and model:
+// the perplexity change on text without the concept (%) against the cut of the concept's rate in generations (%),
+// means over training seeds. The spec §10 goal is the top-left corner; the labels give rule, threshold and |Ω|.
 func TradeoffChart(results []*Result) *charts.Scatter {
 	var groups []plot.Points
 	for _, mode := range []string{ModeZero, ModeMask} {
 		g := plot.Points{Name: mode}
 		for _, r := range results {
-			md := r.Mode(mode)
-			if md == nil {
-				continue
+			for _, s := range r.Summaries {
+				md := s.Mode(mode)
+				if md == nil {
+					continue
+				}
+				g.X = append(g.X, 100*md.OtherChange.Mean)
+				g.Y = append(g.Y, 100*md.Reduction.Mean)
+				g.Labels = append(g.Labels, fmt.Sprintf("%s ≥ %.2f, %s, |Ω| = %.1f", r.Config.Rule,
+					r.Config.MinHitRate, s.Label, s.Omega.Mean))
 			}
-			g.X = append(g.X, 100*md.OtherChange)
-			g.Y = append(g.Y, 100*md.Reduction)
-			g.Labels = append(g.Labels, fmt.Sprintf("%s ≥ %.2f, |Ω| = %d", r.Config.Rule, r.Config.MinHitRate,
-				len(r.Omega)))
 		}
 		groups = append(groups, g)
 	}

@@ -17,7 +17,7 @@ import (
 )
 
 // This file holds the measurements of the study (doc.go, equations 5–8): the prompts, generation under
-// suppression, and the perplexities of held-out text without and with the concept.
+// suppression, and the perplexities of validation text without and with the concept.
 
 // suppressEvalBatch is the number of rows of the perplexity graphs.
 const suppressEvalBatch = 16
@@ -43,10 +43,9 @@ func suppressionPrompts(m *lm.Model, s Settings) ([][]int32, error) {
 	return out, nil
 }
 
-// splitByKeywords packs the validation documents without a keyword (other) and with one (concept) into
-// sequences of T+1 tokens, at most maxSeq of each; a part too small for one sequence is empty (its perplexity is
-// reported as 0).
-func splitByKeywords(m *lm.Model, kw []string, maxSeq int) (other, concept [][]int32, err error) {
+// splitByKeywords packs the documents without a keyword (other) and with one (concept) into sequences of T+1
+// tokens, at most maxSeq of each; a part too small for one sequence is empty (its perplexity is reported as 0).
+func splitByKeywords(m *lm.Model, texts, kw []string, maxSeq int) (other, concept [][]int32, err error) {
 	prep, err := m.Data()
 	if err != nil {
 		return nil, nil, err
@@ -56,7 +55,7 @@ func splitByKeywords(m *lm.Model, kw []string, maxSeq int) (other, concept [][]i
 		set[k] = true
 	}
 	var docs [2][][]int32
-	for _, text := range prep.Val.Texts {
+	for _, text := range texts {
 		has := 0
 		for _, w := range SplitWords(text) {
 			if set[w] {
@@ -190,6 +189,11 @@ func (s nllSum) perplexity() float64 {
 		return 0
 	}
 	return math.Exp(s.sum / float64(s.tokens))
+}
+
+// plus pools two sums.
+func (s nllSum) plus(t nllSum) nllSum {
+	return nllSum{sum: s.sum + t.sum, tokens: s.tokens + t.tokens, activ: s.activ + t.activ}
 }
 
 func (s nllSum) activeFraction() float64 {

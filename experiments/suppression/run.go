@@ -16,10 +16,10 @@ import (
 // Study is the name under which results are stored (run.Out/<Study>/) and the CLI runs the study.
 const Study = "suppression"
 
-// Suppression modes of a Result's rows (spec §10). The suppressing ones are layers/prism's graph modes
+// Suppression modes of a run's rows (spec §10). The suppressing ones are layers/prism's graph modes
 // (prism.SuppressedLogits).
 const (
-	// ModeNone is the unsuppressed model (the reference row of a Result).
+	// ModeNone is the unsuppressed model (the reference row of a run).
 	ModeNone = "none"
 	// ModeZero is prism.SuppressZero: the suppressed activations are zeroed.
 	ModeZero = prism.SuppressZero
@@ -27,7 +27,7 @@ const (
 	ModeMask = prism.SuppressMask
 )
 
-// Modes lists the modes a Result reports, reference first.
+// Modes lists the modes a run reports, reference first.
 var Modes = []string{ModeNone, ModeZero, ModeMask}
 
 // SelectedPrototype is one prototype of Ω chosen by keyword selection.
@@ -55,23 +55,32 @@ type ModeResult struct {
 	// JudgePerplexity is the perplexity of the completions (up to and including the end-of-document token)
 	// given their prompts under the unsuppressed model: a generation-quality proxy.
 	JudgePerplexity float64 `json:"judge_perplexity"`
-	// OtherPerplexity is the perplexity on validation documents without a keyword; ConceptPerplexity on those
-	// with one.
+	// OtherPerplexity is the perplexity on validation documents without a keyword, ConceptPerplexity on those
+	// with one, and ValPerplexity on both together (spec §10's validation perplexity).
 	OtherPerplexity   float64 `json:"other_perplexity"`
 	ConceptPerplexity float64 `json:"concept_perplexity"`
+	ValPerplexity     float64 `json:"val_perplexity"`
 	// Reduction is 1 − ConceptRate/ConceptRate(none); OtherChange is OtherPerplexity/OtherPerplexity(none) − 1
-	// (0 when the reference is 0). Perplexities are 0 when there is no text of that kind.
+	// and ValChange likewise (0 when the reference is 0). Perplexities are 0 when there is no text of that kind.
 	Reduction   float64  `json:"reduction"`
 	OtherChange float64  `json:"other_change"`
+	ValChange   float64  `json:"val_change"`
 	Examples    []string `json:"examples"` // the first completions
 }
 
-// Result is the suppression study on one PRISM model.
-type Result struct {
-	Provenance *run.Provenance `json:"provenance"`
-	Run        string          `json:"run"` // the model's name (lm.Config.Name)
-	Config     Settings        `json:"config"`
-	Keywords   []string        `json:"keywords"`
+// ModelRun is the suppression study on one PRISM model.
+type ModelRun struct {
+	// Label is ModelRecipe or ModelSpecRange; Seed the model's training seed; Run its name (lm.Config.Name).
+	Label string `json:"label"`
+	Seed  uint64 `json:"seed"`
+	Run   string `json:"run"`
+	// K, D, TopK and Steps describe the model: bank size, width, prototypes per token, training updates.
+	K     int `json:"k"`
+	D     int `json:"d"`
+	TopK  int `json:"top_k"`
+	Steps int `json:"steps"`
+	// Keywords are the concept's words.
+	Keywords []string `json:"keywords"`
 	// Omega is the suppressed set Ω (bank indices, sorted); Selected details the keyword selection (empty when
 	// Settings.Prototypes gave Ω).
 	Omega    []int               `json:"omega"`
@@ -90,7 +99,7 @@ type Result struct {
 }
 
 // Mode returns the measurements of the named mode, or nil.
-func (r *Result) Mode(name string) *ModeResult {
+func (r *ModelRun) Mode(name string) *ModeResult {
 	for i := range r.Modes {
 		if r.Modes[i].Mode == name {
 			return &r.Modes[i]
@@ -99,52 +108,142 @@ func (r *Result) Mode(name string) *ModeResult {
 	return nil
 }
 
-// String is the study's report: Ω and one line per mode.
+// String is one model's report: Ω and one line per mode.
+func (r *ModelRun) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s (%s, seed %d): |Ω| = %d %v (base hit rate %.3f); Ω active on %.3f of other-text and %.3f "+
+		"of concept-text tokens\n", r.Run, r.Label, r.Seed, len(r.Omega), r.Omega, r.BaseHitRate, r.OtherActive,
+		r.ConceptActive)
+	fmt.Fprintf(&b, "%-5s %14s %14s %9s %9s %9s %9s %9s %9s\n", "mode", "concept rate", "any rate", "cut",
+		"PPL other", "Δ other", "Δ val", "PPL conc.", "PPL judge")
+	for _, m := range r.Modes {
+		fmt.Fprintf(&b, "%-5s %7.4f±%.4f %7.3f±%.3f %8.1f%% %9.3f %+8.2f%% %+8.2f%% %9.3f %9.3f\n", m.Mode,
+			m.ConceptRate, m.ConceptRateSE, m.AnyRate, m.AnyRateSE, 100*m.Reduction, m.OtherPerplexity,
+			100*m.OtherChange, 100*m.ValChange, m.ConceptPerplexity, m.JudgePerplexity)
+	}
+	return strings.TrimSuffix(b.String(), "\n")
+}
+
+// Result is the suppression study: one ModelRun per model (label × training seed) and, per label, the mean ± s.e.
+// over training seeds.
+type Result struct {
+	Provenance *run.Provenance `json:"provenance"`
+	// Config is the suppression settings as run (with the held-back seeds when HeldBack is set).
+	Config   Settings   `json:"config"`
+	HeldBack bool       `json:"held_back"` // the evaluation is the held-back one
+	Runs     []ModelRun `json:"runs"`
+	// Summaries has one entry per model label, in Models order.
+	Summaries []Summary `json:"summaries"`
+	Seconds   float64   `json:"seconds"`
+}
+
+// Summary returns the summary of the model label, or nil.
+func (r *Result) Summary(label string) *Summary {
+	for i := range r.Summaries {
+		if r.Summaries[i].Label == label {
+			return &r.Summaries[i]
+		}
+	}
+	return nil
+}
+
+// String is the study's report: per model label the mean ± s.e. over seeds of each mode, then every run.
 func (r *Result) String() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "suppression %s: %s=%s by rule %q ≥ %.2f, |Ω| = %d %v (base hit rate %.3f); Ω active on %.3f "+
-		"of other-text and %.3f of concept-text tokens\n", r.Run, r.Config.Concept, r.Config.Value, r.Config.Rule,
-		r.Config.MinHitRate, len(r.Omega), r.Omega, r.BaseHitRate, r.OtherActive, r.ConceptActive)
-	fmt.Fprintf(&b, "%-5s %14s %14s %9s %9s %9s %9s %9s\n", "mode", "concept rate", "any rate", "cut", "PPL other",
-		"Δ other", "PPL conc.", "PPL judge")
-	for _, m := range r.Modes {
-		fmt.Fprintf(&b, "%-5s %7.4f±%.4f %7.3f±%.3f %8.1f%% %9.3f %+8.2f%% %9.3f %9.3f\n", m.Mode, m.ConceptRate,
-			m.ConceptRateSE, m.AnyRate, m.AnyRateSE, 100*m.Reduction, m.OtherPerplexity, 100*m.OtherChange,
-			m.ConceptPerplexity, m.JudgePerplexity)
+	ev := "protocol evaluation"
+	if r.HeldBack {
+		ev = "held-back evaluation"
+	}
+	fmt.Fprintf(&b, "suppression of %s=%s by rule %q ≥ %.2f (%s; mean ± s.e. over training seeds)\n",
+		r.Config.Concept, r.Config.Value, r.Config.Rule, r.Config.MinHitRate, ev)
+	for _, s := range r.Summaries {
+		b.WriteString(s.String())
+		b.WriteString("\n")
+	}
+	for i := range r.Runs {
+		b.WriteString(r.Runs[i].String())
+		b.WriteString("\n")
 	}
 	return strings.TrimSuffix(b.String(), "\n")
 }
 
 // LoadOrRun returns the result stored for cfg under run.Out, or runs the study: it trains (or loads, from
-// run.Out/models) the PRISM model of cfg and runs Suppress with cfg.Suppress on it. A comparison of rules or
-// thresholds is one LoadOrRun per variant (each stored; the model is trained once).
+// run.Out/models) every model of cfg.Models and runs Suppress with cfg.Settings on each. A comparison of rules or
+// thresholds is one LoadOrRun per variant (each stored; the models are trained once).
 func LoadOrRun(cfg Config, opts ...run.Option) (*Result, error) {
 	return run.LoadOrRun(Study, cfg, opts, compute)
 }
 
-// Run runs the study even when a result is stored (the model itself is loaded when trained before).
+// Run runs the study even when a result is stored (the models themselves are loaded when trained before).
 func Run(cfg Config, opts ...run.Option) (*Result, error) {
 	return run.Recompute(Study, cfg, opts, compute)
 }
 
+// Notebook returns what notebook 20 and `make run` show: at the Small preset (run.PresetName) the stored protocol
+// result when `protolab run suppression --preset small` made one, else Quick's result (loaded or computed); at
+// other presets LoadOrRun of that preset.
+func Notebook(opts ...run.Option) (*Result, error) {
+	if name := run.PresetName(); name != "small" {
+		cfg, err := Preset(name)
+		if err != nil {
+			return nil, err
+		}
+		return LoadOrRun(cfg, opts...)
+	}
+	r, _, err := run.Showcase(Study, Small(), Quick(), opts, compute)
+	return r, err
+}
+
+// CompareRules runs (or loads) the notebook's configuration (Quick at the Small preset, else the preset) once per
+// rule, for TradeoffChart: an exploration on the development data, not the protocol.
+func CompareRules(rules []string, opts ...run.Option) ([]*Result, error) {
+	cfg := Quick()
+	if name := run.PresetName(); name != "small" {
+		var err error
+		if cfg, err = Preset(name); err != nil {
+			return nil, err
+		}
+	}
+	var out []*Result
+	for _, rule := range rules {
+		c := cfg
+		c.Suppress.Rule = rule
+		r, err := LoadOrRun(c, opts...)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, r)
+	}
+	return out, nil
+}
+
 func compute(cfg Config, prov *run.Provenance, o run.Options) (*Result, error) {
-	prov.Seed = cfg.Seed
-	m, err := lm.LoadOrTrain(cfg.Config, run.With(o))
-	if err != nil {
-		return nil, err
+	start := time.Now()
+	models := cfg.Models()
+	prov.Seed = models[0].Config.Seed
+	s := cfg.Settings()
+	res := &Result{Provenance: prov, Config: s, HeldBack: cfg.UseHeldBack}
+	for _, mc := range models {
+		m, err := lm.LoadOrTrain(mc.Config, run.With(o))
+		if err != nil {
+			return nil, err
+		}
+		r, err := Suppress(m, s, run.With(o))
+		if err != nil {
+			return nil, errors.WithMessagef(err, "model %s", mc.Config.Name())
+		}
+		r.Label = mc.Label
+		res.Runs = append(res.Runs, *r)
 	}
-	res, err := Suppress(m, cfg.Suppress, run.With(o))
-	if err != nil {
-		return nil, err
-	}
-	res.Provenance = prov
+	res.Summaries = summarise(res.Runs)
+	res.Seconds = time.Since(start).Seconds()
 	return res, nil
 }
 
 // Suppress selects Ω for the configured concept (or takes Settings.Prototypes), then generates Samples
-// continuations of topic-free prompts and measures the perplexity of held-out text without and with the concept,
-// unsuppressed and under both modes. The model stays unchanged; the result's Provenance is nil (LoadOrRun sets it).
-func Suppress(m *lm.Model, s Settings, opts ...run.Option) (*Result, error) {
+// continuations of topic-free prompts and measures the perplexity of validation text without and with the concept,
+// unsuppressed and under both modes. The model stays unchanged; the run's Label is empty (compute sets it).
+func Suppress(m *lm.Model, s Settings, opts ...run.Option) (*ModelRun, error) {
 	if err := s.Validate(); err != nil {
 		return nil, errors.WithMessage(err, "suppress")
 	}
@@ -160,7 +259,7 @@ func Suppress(m *lm.Model, s Settings, opts ...run.Option) (*Result, error) {
 	return res, nil
 }
 
-func suppress(m *lm.Model, s Settings, o run.Options) (*Result, error) {
+func suppress(m *lm.Model, s Settings, o run.Options) (*ModelRun, error) {
 	if m.Dense() {
 		return nil, errors.New("suppression: the dense model has no prototypes to suppress")
 	}
@@ -173,8 +272,10 @@ func suppress(m *lm.Model, s Settings, o run.Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	res := &Result{Run: m.Config.Name(), Config: s, Keywords: kw}
-	K := m.Config.Prism.NumPrototypes
+	mc := m.Config
+	res := &ModelRun{Run: mc.Name(), Seed: mc.Seed, K: mc.Prism.NumPrototypes, D: mc.Model.Width,
+		TopK: mc.Prism.TopK, Steps: mc.Train.Steps, Keywords: kw}
+	K := mc.Prism.NumPrototypes
 	if len(s.Prototypes) > 0 {
 		for _, p := range s.Prototypes {
 			if p >= K {
@@ -193,7 +294,15 @@ func suppress(m *lm.Model, s Settings, o run.Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	other, concept, err := splitByKeywords(m, kw, s.EvalSequences)
+	texts := d.Val.Texts
+	if s.TextSeed != 0 {
+		c, err := m.FreshCorpus(s.TextDocs, s.TextSeed)
+		if err != nil {
+			return nil, err
+		}
+		texts = c.Texts
+	}
+	other, concept, err := splitByKeywords(m, texts, kw, s.EvalSequences)
 	if err != nil {
 		return nil, err
 	}
@@ -233,6 +342,7 @@ func suppress(m *lm.Model, s Settings, o run.Options) (*Result, error) {
 			return nil, err
 		}
 		sm.OtherPerplexity, sm.ConceptPerplexity = ot.perplexity(), ct.perplexity()
+		sm.ValPerplexity = ot.plus(ct).perplexity()
 		if mode == ModeNone {
 			res.OtherTokens, res.ConceptTokens = ot.tokens, ct.tokens
 			res.OtherActive, res.ConceptActive = ot.activeFraction(), ct.activeFraction()
@@ -241,13 +351,21 @@ func suppress(m *lm.Model, s Settings, o run.Options) (*Result, error) {
 	}
 	ref := res.Modes[0]
 	for i := range res.Modes {
+		md := &res.Modes[i]
 		if ref.ConceptRate > 0 {
-			res.Modes[i].Reduction = 1 - res.Modes[i].ConceptRate/ref.ConceptRate
+			md.Reduction = 1 - md.ConceptRate/ref.ConceptRate
 		}
-		if ref.OtherPerplexity > 0 {
-			res.Modes[i].OtherChange = res.Modes[i].OtherPerplexity/ref.OtherPerplexity - 1
-		}
+		md.OtherChange = relChange(md.OtherPerplexity, ref.OtherPerplexity)
+		md.ValChange = relChange(md.ValPerplexity, ref.ValPerplexity)
 	}
 	res.Seconds = time.Since(start).Seconds()
 	return res, nil
+}
+
+// relChange is x/ref − 1, or 0 when ref is 0.
+func relChange(x, ref float64) float64 {
+	if ref == 0 {
+		return 0
+	}
+	return x/ref - 1
 }

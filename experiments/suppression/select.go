@@ -17,7 +17,7 @@ import (
 // selectByKeywords fills res.Omega, res.Selected and res.BaseHitRate from the top-activating contexts of the
 // first SelectBatches training batches (rules "contexts" and "mass") or from the prototypes' logit signatures (rule
 // "signature"); every selected prototype's card gets its most activating context and its most promoted tokens.
-func selectByKeywords(m *lm.Model, s Settings, kw []string, res *Result) error {
+func selectByKeywords(m *lm.Model, s Settings, kw []string, res *ModelRun) error {
 	d, err := m.Data()
 	if err != nil {
 		return err

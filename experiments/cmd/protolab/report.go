@@ -10,8 +10,11 @@ import (
 	"github.com/pkg/errors"
 
 	"github.com/protolab/protolab/docs"
+	"github.com/protolab/protolab/experiments/attribution"
 	"github.com/protolab/protolab/experiments/interp"
 	"github.com/protolab/protolab/experiments/prismhead"
+	"github.com/protolab/protolab/experiments/steering"
+	"github.com/protolab/protolab/experiments/suppression"
 	"github.com/protolab/protolab/workbench/report"
 	"github.com/protolab/protolab/workbench/run"
 	"github.com/protolab/protolab/workbench/store"
@@ -71,6 +74,12 @@ func named[C any](name string, preset func() C) func() (string, C) {
 var scorecard = []scored{
 	scoreEntry(interp.Study, interp.Claims, named("small", interp.Small), named("quick", interp.Quick),
 		named("tiny", interp.Tiny)),
+	scoreEntry(attribution.Study, attribution.Claims, named("small", attribution.Small),
+		named("quick", attribution.Quick), named("tiny", attribution.Tiny)),
+	scoreEntry(steering.Study, steering.Claims, named("small", steering.Small), named("quick", steering.Quick),
+		named("tiny", steering.Tiny)),
+	scoreEntry(suppression.Study, suppression.Claims, named("small", suppression.Small),
+		named("quick", suppression.Quick), named("tiny", suppression.Tiny)),
 	scoreEntry(prismhead.Study, prismhead.Claims, named("small", prismhead.Small), named("quick", prismhead.Quick),
 		named("tiny", prismhead.Tiny)),
 }

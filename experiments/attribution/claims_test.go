@@ -1,0 +1,114 @@
+package attribution
+
+import (
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/protolab/protolab/workbench/report"
+)
+
+// paperSide reads the paper's number of a docs/spec/papers.md row (the value column), as the scorecard would.
+func paperSide(t *testing.T, id string) report.Paper {
+	text, err := os.ReadFile("../../docs/spec/papers.md")
+	require.NoError(t, err)
+	for _, line := range strings.Split(string(text), "\n") {
+		cells := strings.Split(line, "|")
+		if len(cells) > 5 && strings.TrimSpace(cells[1]) == id {
+			v := strings.TrimSpace(cells[5])
+			if v == "" {
+				return report.Paper{}
+			}
+			x, err := strconv.ParseFloat(v, 64)
+			require.NoError(t, err, id)
+			return report.Paper{Value: x, HasValue: true}
+		}
+	}
+	t.Fatalf("docs/spec/papers.md has no row %q", id)
+	return report.Paper{}
+}
+
+// TestClaims_NilListsEveryClaim: without a result every claim is listed, valid, with Ours empty and an id that
+// docs/spec/papers.md has.
+func TestClaims_NilListsEveryClaim(t *testing.T) {
+	cs := Claims(nil)
+	require.Len(t, cs, 7)
+	for _, c := range cs {
+		require.NotEmpty(t, c.Claim)
+		require.NotEmpty(t, c.Method, c.Claim)
+		require.Equal(t, report.Estimate{}, c.Ours, c.Claim)
+		require.NoError(t, c.Validate())
+		if c.ID != "" {
+			paperSide(t, c.ID)
+		}
+	}
+}
+
+// handResult is a result whose verdicts are known: Overlap@10 0.9 [0.85, 0.95], LDS 0.2 [0.1, 0.3], LDS − EK-FAC
+// −0.1 [−0.2, 0.0], overlap with EK-FAC 0.3, speed-up 50 ± 5, and a modelled Paper speed-up of 12,000.
+func handResult() *Result {
+	r := &Result{Config: Small().Attribution}
+	for range 3 {
+		r.Models = append(r.Models, ModelResult{NumQueries: 100, NumSeqs: 500})
+	}
+	r.Summary = []Summary{
+		{Name: MethodPrism, Models: 3, Overlap: []OverlapStat{{K: 10, Mean: 0.9, Lo: 0.85, Hi: 0.95, SE: 0.02}},
+			LDS: &Interval{0.2, 0.1, 0.3}, LDSSE: 0.03, LDSVsEKFAC: &Interval{-0.1, -0.2, 0},
+			OverlapEKFAC: []OverlapStat{{K: 10, Mean: 0.3, Lo: 0.2, Hi: 0.4}}, SpeedUp: 50, SpeedUpSE: 5},
+		{Name: MethodEKFAC, Models: 3, SpeedUp: 1},
+	}
+	r.Cost = []CostModel{{Name: "this run"}, {Name: "paper", Methods: []MethodCost{{Name: MethodPrism, SpeedUp: 12000}}}}
+	return r
+}
+
+func verdicts(t *testing.T, cs []report.Claim) []string {
+	var out []string
+	for _, c := range cs {
+		require.NoError(t, c.Validate(), c.Claim)
+		p := report.Paper{}
+		if c.ID != "" {
+			p = paperSide(t, c.ID)
+		}
+		v, _ := report.Verdict(c, p)
+		out = append(out, v)
+	}
+	return out
+}
+
+// TestClaims_HandBuiltVerdicts checks every claim's value and verdict on hand-built results.
+func TestClaims_HandBuiltVerdicts(t *testing.T) {
+	r := handResult()
+	cs := Claims(r)
+	require.Equal(t, report.Estimate{Value: 0.9, SE: 0.02, Lo: 0.85, Hi: 0.95, Seeds: 3}, cs[0].Ours)
+	require.Equal(t, report.Estimate{Value: 0.2, SE: 0.03, Lo: 0.1, Hi: 0.3, Seeds: 3}, cs[1].Ours)
+	require.Equal(t, report.Estimate{Value: -0.1, Lo: -0.2, Hi: 0, Seeds: 3}, cs[2].Ours)
+	require.Equal(t, 0.3, cs[3].Ours.Value)
+	require.Equal(t, report.Estimate{Value: 50, SE: 5, Seeds: 3, Unit: "×"}, cs[4].Ours)
+	require.Equal(t, 12000.0, cs[5].Ours.Value)
+	require.Equal(t, []string{report.Reproduced, report.Reproduced, report.NotReproduced, report.NotTestable,
+		report.NotReproduced, report.NotTestable, report.NotTestable}, verdicts(t, cs))
+
+	// The overlap's interval reaches below 0.8; the LDS difference stays within the margin; the LDS is not above 0
+	// by more than its half-width.
+	sm := r.Method(MethodPrism)
+	sm.Overlap[0] = OverlapStat{K: 10, Mean: 0.8, Lo: 0.7, Hi: 0.9}
+	sm.LDSVsEKFAC = &Interval{-0.01, -0.04, 0.02}
+	sm.LDS = &Interval{0.05, -0.01, 0.11}
+	require.Equal(t, []string{report.NotReproduced, report.NotReproduced, report.Reproduced, report.NotTestable,
+		report.NotReproduced, report.NotTestable, report.NotTestable}, verdicts(t, Claims(r)))
+
+	// A quick run: no LDS, no EK-FAC.
+	r = handResult()
+	r.Summary = r.Summary[:1]
+	sm = &r.Summary[0]
+	sm.LDS, sm.LDSVsEKFAC, sm.OverlapEKFAC, sm.SpeedUp = nil, nil, nil, 0
+	cs = Claims(r)
+	for _, i := range []int{1, 2, 3, 4} {
+		require.NotEmpty(t, cs[i].Untestable, cs[i].Claim)
+	}
+	require.Contains(t, cs[1].Untestable, "lds_subsets")
+	require.Equal(t, report.Reproduced, verdicts(t, cs)[0])
+}
