@@ -7,9 +7,8 @@ NOTEBOOK_TEST := test-notebooks
 OUT ?= out
 PROTOLAB := $(GO) run -tags $(GOTAGS) ./experiments/cmd/protolab
 
-# The studies whose protocol runs make the scorecard (`protolab run <study> --preset small`); the speed study runs
-# in both of its modes.
-PROTOCOL_STUDIES := architecture interp robustness prismhead attribution steering suppression fvec
+# The studies whose protocol runs make the scorecard (`protolab run <study> --preset small`).
+PROTOCOL_STUDIES := architecture speed interp prismhead attribution steering suppression fvec
 
 .PHONY: run test-notebooks lab reproduce report
 
@@ -29,8 +28,6 @@ test-notebooks: setup
 reproduce:
 	@set -e; for s in $(PROTOCOL_STUDIES); do \
 	  echo "reproduce: $$s"; $(PROTOLAB) run $$s --preset small --out $(OUT)/runs; done
-	$(PROTOLAB) bench throughput --preset small --out $(OUT)/runs
-	$(PROTOLAB) bench decode --preset small --out $(OUT)/runs
 	$(MAKE) report
 
 ## report: the scorecard out/REPORT.md (and .html) from the results stored under out/runs.

@@ -2,6 +2,7 @@ package architecture
 
 import (
 	"fmt"
+	"math"
 	"slices"
 
 	"github.com/pkg/errors"
@@ -15,12 +16,25 @@ import (
 	"github.com/protolab/protolab/workbench/run"
 )
 
-// Config configures the study. Start from a preset (Tiny, Small, Paper); change fields or apply run.Override.
+// Config configures the study. Start from a preset (Tiny, Quick, Small, Paper); change fields or apply
+// run.Override.
 type Config struct {
 	// Seeds lists the seeds of every point: one training run per seed; with more than one, results are mean ± s.e.
+	// The first seed also runs the learning-rate search (lr_grid). The claims need at least 3.
 	Seeds []uint64 `json:"seeds"`
 	// Mixers are the compared mixers (values of decoder.Config.Mixer); the first is the parameter reference.
 	Mixers []string `json:"mixers"`
+	// Inits are the decoder initialisation policies compared (decoder.KnownInits), one comparison each; the first
+	// (the spec's "pytorch" in the presets) is the primary one: the sweep, the generation and classification
+	// models, and the main claims use it.
+	Inits []string `json:"inits"`
+	// LRGrid is the learning-rate grid searched for every (init, mixer) on data.source: one run per grid value with
+	// the first seed, judged by its final loss on the validation split (documents carved from the training corpus);
+	// the best value trains every seed of that (init, mixer). Empty: every mixer trains at train.lr (no search).
+	LRGrid []float64 `json:"lr_grid"`
+	// SharedLR adds, beside the searched comparison, the recipe of docs/spec/protot.md §3 ("use the defaults for all
+	// models"): every mixer at train.lr, primary init, data.source. Needs lr_grid (without it that is the comparison).
+	SharedLR bool `json:"shared_lr"`
 	// Data is the corpus, tokenizer, T and B of every run; data.source and data.seed are set per run.
 	Data lmdata.Config `json:"data"`
 	// Model is the reference model; mixer, width, vocab_size and ffn_hidden are set per run.
@@ -36,14 +50,35 @@ type Config struct {
 	Train fit.Config `json:"train"`
 	// EvalBatches is the number of validation batches of each run's final perplexity; 0 means all of them.
 	EvalBatches int `json:"eval_batches"`
-	// Corpora are the data sources of the equal-parameter comparison ("synthetic", "wordnet", files).
+	// Test is the evaluation data of the reported perplexities: synthetic documents that no choice of the study
+	// reads.
+	Test TestConfig `json:"test"`
+	// Corpora are the data sources of the equal-parameter comparison ("synthetic", "wordnet", files); the learning
+	// rates searched on data.source serve every corpus.
 	Corpora []string `json:"corpora"`
-	// Sweep is the width × training-steps grid, trained on data.source.
+	// Sweep is the width × training-steps grid, trained on data.source at train.lr with the primary init; both
+	// lists empty: no sweep.
 	Sweep SweepConfig `json:"sweep"`
 	// Generate configures the samples and their quality measures.
 	Generate GenerateConfig `json:"generate"`
 	// Classify configures the downstream classification fine-tuning.
 	Classify ClassifyConfig `json:"classify"`
+}
+
+// TestConfig is the test data of the synthetic corpus: fresh documents from the same grammar (data.synthetic with
+// another seed), tokenized by each model's tokenizer and cut into non-overlapping windows of T tokens (§7.1). A
+// model trained on another source has no test data: its comparison reports the validation split only.
+type TestConfig struct {
+	// Seed generates the test corpus of the reported perplexities; not data.synthetic.seed nor
+	// classify.synthetic.seed. No choice (learning rate, settings) reads it.
+	Seed uint64 `json:"seed"`
+	// HoldoutSeed generates a second test corpus, held back: only the protocol presets (Small, Paper) evaluate it,
+	// once their settings are frozen; 0 skips it.
+	HoldoutSeed uint64 `json:"holdout_seed"`
+	// NumDocs is the number of documents of each test corpus; > 0.
+	NumDocs int `json:"num_docs"`
+	// Batches is the number of evaluation batches (data.eval_batch_size windows each) per test corpus; 0 means all.
+	Batches int `json:"batches"`
 }
 
 // SweepConfig is the scaling grid: one run per (mixer, width, steps, seed).
@@ -80,9 +115,10 @@ type ClassifyConfig struct {
 	Train fit.Config `json:"train"`
 }
 
-// Tiny is seconds on one CPU core: the unit tests and the notebook smoke run use it.
+// Tiny is seconds on one CPU core: the unit tests and the notebook smoke run use it. Quick's protocol (one seed,
+// one policy, no search) on a smaller model and corpus.
 func Tiny() Config {
-	c := Small()
+	c := Quick()
 	c.Data.Synthetic.NumDocs = 120
 	c.Data.Tokenizer.VocabSize = 320
 	c.Data.SeqLen = 32
@@ -95,10 +131,11 @@ func Tiny() Config {
 	c.Model.MaxLen = 96
 	c.Train.Steps = 30
 	c.Train.WarmupSteps = 3
-	c.Train.EvalEvery = 0
+	c.Train.EvalEvery = 15
 	c.Train.EvalBatches = 2
 	c.Train.CheckpointEvery = 0
 	c.EvalBatches = 4
+	c.Test.NumDocs, c.Test.Batches = 40, 4
 	c.Corpora = []string{lmdata.SourceSynthetic}
 	c.Sweep = SweepConfig{Widths: []int{16, 24}, Steps: []int{15, 30}}
 	c.Generate.NumSamples = 2
@@ -110,10 +147,12 @@ func Tiny() Config {
 	return c
 }
 
-// Small is a few minutes on a 2-core CPU with the pure-Go backend for the whole notebook (make run): two-layer
-// models of width 32 on the synthetic concept corpus, 160 steps of 8×32 tokens, a 2×3 sweep (widths 16, 32; 40,
-// 80, 160 steps), three classification tasks of 30 fine-tuning steps.
-func Small() Config {
+// Quick is what `make run` and notebook 10 compute at the Small preset when no protocol run (Small) is stored: a few
+// minutes on 2 cores. Two-layer models of width 32 on the synthetic concept corpus, 160 steps of 8×32 tokens at one
+// learning rate for every mixer, one seed, the spec's initialisation only, the comparison also on WordNet, a 2×3
+// sweep (widths 16, 32; 40, 80, 160 steps), three classification tasks of 30 fine-tuning steps. One seed and no
+// search: its comparison answers no claim (Claims marks them untestable).
+func Quick() Config {
 	d := lmdata.DefaultConfig()
 	d.Synthetic.NumDocs = 2000
 	d.Tokenizer.VocabSize = 1024
@@ -132,7 +171,7 @@ func Small() Config {
 	t.Steps = 160
 	t.LR = 3e-3
 	t.WarmupSteps = 16
-	t.EvalEvery = 0 // the final perplexity is what the study reports
+	t.EvalEvery = 40 // the validation loss against training tokens (CurvesChart)
 	t.EvalBatches = 4
 	t.CheckpointEvery = 0
 	s := eval.DefaultSampleConfig()
@@ -150,11 +189,13 @@ func Small() Config {
 	return Config{
 		Seeds:       []uint64{1},
 		Mixers:      slices.Clone(decoder.KnownMixers),
+		Inits:       []string{decoder.InitPyTorch},
 		Data:        d,
 		Model:       m,
 		MatchParams: true,
 		Train:       t,
 		EvalBatches: 16,
+		Test:        TestConfig{Seed: 9001, NumDocs: 200, Batches: 16},
 		Corpora:     []string{lmdata.SourceSynthetic, lmdata.SourceWordNet},
 		Sweep:       SweepConfig{Widths: []int{16, 32}, Steps: []int{40, 80, 160}},
 		Generate:    GenerateConfig{Sample: s, NumSamples: 8, PromptWords: 4, RepetitionN: 4},
@@ -163,14 +204,51 @@ func Small() Config {
 	}
 }
 
+// Small is the study's protocol (issue #15 §4), `protolab run architecture --preset small`: Quick's models and data
+// (D = 32, L = 2, R = 16, T = 32, B = 8, 2,000 synthetic documents, equal non-embedding parameters), trained 640
+// steps (164k tokens, four times Quick's budget) under both initialisation policies, the spec's (pytorch) and
+// GPT-2's. For each policy and mixer the learning rate is searched over {1e-3, 3e-3, 1e-2, 3e-2} (the same grid for
+// every mixer, steps of about √10 around Quick's 3e-3, wide enough that a choice at an edge is rare and reported:
+// Tuning.AtEdge) with the first seed, judged on the validation split; the chosen rate trains seeds 1, 2 and 3. The spec's §3 recipe, every mixer at one rate (3e-3), is a third comparison (spec policy, 3 seeds). Every
+// run records the validation loss every 80 steps, so the ranking can be followed against training tokens and
+// Comparison.Settled says whether it stopped moving. The reported perplexities are on 200 fresh documents (test seed 9001, 32 batches of 8 windows)
+// that no choice reads; a second test corpus (seed 9002) is held back for this preset. Generation and
+// classification use each mixer's first-seed model of the primary comparison; no WordNet comparison and no sweep.
+//
+// Budget (design estimate, CPU seconds on this 2-core machine, pure-Go backend, measured per piece): a training
+// step of 8×32 tokens costs about 0.055 s for attention, 0.075 s for ProtoT and DeltaNet and 0.11 s for Mamba
+// (0.075 s on average; 0.06 s for ProtoT over a whole 640-step run), compilation included; the protocol trains at
+// most 56 models (2 policies × 4 mixers × (4 grid values + 2 more seeds), plus 2 more seeds × 4 mixers of the
+// shared-rate comparison, fewer where a chosen rate is 3e-3), 56 × 640 × 0.065 ≈ 2,300 s; evaluations (8 checkpoints
+// of 4 batches, 16 final validation batches, 2 × 32 test batches per model) and data preparation add about 3 s per
+// model, 170 s; generation and classification about 100 s. About 45 minutes of CPU time, less wall time on 2
+// cores.
+func Small() Config {
+	c := Quick()
+	c.Seeds = []uint64{1, 2, 3}
+	c.Inits = slices.Clone(decoder.KnownInits)
+	c.LRGrid = []float64{1e-3, 3e-3, 1e-2, 3e-2}
+	c.SharedLR = true
+	c.Train.Steps = 640
+	c.Train.WarmupSteps = 64
+	c.Train.EvalEvery = 80
+	c.Test = TestConfig{Seed: 9001, HoldoutSeed: 9002, NumDocs: 200, Batches: 32}
+	c.Corpora = []string{lmdata.SourceSynthetic}
+	c.Sweep = SweepConfig{}
+	return c
+}
+
 // Paper is the ProtoT paper's default setting (docs/spec/protot.md §1, §3): D = 256, L = 6, R = 32, 4 heads,
 // F = ⌊2.7·D/16⌋·16, T = 256, B = 32, AdamW (0.9, 0.999, ε 1e-8) at 6e-4 with weight decay 0.1, 2% warmup then
-// cosine to 10%, no clipping, seed 4257, a 16k vocabulary; GLUE-style fine-tuning pools the last token and trains
-// every weight (§7.6); sampling A of §7.6 without beams (temperature 0.8, top-k 50). The paper has no dropout here
-// (the decoder has none). Meant for a GPU with XLA; point data.source at FineWeb-Edu shards for the paper's data.
+// cosine to 10%, no clipping, seeds 4257 (the spec's) and two more, a 16k vocabulary; the learning rate searched
+// over {3e-4, 6e-4, 1.2e-3} beside the spec's one rate for all; GLUE-style fine-tuning pools the last token and
+// trains every weight (§7.6); sampling A of §7.6 without beams (temperature 0.8, top-k 50). The paper has no
+// dropout here (the decoder has none). Meant for a GPU with XLA; point data.source at FineWeb-Edu shards for the
+// paper's data (a file source has no test corpus: its comparison reports the validation split).
 func Paper() Config {
 	c := Small()
-	c.Seeds = []uint64{4257}
+	c.Seeds = []uint64{4257, 4258, 4259}
+	c.LRGrid = []float64{3e-4, 6e-4, 1.2e-3}
 	c.Data.Synthetic.NumDocs = 200_000
 	c.Data.Tokenizer.VocabSize = 16_384
 	c.Data.SeqLen = 256
@@ -187,6 +265,7 @@ func Paper() Config {
 	c.Train.EvalEvery = 1000
 	c.Train.CheckpointEvery = 1000
 	c.EvalBatches = 0
+	c.Test = TestConfig{Seed: 9001, HoldoutSeed: 9002, NumDocs: 2000, Batches: 0}
 	c.Sweep = SweepConfig{Widths: []int{128, 256, 512}, Steps: []int{5000, 10_000, 20_000}}
 	c.Generate.Sample.TopK = 50
 	c.Generate.Sample.MaxNewTokens = 128
@@ -235,8 +314,32 @@ func (c Config) Validate() error {
 		return errors.Errorf("eval_batches=%d, want ≥ 0 (0 means all)", c.EvalBatches)
 	case len(c.Corpora) == 0:
 		return errors.New("corpora is empty; want at least one data source")
-	case len(c.Sweep.Widths) == 0 || len(c.Sweep.Steps) == 0:
-		return errors.Errorf("sweep.widths=%v, sweep.steps=%v; want both non-empty", c.Sweep.Widths, c.Sweep.Steps)
+	case (len(c.Sweep.Widths) == 0) != (len(c.Sweep.Steps) == 0):
+		return errors.Errorf("sweep.widths=%v, sweep.steps=%v; want both non-empty, or both empty for no sweep",
+			c.Sweep.Widths, c.Sweep.Steps)
+	case len(c.Inits) == 0:
+		return errors.Errorf("inits is empty; want at least one of %v", decoder.KnownInits)
+	case c.SharedLR && len(c.LRGrid) == 0:
+		return errors.New("shared_lr=true needs lr_grid: without a search every mixer already trains at train.lr")
+	}
+	for i, in := range c.Inits {
+		if !slices.Contains(decoder.KnownInits, in) {
+			return errors.Errorf("inits[%d]=%q is unknown; known policies: %v", i, in, decoder.KnownInits)
+		}
+		if slices.Index(c.Inits, in) != i {
+			return errors.Errorf("inits lists %q twice", in)
+		}
+	}
+	for i, lr := range c.LRGrid {
+		if !(lr > 0) || math.IsInf(lr, 0) {
+			return errors.Errorf("lr_grid[%d]=%g, want a finite value > 0", i, lr)
+		}
+		if slices.Index(c.LRGrid, lr) != i {
+			return errors.Errorf("lr_grid lists %g twice", lr)
+		}
+	}
+	if err := c.Test.validate(c); err != nil {
+		return errors.WithMessage(err, "test")
 	}
 	for name, xs := range map[string][]int{"sweep.widths": c.Sweep.Widths, "sweep.steps": c.Sweep.Steps} {
 		for i, x := range xs {
@@ -256,6 +359,23 @@ func (c Config) Validate() error {
 		return errors.WithMessage(err, "generate")
 	}
 	return errors.WithMessage(c.Classify.validate(), "classify")
+}
+
+func (t TestConfig) validate(c Config) error {
+	used := map[uint64]string{c.Data.Synthetic.Seed: "data.synthetic.seed",
+		c.Classify.Synthetic.Seed: "classify.synthetic.seed"}
+	switch {
+	case t.NumDocs <= 0:
+		return errors.Errorf("num_docs=%d, want > 0", t.NumDocs)
+	case t.Batches < 0:
+		return errors.Errorf("batches=%d, want ≥ 0 (0 means all)", t.Batches)
+	case used[t.Seed] != "":
+		return errors.Errorf("seed=%d equals %s: the test documents would not be fresh", t.Seed, used[t.Seed])
+	case t.HoldoutSeed != 0 && (used[t.HoldoutSeed] != "" || t.HoldoutSeed == t.Seed):
+		return errors.Errorf("holdout_seed=%d repeats data.synthetic.seed, classify.synthetic.seed or test.seed; "+
+			"want a fresh seed (or 0 for none)", t.HoldoutSeed)
+	}
+	return nil
 }
 
 func (g GenerateConfig) validate() error {
@@ -328,19 +448,48 @@ func (c Config) modelFor(mixer string, w int) (decoder.Config, lm.ParamMatch, er
 	return lm.MatchParams(ref, mixer)
 }
 
-// ModelFor returns the model of mixer trained on source at width w for `steps` steps with seed: the study's data,
-// model (matched by the equal-parameter rule when MatchParams is set) and training settings, with the warmup scaled
-// by steps/train.steps, and its final perplexity over eval_batches validation batches.
+// Point is one trained configuration of the study, trained once per seed: a mixer under an initialisation policy
+// at a learning rate, on a source, at a width, for a number of steps.
+type Point struct {
+	Mixer  string  `json:"mixer"`
+	Source string  `json:"source"`
+	Init   string  `json:"init"`
+	LR     float64 `json:"lr"`
+	Width  int     `json:"width"`
+	Steps  int     `json:"steps"`
+}
+
+// ModelFor returns the model of mixer trained on source at width w for `steps` steps with seed, under the primary
+// init at train.lr: ModelAt of that point.
 func (c Config) ModelFor(mixer, source string, w, steps int, seed uint64) (lm.Config, lm.ParamMatch, error) {
-	m, match, err := c.modelFor(mixer, w)
+	return c.ModelAt(Point{Mixer: mixer, Source: source, Init: c.primaryInit(), LR: c.Train.LR, Width: w,
+		Steps: steps}, seed)
+}
+
+// primaryInit returns the first of Inits, the policy of the sweep, the top models and the main claims (the
+// decoder's default when Inits is empty).
+func (c Config) primaryInit() string {
+	if len(c.Inits) == 0 {
+		return decoder.InitPyTorch
+	}
+	return c.Inits[0]
+}
+
+// ModelAt returns the model of point p with seed: the study's data, model (matched by the equal-parameter rule when
+// MatchParams is set, under p's init policy) and training settings at p's learning rate, with the warmup scaled by
+// steps/train.steps, and its final perplexity over eval_batches validation batches.
+func (c Config) ModelAt(p Point, seed uint64) (lm.Config, lm.ParamMatch, error) {
+	m, match, err := c.modelFor(p.Mixer, p.Width)
 	if err != nil {
 		return lm.Config{}, match, err
 	}
+	m.Init = p.Init
 	d := c.Data
-	d.Source = source
+	d.Source = p.Source
 	t := c.Train
-	t.Steps = steps
-	t.WarmupSteps = min(steps, (c.Train.WarmupSteps*steps+c.Train.Steps/2)/c.Train.Steps)
+	t.Steps = p.Steps
+	t.LR = p.LR
+	t.WarmupSteps = min(p.Steps, (c.Train.WarmupSteps*p.Steps+c.Train.Steps/2)/c.Train.Steps)
 	return lm.Config{Seed: seed, Data: d, Model: m, Head: lm.HeadDense, Train: t, EvalBatches: c.EvalBatches}.Resolved(),
 		match, nil
 }

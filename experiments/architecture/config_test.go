@@ -4,6 +4,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/protolab/protolab/layers/decoder"
 )
 
 // Without matching, the mixers differ by far more than the tolerance, so the test above checks the rule.
@@ -58,6 +60,15 @@ func TestConfig_ValidateErrors(t *testing.T) {
 		{func(c *Config) { c.Model.Attention.NumHeads = 3 }, "num_heads"},
 		{func(c *Config) { c.Train.Steps = 0 }, "steps"},
 		{func(c *Config) { c.FFNRatio = -1 }, "ffn_ratio"},
+		{func(c *Config) { c.Inits = nil }, "inits is empty"},
+		{func(c *Config) { c.Inits = []string{"xavier"} }, `inits[0]="xavier"`},
+		{func(c *Config) { c.Inits = []string{"gpt2", "gpt2"} }, "twice"},
+		{func(c *Config) { c.LRGrid = []float64{1e-3, -1} }, "lr_grid[1]=-1"},
+		{func(c *Config) { c.SharedLR = true }, "shared_lr=true needs lr_grid"},
+		{func(c *Config) { c.Test.Seed = c.Data.Synthetic.Seed }, "test: seed=1 equals data.synthetic.seed"},
+		{func(c *Config) { c.Test.HoldoutSeed = c.Test.Seed }, "holdout_seed"},
+		{func(c *Config) { c.Test.NumDocs = 0 }, "test: num_docs=0"},
+		{func(c *Config) { c.Sweep.Steps = nil }, "both empty for no sweep"},
 	} {
 		cfg := Tiny()
 		tc.edit(&cfg)
@@ -70,6 +81,7 @@ func TestConfig_ValidateErrors(t *testing.T) {
 		require.NoError(t, err)
 		require.NoError(t, cfg.Validate(), name)
 	}
+	require.NoError(t, Quick().Validate())
 	_, err := Preset("huge")
 	require.ErrorContains(t, err, "huge")
 }
@@ -90,4 +102,28 @@ func abs(x int) int {
 		return -x
 	}
 	return x
+}
+
+// The protocol presets: at least MinSeeds seeds, both initialisation policies with the spec's first, one grid for
+// every mixer that holds train.lr (so the shared-rate comparison reuses the search's first-seed runs), a held-back
+// test corpus, and checkpoints to follow the ranking; Quick keeps the old Small's settings.
+func TestPresets_Protocol(t *testing.T) {
+	for _, c := range []Config{Small(), Paper()} {
+		require.GreaterOrEqual(t, len(c.Seeds), MinSeeds)
+		require.Equal(t, decoder.KnownInits, c.Inits)
+		require.Equal(t, decoder.InitPyTorch, c.Inits[0])
+		require.GreaterOrEqual(t, len(c.LRGrid), 3)
+		require.Contains(t, c.LRGrid, c.Train.LR)
+		require.True(t, c.SharedLR)
+		require.NotZero(t, c.Test.HoldoutSeed)
+		require.GreaterOrEqual(t, c.Train.Steps/c.Train.EvalEvery, 4)
+	}
+	q := Quick()
+	require.Equal(t, []uint64{1}, q.Seeds)
+	require.Equal(t, 160, q.Train.Steps)
+	require.Empty(t, q.LRGrid)
+	require.Zero(t, q.Test.HoldoutSeed, "the held-back corpus is the protocol's")
+	s := Small()
+	require.Equal(t, q.Model, s.Model, "the protocol trains Quick's models")
+	require.Equal(t, q.Data, s.Data)
 }

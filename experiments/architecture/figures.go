@@ -47,26 +47,87 @@ func siCount(n int) string {
 	return fmt.Sprint(n)
 }
 
-// PerplexityChart draws the validation perplexity of each mixer of a comparison as bars, labelled with the
-// mixer's non-embedding parameter count; the subtitle gives the corpus, width, steps and seeds (± s.e. in the
-// tooltip names when there are several seeds).
+// PerplexityChart draws the perplexity of each mixer of a comparison as bars, labelled with the mixer's
+// non-embedding parameter count: on the test corpus (mean, ± s.e. in the label with several seeds) when it was
+// measured, else on the validation split; the subtitle gives the corpus, init, learning rates, width, steps and
+// seeds. A nil comparison gives an empty chart that says so.
 func PerplexityChart(c *Comparison) *charts.Bar {
+	if c == nil {
+		return plot.Bars("Perplexity at equal parameter count", nil, nil,
+			plot.Subtitle("no comparison on this corpus in this result"))
+	}
 	var cats []string
 	vals := make([]float64, len(c.Scores))
-	seeds := 0
+	seeds, what := 0, "validation"
 	for i, s := range c.Scores {
 		label := fmt.Sprintf("%s (%s)", s.Mixer, siCount(s.Match.Achieved))
+		v, se := s.Perplexity, s.PerplexitySE
+		if s.Test != nil {
+			v, se, what = s.Test.Perplexity, s.Test.PerplexitySE, "test"
+		}
+		if s.Seeds == 0 {
+			v = math.NaN()
+		}
 		if s.Seeds > 1 {
-			label += fmt.Sprintf(" ±%.2f", s.PerplexitySE)
+			label += fmt.Sprintf(" ±%.2f", se)
 		}
 		cats = append(cats, label)
-		vals[i] = s.Perplexity
-		seeds = s.Seeds
+		vals[i] = v
+		seeds = max(seeds, s.Seeds)
 	}
-	sub := fmt.Sprintf("%s corpus, width %d, %d steps, %d seed(s); labels: non-embedding parameters",
-		sourceLabel(c.Source), c.Width, c.Steps, seeds)
-	return plot.Bars("Validation perplexity at equal parameter count", cats,
-		[]plot.BarGroup{{Name: "perplexity", Values: vals}}, plot.Subtitle(sub), plot.AxisNames("mixer", "perplexity"))
+	sub := fmt.Sprintf("%s corpus, %s perplexity, init %s, lr %s, width %d, %d steps, %d seed(s); labels: "+
+		"non-embedding parameters", sourceLabel(c.Source), what, c.Init, c.LRMode, c.Width, c.Steps, seeds)
+	return plot.Bars("Perplexity at equal parameter count", cats,
+		[]plot.BarGroup{{Name: what + " perplexity", Values: vals}}, plot.Subtitle(sub),
+		plot.AxisNames("mixer", "perplexity"))
+}
+
+// CurvesChart plots each mixer's validation loss against training tokens in one comparison (log x; bands ± 2 s.e.
+// over seeds), the curves whose order Comparison.Ranking follows; the subtitle says whether the ranking settled.
+func CurvesChart(c *Comparison) *charts.Line {
+	if c == nil {
+		return plot.Lines("Validation loss against training tokens", nil, nil,
+			plot.Subtitle("no comparison on this corpus in this result"))
+	}
+	var ser []plot.Series
+	for _, s := range c.Scores {
+		x := plot.Series{Name: s.Mixer}
+		bands := s.Seeds > 1
+		for _, p := range s.Curve {
+			x.X, x.Y = append(x.X, float64(p.Tokens)), append(x.Y, p.Loss)
+			x.Lo, x.Hi = append(x.Lo, p.Loss-2*p.LossSE), append(x.Hi, p.Loss+2*p.LossSE)
+		}
+		if !bands {
+			x.Lo, x.Hi = nil, nil
+		}
+		ser = append(ser, x)
+	}
+	return plot.Lines("Validation loss against training tokens", nil, ser, plot.LogX(),
+		plot.AxisNames("training tokens", "validation loss (nats/token)"),
+		plot.Subtitle(fmt.Sprintf("%s corpus, init %s, lr %s; ranking settled over the last half: %v",
+			sourceLabel(c.Source), c.Init, c.LRMode, c.Settled)))
+}
+
+// TuningChart plots the learning-rate search: each (init, mixer)'s final validation loss against the grid's
+// learning rate (log x); a diverged run is a gap. An empty chart says when the result has no search.
+func TuningChart(r *Result) *charts.Line {
+	var ser []plot.Series
+	for _, t := range r.Tuning {
+		x := plot.Series{Name: t.Mixer + " (" + t.Init + ")", X: t.LRs}
+		for i, l := range t.Losses {
+			if t.Diverged[i] {
+				l = math.NaN()
+			}
+			x.Y = append(x.Y, l)
+		}
+		ser = append(ser, x)
+	}
+	sub := "one run per learning rate with the first seed; loss on the validation split"
+	if len(ser) == 0 {
+		sub = "no learning-rate search in this result (every mixer trained at train.lr)"
+	}
+	return plot.Lines("Learning-rate search", nil, ser, plot.LogX(),
+		plot.AxisNames("learning rate", "validation loss (nats/token)"), plot.Subtitle(sub))
 }
 
 // sourceLabel shortens a data source for titles.
@@ -102,9 +163,18 @@ func scalingSeries(s *Sweep, keep func(Score) bool, xOf func(Score) float64) []p
 	return out
 }
 
+// noSweep is the empty chart of a result without a sweep.
+func noSweep(title string) *charts.Line {
+	return plot.Lines(title, nil, nil, plot.Subtitle("no sweep in this result (the protocol preset has none; "+
+		"CurvesChart shows the loss against training tokens)"))
+}
+
 // TokensChart plots the validation loss against the training tokens (log x), one curve per mixer, at the given
-// sweep width (0: the largest); bands are ± 2 s.e. over seeds.
+// sweep width (0: the largest); bands are ± 2 s.e. over seeds. A nil sweep gives an empty chart that says so.
 func TokensChart(s *Sweep, width int) *charts.Line {
+	if s == nil || len(s.Widths) == 0 {
+		return noSweep("Scaling with training tokens")
+	}
 	if width == 0 {
 		width = s.Widths[len(s.Widths)-1]
 	}
@@ -116,8 +186,12 @@ func TokensChart(s *Sweep, width int) *charts.Line {
 }
 
 // WidthChart plots the validation loss against the non-embedding parameter count (log x), one curve per mixer,
-// at the given number of steps (0: the largest); bands are ± 2 s.e. over seeds.
+// at the given number of steps (0: the largest); bands are ± 2 s.e. over seeds. A nil sweep gives an empty chart
+// that says so.
 func WidthChart(s *Sweep, steps int) *charts.Line {
+	if s == nil || len(s.Steps) == 0 {
+		return noSweep("Scaling with width")
+	}
 	if steps == 0 {
 		steps = s.Steps[len(s.Steps)-1]
 	}
@@ -149,7 +223,8 @@ func GenerationChart(g *Generation) *charts.Bar {
 		plot.Subtitle("word n-grams of the continuations; reference: held-out text"))
 }
 
-// JudgeChart draws the perplexity of each row's continuations under the judge (the best model of the sweep).
+// JudgeChart draws the perplexity of each row's continuations under the judge (the primary comparison's model
+// of lowest validation loss).
 func JudgeChart(g *Generation) *charts.Bar {
 	var cats []string
 	var vals []float64

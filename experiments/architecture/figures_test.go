@@ -1,6 +1,7 @@
 package architecture
 
 import (
+	"math"
 	"testing"
 
 	"github.com/protolab/protolab/models/lm"
@@ -43,6 +44,28 @@ func TestFigures_OptionJSON(t *testing.T) {
 	opt = WidthChart(sw, 100).RenderSnippet().Option
 	require.Contains(t, opt, "100 steps")
 	require.Contains(t, opt, "non-embedding parameters")
+
+	// With test perplexities the bars show them, the subtitle says so; the protocol's other charts.
+	cmp.Scores[1].Test = newEval([]float64{math.Log(14.5), math.Log(14.25)}, 512)
+	cmp.Scores[1].Seeds = 2
+	cmp.Scores[0].Curve = []CurvePoint{{Tokens: 100, Loss: 3}, {Tokens: 200, Loss: 2.5}}
+	cmp.Scores[1].Curve = []CurvePoint{{Tokens: 100, Loss: 3.1, LossSE: 0.05}, {Tokens: 200, Loss: 2.6, LossSE: 0.05}}
+	cmp.Rank()
+	opt = PerplexityChart(cmp).RenderSnippet().Option
+	require.Contains(t, opt, "test perplexity")
+	require.Contains(t, opt, "14.375")
+	opt = CurvesChart(cmp).RenderSnippet().Option
+	require.Contains(t, opt, "ranking settled over the last half: true")
+	require.Contains(t, opt, `"name":"protot"`)
+	tuning := &Result{Tuning: []Tuning{{Init: "pytorch", Mixer: "protot", LRs: []float64{1e-3, 1e-2},
+		Losses: []float64{2.5, 0}, Diverged: []bool{false, true}}}}
+	opt = TuningChart(tuning).RenderSnippet().Option
+	require.Contains(t, opt, `"name":"protot (pytorch)"`)
+	require.Contains(t, opt, "Learning-rate search")
+	require.Contains(t, TuningChart(&Result{}).RenderSnippet().Option, "no learning-rate search")
+	require.Contains(t, TokensChart(nil, 0).RenderSnippet().Option, "no sweep in this result")
+	require.Contains(t, WidthChart(nil, 0).RenderSnippet().Option, "no sweep in this result")
+	require.Contains(t, PerplexityChart(nil).RenderSnippet().Option, "no comparison on this corpus")
 
 	g := &Generation{Judge: "attention-synthetic-d32-s300-seed1", Rows: []GenerationRow{
 		{Name: "attention", Distinct: []float64{0.5, 0.75, 0.875}, Repetition: 0.125, RepetitionN: 4,

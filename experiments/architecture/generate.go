@@ -136,15 +136,17 @@ type GenerationRow struct {
 	// Repetition is seq-rep-n with n = RepetitionN.
 	Repetition  float64 `json:"repetition"`
 	RepetitionN int     `json:"repetition_n"`
-	// JudgePerplexity is the perplexity of the continuations given their prompts under the judge (the best model
-	// of the sweep), over JudgeTokens tokens; 0 when there are none.
+	// JudgePerplexity is the perplexity of the continuations given their prompts under the judge (Generation.Judge),
+	// over JudgeTokens tokens; 0 when there are none.
 	JudgePerplexity float64  `json:"judge_perplexity"`
 	JudgeTokens     int      `json:"judge_tokens"`
 	TokensPerS      float64  `json:"tokens_per_s"` // generation speed (prompt and new tokens; includes compilation)
 	Samples         []Sample `json:"samples"`
 }
 
-// Generation compares the samples of every mixer's top sweep model with held-out text.
+// Generation compares the samples of every mixer's top model with held-out text: in the study, each mixer's
+// first-seed model of the primary comparison (Result.TopModels), judged by the one of lowest validation loss
+// (Result.BestModel).
 type Generation struct {
 	Judge           string          `json:"judge"`            // run name of the judge
 	JudgeValidation float64         `json:"judge_validation"` // the judge's own validation perplexity

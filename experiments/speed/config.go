@@ -1,7 +1,13 @@
 // Package speed is the ProtoT throughput and decoding study (docs/spec/protot.md §7.2): one decoder per mixer
 // (attention, ProtoT, DeltaNet, Mamba) trained at context lengths T with B·T fixed, and decoded one token at a time
 // with a state (or KV cache) of each capacity, measured beside theory/cost's predictions at the machine's measured
-// rates. `protolab run speed` and `protolab bench throughput|decode` run it; notebook 10 shows it.
+// rates. Every configuration is timed as §7.2 says, untimed warm-up steps then the median of the timed ones, and
+// keeps the spread of its repetitions (Spread: quartiles and extremes) for the tables, the charts' bands and the
+// claims' bootstrap intervals. Claims turns a stored result into the scorecard's rows: the training slowdown
+// against attention, training tokens/s and decoding time per token against the context (log-log slopes, with
+// their rules fixed in claims.go), the fastest decoder and the decode crossover. `protolab run speed` runs both
+// benchmarks (the presets' ModeBoth), `protolab bench throughput|decode` one of them; notebook 10 shows them
+// (Notebook).
 package speed
 
 import (
@@ -22,14 +28,15 @@ import (
 const (
 	ModeThroughput = "throughput" // training tokens/s and peak memory against the context
 	ModeDecode     = "decode"     // milliseconds per generated token against the context
+	ModeBoth       = "both"       // throughput, then decode: the study's protocol (the presets' mode)
 )
 
 // Config configures the throughput and decoding benchmarks of docs/spec/protot.md §7.2 (our protocol for the CPU):
 // one decoder per mixer, trained at several context lengths T with B·T fixed, and decoded one token at a time with
 // a state (or KV cache) sized for each context. Start from Tiny, Small, Paper or Quick.
 type Config struct {
-	// Mode is ModeThroughput (training tokens/s and peak memory against T) or ModeDecode (time per generated
-	// token against the context).
+	// Mode is ModeBoth (the presets: both benchmarks), ModeThroughput (training tokens/s and peak memory against T)
+	// or ModeDecode (time per generated token against the context).
 	Mode     string   `json:"mode"`
 	Mixers   []string `json:"mixers"`   // decoder mixers to compare (decoder.KnownMixers)
 	Contexts []int    `json:"contexts"` // context lengths T, ascending; the first is the reference of the ratios
@@ -38,9 +45,9 @@ type Config struct {
 	Width        int    `json:"width"`         // D
 	NumLayers    int    `json:"num_layers"`    // L
 	Vocab        int    `json:"vocab"`         // V
-	Steps        int    `json:"steps"`         // timed steps (training) per configuration; > 0
-	Warmup       int    `json:"warmup"`        // untimed steps first, the first of which compiles; ≥ 1
-	DecodeTokens int    `json:"decode_tokens"` // timed decoding steps per configuration; > 0
+	Steps        int    `json:"steps"`         // timed training steps per configuration (spec §7.2: 10); > 0
+	Warmup       int    `json:"warmup"`        // untimed steps first, the first compiles (spec §7.2: 3); ≥ 1
+	DecodeTokens int    `json:"decode_tokens"` // timed decoding steps per configuration (spec §7.2: 10); > 0
 	DType        string `json:"dtype"`         // "float32" or "float64"
 	Seed         uint64 `json:"seed"`          // weights and token draws
 	// MaxMemoryGB skips a training configuration whose estimated peak memory exceeds it (the reason is recorded),
@@ -55,7 +62,8 @@ type Config struct {
 	Mamba      mamba.Config     `json:"mamba"`     // the "mamba" mixer
 }
 
-// Tiny takes seconds on a CPU: the tests use it.
+// Tiny takes seconds on a CPU: the tests and the notebook smoke run use it. Both benchmarks, two contexts, two
+// timed steps.
 func Tiny() Config {
 	c := Small()
 	c.Contexts = []int{16, 64}
@@ -69,28 +77,37 @@ func Tiny() Config {
 	return c
 }
 
-// Small is the CPU study (about an hour on 2 cores): the benchmark decoder of layers/decoder (D = 128,
-// 4 layers, V = 2,048, 4 heads, float32) with each mixer, T ∈ {256, 1024, 2048, 4096, 8192} at 8,192 tokens per
-// step (B = 32 … 1). ProtoT uses chunks of 16 tokens, faster on the pure-Go backend than the spec's 64
+// Small is the study's protocol (docs/spec/protot.md §7.2 on our CPU): both benchmarks, each configuration timed
+// as the spec says, 3 untimed warm-up steps then 10 timed ones, reported as the median with its spread (quartiles
+// and extremes). The decoder is D = 64, 2 layers, V = 2,048, 4 heads, float32, with each mixer; training at
+// T ∈ {256, 1024, 4096, 8192} with 4,096 tokens per step (B = 16 … 1; at T = 8192 one sequence of 8,192), decoding
+// at the same contexts. ProtoT uses chunks of 16 tokens, faster on the pure-Go backend than the spec's 64
 // (layers/decoder's BenchmarkProtoTForwardBackward); the prefix mean is exact whatever the chunk. A configuration
-// runs when its estimated peak memory fits in 10 GB: on the pure-Go backend attention keeps about 24 bytes per
-// score element, so it stops at T = 2048 (T = 8192 would need about 27 GB).
+// runs when its estimated peak memory fits in 10 GB (attention at T = 8192 does not: its score tensors alone
+// would need about 12 GB), and stops timing after 600 s.
+//
+// Budget (design estimate, CPU seconds on this 2-core machine, pure-Go backend, timed per configuration with one
+// step each): a training step of this decoder costs about 2.5–6 s at T ≤ 1024 (Mamba the slowest), about 28 s for
+// attention at T = 4096 (its T² scores), and 3.5–13 s for the other mixers at T = 4096 and 8192 (there one
+// sequence of 8,192 tokens); 13 steps per configuration give about 500 s for attention and 200–450 s for each
+// other mixer, about 25 minutes in all; decoding costs milliseconds per step plus a few seconds of compilation per
+// configuration, a few minutes. Under an hour with room for a busier machine.
 func Small() Config {
 	pt := protot.DefaultConfig()
 	pt.ChunkSize = 16
 	att := attention.DefaultConfig()
 	att.RoPEBase = 10_000
 	return Config{
-		Mode:         ModeThroughput,
+		Mode:         ModeBoth,
 		Mixers:       slices.Clone(decoder.KnownMixers),
-		Contexts:     []int{256, 1024, 2048, 4096, 8192},
-		TokenBudget:  8192,
-		Width:        128,
-		NumLayers:    4,
+		Contexts:     []int{256, 1024, 4096, 8192},
+		TokenBudget:  4096,
+		Width:        64,
+		NumLayers:    2,
 		Vocab:        2048,
-		Steps:        2,
-		Warmup:       1,
-		DecodeTokens: 20,
+		Steps:        10,
+		Warmup:       3,
+		DecodeTokens: 10,
 		DType:        "float32",
 		Seed:         1,
 		MaxMemoryGB:  10,
@@ -103,7 +120,8 @@ func Small() Config {
 }
 
 // Paper is the paper's backbone (docs/spec/protot.md §3: D = 256, L = 6, V = 16,384) at the §7.2 contexts up to
-// 32k with 32·256 tokens per step and the spec's ProtoT chunk of 64; meant for a GPU with XLA.
+// 32k with 32·256 tokens per step, the spec's ProtoT chunk of 64, 3 warm-ups and the median of 10 timed steps, and
+// 128 decoded tokens per context; meant for a GPU with XLA.
 func Paper() Config {
 	c := Small()
 	c.Contexts = []int{1024, 2048, 4096, 8192, 16384, 32768}
@@ -120,15 +138,15 @@ func Paper() Config {
 // Preset returns the named preset: "tiny", "small" (also "") or "paper".
 func Preset(name string) (Config, error) { return run.SelectPreset(name, Tiny, Small, Paper) }
 
-// Quick is the notebook's stand-in for Small when the full study has not been run: a narrower decoder
-// (D = 64, 2 layers) with 4,096 tokens per step, one timed step per configuration, at T ∈ {256, 1024, 4096, 8192}
-// — a few minutes on 2 cores. Its ratios (tokens/s against T, mixer against mixer) answer the same questions,
-// with more noise; `protolab bench throughput|decode --preset small` runs the full study.
+// FromEnv returns the preset named by $PROTOLAB_PRESET (tiny|small|paper; default small), as notebooks use it.
+func FromEnv() (Config, error) { return Preset(run.PresetName()) }
+
+// Quick is what a notebook computes at the Small preset when the protocol (Small) has not been run and stored: the
+// same decoder and contexts with one warm-up and one timed training step per configuration (10 timed decoding
+// steps), and at most 120 s of timing per configuration — a few minutes on 2 cores. Its ratios answer the same
+// questions with more noise and no spread worth the name; `protolab run speed --preset small` runs the protocol.
 func Quick() Config {
 	c := Small()
-	c.Contexts = []int{256, 1024, 4096, 8192}
-	c.TokenBudget = 4096
-	c.Width, c.NumLayers = 64, 2
 	c.Steps, c.Warmup, c.DecodeTokens = 1, 1, 10
 	c.MaxSeconds = 120
 	return c
@@ -151,8 +169,8 @@ func (c Config) ModelConfig(mixer string) decoder.Config {
 // Validate reports the first problem of the configuration, naming its key.
 func (c Config) Validate() error {
 	switch {
-	case c.Mode != ModeThroughput && c.Mode != ModeDecode:
-		return errors.Errorf("mode=%q, want %q or %q", c.Mode, ModeThroughput, ModeDecode)
+	case c.Mode != ModeThroughput && c.Mode != ModeDecode && c.Mode != ModeBoth:
+		return errors.Errorf("mode=%q, want %q, %q or %q", c.Mode, ModeBoth, ModeThroughput, ModeDecode)
 	case len(c.Mixers) == 0:
 		return errors.New("mixers is empty")
 	case len(c.Contexts) == 0:
@@ -224,7 +242,7 @@ func CostModel(m decoder.Config) (cost.Model, error) {
 // layer, 24·D + 10·F for the block plus the mixer's own): attention keeps 8·D per token and 6 floats per score
 // (b, h, t, s) of every layer; ProtoT 8·D + 8·R·Q; DeltaNet 90·D + 3.5·(T/C)·H·d (its chunk loop's slices grow with
 // the number of chunks); Mamba 6·d_in + 12·d_in·N. The constants were fitted to the peak RSS of Small runs on
-// the pure-Go backend (attention 24 bytes per score element, measured 20–25); they err on the high side.
+// the pure-Go backend (attention about 24 bytes per score element); they err on the high side.
 func trainBytes(m decoder.Config, B, T int) float64 {
 	f := float64(m.DTypeOf().Size())
 	D, F, V, L := float64(m.Width), float64(m.FFNWidth()), float64(m.VocabSize), float64(m.NumLayers)

@@ -18,7 +18,8 @@ import (
 // decode measures the time of decoding one token (batch 1) at position context−1 for every (mixer, context) of
 // cfg, with the state filled with random values and attention's KV cache holding context positions, next to
 // theory/cost's predicted work and state size (DecodeRow). The step is compiled once per configuration, run
-// cfg.Warmup times untimed, then cfg.DecodeTokens times, feeding each new state back.
+// cfg.Warmup times untimed, then cfg.DecodeTokens times, feeding each new state back; the median step time is
+// ms/token, and its spread is kept (Spread).
 func (b *bench) decode() error {
 	cfg := b.cfg
 	for _, mixer := range cfg.Mixers {
@@ -126,6 +127,7 @@ func (b *bench) decodeOne(mixer string, n int) (DecodeRow, error) {
 		}
 	}
 	row.MsPerToken = stats.Median(row.StepMs)
+	row.Spread = NewSpread(row.StepMs)
 	row.CPUMsPerToken = 1e3 * (meter.CPUSeconds() - cpu0) / float64(len(row.StepMs))
 	for _, s := range state {
 		s.FinalizeAll()

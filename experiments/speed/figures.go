@@ -12,37 +12,69 @@ import (
 	"github.com/protolab/protolab/workbench/plot"
 )
 
-// benchCurve is one measured curve and its dashed companion (a prediction or an estimate), by mixer.
+// benchCurve is one measured curve, its optional band (the spread of the repetitions) and its dashed companion (a
+// prediction or an estimate), by mixer.
 type benchCurve struct {
 	mixer          string
 	x, y, dashed   []float64
+	lo, hi         []float64 // the band's edges (quartiles of the repetitions); nil for none
 	hasDashedValue bool
 }
 
-// benchChart draws the curves on log-log axes: "<mixer>" solid and "<mixer> <dashedName>" dashed, in the same
-// colour.
-func benchChart(title, xName, yName, dashedName string, curves []benchCurve) *charts.Line {
+// benchChart draws the curves on log-log axes: "<mixer>" solid with its band and "<mixer> <dashedName>" dashed, in
+// the same colour (the measured series come first, so the k-th mixer and its band take palette colour k).
+func benchChart(title, subtitle, xName, yName, dashedName string, curves []benchCurve) *charts.Line {
 	var series []plot.Series
 	for _, c := range curves {
-		series = append(series, plot.Series{Name: c.mixer, X: c.x, Y: c.y})
+		series = append(series, plot.Series{Name: c.mixer, X: c.x, Y: c.y, Lo: c.lo, Hi: c.hi})
+	}
+	dashedOf := map[string]int{}
+	for k, c := range curves {
 		if c.hasDashedValue {
-			series = append(series, plot.Series{Name: c.mixer + " " + dashedName, X: c.x, Y: c.dashed})
+			name := c.mixer + " " + dashedName
+			dashedOf[name] = k
+			series = append(series, plot.Series{Name: name, X: c.x, Y: c.dashed})
 		}
 	}
-	line := plot.Lines(title, nil, series, plot.AxisNames(xName, yName), plot.LogX(), plot.LogY())
-	i := 0
-	for k, c := range curves {
-		col := plot.Palette[k%len(plot.Palette)]
-		line.MultiSeries[i].ItemStyle = &opts.ItemStyle{Color: col}
-		line.MultiSeries[i].LineStyle = &opts.LineStyle{Color: col, Width: 2}
-		i++
-		if c.hasDashedValue {
-			line.MultiSeries[i].ItemStyle = &opts.ItemStyle{Color: col}
-			line.MultiSeries[i].LineStyle = &opts.LineStyle{Color: col, Width: 1.5, Type: "dashed"}
-			i++
+	options := []plot.Option{plot.AxisNames(xName, yName), plot.LogX(), plot.LogY()}
+	if subtitle != "" {
+		options = append(options, plot.Subtitle(subtitle))
+	}
+	line := plot.Lines(title, nil, series, options...)
+	for i := range line.MultiSeries {
+		ms := &line.MultiSeries[i]
+		if ms.Stack != "" {
+			continue // a band: plot.Lines coloured it like its curve
 		}
+		if k, ok := dashedOf[ms.Name]; ok {
+			col := plot.Palette[k%len(plot.Palette)]
+			ms.ItemStyle = &opts.ItemStyle{Color: col}
+			ms.LineStyle = &opts.LineStyle{Color: col, Width: 1.5, Type: "dashed"}
+			continue
+		}
+		ms.LineStyle = &opts.LineStyle{Color: plot.Palette[curveIndex(curves, ms.Name)%len(plot.Palette)], Width: 2}
 	}
 	return line
+}
+
+// curveIndex returns the index of the curve of mixer name.
+func curveIndex(curves []benchCurve, name string) int {
+	for k, c := range curves {
+		if c.mixer == name {
+			return k
+		}
+	}
+	return 0
+}
+
+// spreadSubtitle says what the bands are when any curve has one.
+func spreadSubtitle(curves []benchCurve, what string) string {
+	for _, c := range curves {
+		if c.lo != nil {
+			return "bands: interquartile range of the timed repetitions of " + what + "; lines: the median"
+		}
+	}
+	return ""
 }
 
 // mixersInOrder returns the mixers of the rows in their first-appearance order.
@@ -58,7 +90,8 @@ func mixersInOrder(names []string) []string {
 	return out
 }
 
-// ThroughputChart plots measured training tokens/s against the context T (log axes), one series per mixer, and
+// ThroughputChart plots measured training tokens/s (the median of the timed steps) against the context T (log
+// axes), one series per mixer with a band over the steps' interquartile range (with more than one timed step), and
 // dashed "<mixer> predicted": the mixer's tokens/s at its first context scaled by theory/cost's PredictedRel, so
 // its slope is the cost model's. Skipped configurations are gaps.
 func ThroughputChart(res *Result) *charts.Line {
@@ -70,27 +103,36 @@ func ThroughputChart(res *Result) *charts.Line {
 	for _, m := range mixersInOrder(names) {
 		c := benchCurve{mixer: m, hasDashedValue: true}
 		base := math.NaN()
+		banded := false
 		for _, r := range res.Throughput {
 			if r.Mixer != m {
 				continue
 			}
-			y, p := math.NaN(), math.NaN()
+			y, p, lo, hi := math.NaN(), math.NaN(), math.NaN(), math.NaN()
 			if r.Skipped == "" {
 				if math.IsNaN(base) {
 					base = r.TokensPerSec / r.PredictedRel
 				}
 				y, p = r.TokensPerSec, base*r.PredictedRel
+				if r.Spread.N > 1 {
+					lo, hi, banded = r.Spread.Q1, r.Spread.Q3, true
+				}
 			}
 			c.x, c.y, c.dashed = append(c.x, float64(r.T)), append(c.y, y), append(c.dashed, p)
+			c.lo, c.hi = append(c.lo, lo), append(c.hi, hi)
+		}
+		if !banded {
+			c.lo, c.hi = nil, nil
 		}
 		curves = append(curves, c)
 	}
-	return benchChart("Training throughput vs context (B·T fixed)", "context T (tokens)", "tokens/s", "predicted",
-		curves)
+	return benchChart("Training throughput vs context (B·T fixed)", spreadSubtitle(curves, "a training step"),
+		"context T (tokens)", "tokens/s", "predicted", curves)
 }
 
-// DecodeChart plots the measured time to decode one token against the context (log axes), one series per mixer,
-// and dashed "<mixer> predicted": the first context's time scaled by theory/cost's PredictedRel.
+// DecodeChart plots the measured time to decode one token (the median of the timed steps) against the context (log
+// axes), one series per mixer with a band over the steps' interquartile range, and dashed "<mixer> predicted": the
+// first context's time scaled by theory/cost's PredictedRel.
 func DecodeChart(res *Result) *charts.Line {
 	var names []string
 	for _, r := range res.Decode {
@@ -100,6 +142,7 @@ func DecodeChart(res *Result) *charts.Line {
 	for _, m := range mixersInOrder(names) {
 		c := benchCurve{mixer: m, hasDashedValue: true}
 		base := math.NaN()
+		banded := false
 		for _, r := range res.Decode {
 			if r.Mixer != m {
 				continue
@@ -107,12 +150,20 @@ func DecodeChart(res *Result) *charts.Line {
 			if math.IsNaN(base) {
 				base = r.MsPerToken / r.PredictedRel
 			}
+			lo, hi := math.NaN(), math.NaN()
+			if r.Spread.N > 1 {
+				lo, hi, banded = r.Spread.Q1, r.Spread.Q3, true
+			}
 			c.x, c.y, c.dashed = append(c.x, float64(r.Context)), append(c.y, r.MsPerToken), append(c.dashed, base*r.PredictedRel)
+			c.lo, c.hi = append(c.lo, lo), append(c.hi, hi)
+		}
+		if !banded {
+			c.lo, c.hi = nil, nil
 		}
 		curves = append(curves, c)
 	}
-	return benchChart("Decoding time per token vs context (batch 1)", "context (tokens)", "ms/token", "predicted",
-		curves)
+	return benchChart("Decoding time per token vs context (batch 1)", spreadSubtitle(curves, "a decoding step"),
+		"context (tokens)", "ms/token", "predicted", curves)
 }
 
 // MemoryChart plots the peak memory of a training step above the process's base (PeakMB − BaseMB, MB) against
@@ -137,7 +188,7 @@ func MemoryChart(res *Result) *charts.Line {
 		}
 		curves = append(curves, c)
 	}
-	return benchChart("Training step: peak memory vs context (B·T fixed)", "context T (tokens)", "MB above base",
+	return benchChart("Training step: peak memory vs context (B·T fixed)", "", "context T (tokens)", "MB above base",
 		"estimate", curves)
 }
 
@@ -158,27 +209,28 @@ func StateChart(res *Result) *charts.Line {
 		}
 		curves = append(curves, c)
 	}
-	return benchChart("Decoding state vs context", "context (tokens)", "KB per sequence", "", curves)
+	return benchChart("Decoding state vs context", "", "context (tokens)", "KB per sequence", "", curves)
 }
 
-// WriteThroughputTable writes the throughput rows as an aligned text table: the measurements, theory/cost's
-// prediction, the ratios (rel: to the mixer's first context; agree = measured CPU rel / predicted rel; vs att:
+// WriteThroughputTable writes the throughput rows as an aligned text table: the measurements (the median tokens/s
+// of the timed steps, their interquartile range, extremes and number), theory/cost's prediction, the ratios (rel: to the mixer's first context; agree = measured CPU rel / predicted rel; vs att:
 // speed-up over attention at the same T, CPU seconds) and the memory; then the reasons for skipped rows, the
 // notes and the machine's rates.
 func WriteThroughputTable(w io.Writer, res *Result) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "mixer\tT\tB\ttokens/s\ttokens/cpu-s\tpredicted\trel wall\trel cpu\trel pred\tagree\t"+
-		"vs att\tvs att pred\tpeak MB\tΔ MB\test MB\t")
+	fmt.Fprintln(tw, "mixer\tT\tB\ttokens/s\tIQR\tmin–max\tn\ttokens/cpu-s\tpredicted\trel wall\trel cpu\t"+
+		"rel pred\tagree\tvs att\tvs att pred\tpeak MB\tΔ MB\test MB\t")
 	for _, r := range res.Throughput {
 		if r.Skipped != "" {
-			fmt.Fprintf(tw, "%s\t%d\t%d\tskipped\t-\t%.0f\t-\t-\t-\t-\t-\t-\t-\t-\t%.0f\t\n", r.Mixer, r.T, r.Batch,
-				r.PredictedTokensPerSec, r.EstimatedMB)
+			fmt.Fprintf(tw, "%s\t%d\t%d\tskipped\t-\t-\t0\t-\t%.0f\t-\t-\t-\t-\t-\t-\t-\t-\t%.0f\t\n", r.Mixer, r.T,
+				r.Batch, r.PredictedTokensPerSec, r.EstimatedMB)
 			continue
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%.0f\t%.0f\t%.0f\t%.3f\t%.3f\t%.3f\t%.2f\t%s\t%s\t%.0f\t%.0f\t%.0f\t\n",
-			r.Mixer, r.T, r.Batch, r.TokensPerSec, r.TokensPerCPUSec, r.PredictedTokensPerSec, r.MeasuredRel,
-			r.MeasuredRelCPU, r.PredictedRel, r.Agreement, optional(r.MeasuredSpeedup),
-			optional(r.PredictedSpeedup), r.PeakMB, r.PeakMB-r.BaseMB, r.EstimatedMB)
+		sp := r.Spread
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%.0f\t%.0f–%.0f\t%.0f–%.0f\t%d\t%.0f\t%.0f\t%.3f\t%.3f\t%.3f\t%.2f\t%s\t%s\t"+
+			"%.0f\t%.0f\t%.0f\t\n", r.Mixer, r.T, r.Batch, r.TokensPerSec, sp.Q1, sp.Q3, sp.Min, sp.Max, sp.N,
+			r.TokensPerCPUSec, r.PredictedTokensPerSec, r.MeasuredRel, r.MeasuredRelCPU, r.PredictedRel, r.Agreement,
+			optional(r.MeasuredSpeedup), optional(r.PredictedSpeedup), r.PeakMB, r.PeakMB-r.BaseMB, r.EstimatedMB)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -195,15 +247,17 @@ func WriteThroughputTable(w io.Writer, res *Result) error {
 	return nil
 }
 
-// WriteDecodeTable writes the decoding rows as an aligned text table: ms per token (wall, CPU), theory/cost's
-// prediction, the ratios to the mixer's first context, and the state size (theory/cost and decoder.StateShapes).
+// WriteDecodeTable writes the decoding rows as an aligned text table: ms per token (the median of the timed steps,
+// their interquartile range, extremes and number; CPU), theory/cost's prediction, the ratios to the mixer's first context, and the state size (theory/cost and decoder.StateShapes).
 func WriteDecodeTable(w io.Writer, res *Result) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "mixer\tcontext\tms/token\tcpu-ms/token\tpredicted ms\trel\trel pred\tstate KB\tshapes KB\t")
+	fmt.Fprintln(tw, "mixer\tcontext\tms/token\tIQR\tmin–max\tn\tcpu-ms/token\tpredicted ms\trel\trel pred\t"+
+		"state KB\tshapes KB\t")
 	for _, r := range res.Decode {
-		fmt.Fprintf(tw, "%s\t%d\t%.3f\t%.3f\t%.4f\t%.3f\t%.3f\t%.1f\t%.1f\t\n", r.Mixer, r.Context, r.MsPerToken,
-			r.CPUMsPerToken, r.PredictedMsPerToken, r.MeasuredRel, r.PredictedRel, float64(r.StateBytes)/1024,
-			float64(r.MeasuredStateBytes)/1024)
+		sp := r.Spread
+		fmt.Fprintf(tw, "%s\t%d\t%.3f\t%.3f–%.3f\t%.3f–%.3f\t%d\t%.3f\t%.4f\t%.3f\t%.3f\t%.1f\t%.1f\t\n", r.Mixer,
+			r.Context, r.MsPerToken, sp.Q1, sp.Q3, sp.Min, sp.Max, sp.N, r.CPUMsPerToken, r.PredictedMsPerToken,
+			r.MeasuredRel, r.PredictedRel, float64(r.StateBytes)/1024, float64(r.MeasuredStateBytes)/1024)
 	}
 	if err := tw.Flush(); err != nil {
 		return err

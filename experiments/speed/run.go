@@ -35,10 +35,12 @@ type ThroughputRow struct {
 	Skipped string `json:"skipped,omitempty"` // why the configuration did not run; empty when it ran
 	Note    string `json:"note,omitempty"`    // e.g. fewer timed steps than asked (max_seconds)
 
-	StepSeconds     []float64 `json:"step_seconds"`       // wall time of each timed step
-	TokensPerSec    float64   `json:"tokens_per_sec"`     // B·T / median step time
-	TokensPerCPUSec float64   `json:"tokens_per_cpu_sec"` // B·T·steps / process CPU seconds of the timed steps
-	Loss            float64   `json:"loss"`               // the last step's loss (a sanity check)
+	StepSeconds  []float64 `json:"step_seconds"`   // wall time of each timed step
+	TokensPerSec float64   `json:"tokens_per_sec"` // the median over the timed steps of B·T / step time
+	// Spread is the spread of the timed steps' tokens/s (B·T / step time): median, quartiles and extremes.
+	Spread          Spread  `json:"spread"`
+	TokensPerCPUSec float64 `json:"tokens_per_cpu_sec"` // B·T·steps / process CPU seconds of the timed steps
+	Loss            float64 `json:"loss"`               // the last step's loss (a sanity check)
 
 	// Memory: the process's resident set (VmRSS, sampled every 5 ms, and VmHWM after resetting it) over the
 	// configuration's whole run (compilation, warm-up and timed steps); BaseMB is the RSS just before, after a GC.
@@ -75,6 +77,7 @@ type DecodeRow struct {
 	MsPerToken    float64   `json:"ms_per_token"`     // median wall time of one step
 	CPUMsPerToken float64   `json:"cpu_ms_per_token"` // process CPU time per step
 	StepMs        []float64 `json:"step_ms"`          // every timed step
+	Spread        Spread    `json:"spread"`           // of StepMs: median, quartiles and extremes
 
 	StateBytes          int     `json:"state_bytes"`            // from theory/cost, all layers, float size of dtype
 	MeasuredStateBytes  int     `json:"measured_state_bytes"`   // from decoder.StateShapes
@@ -87,9 +90,9 @@ type DecodeRow struct {
 	MeasuredRel  float64 `json:"measured_rel"`
 }
 
-// Result is what the study measured, in one mode.
+// Result is what the study measured: the rows of its mode (both kinds with ModeBoth).
 type Result struct {
-	Mode       string          `json:"mode"` // "throughput" or "decode"
+	Mode       string          `json:"mode"` // "both", "throughput" or "decode"
 	Provenance *run.Provenance `json:"provenance"`
 	Machine    Machine         `json:"machine"`
 	Throughput []ThroughputRow `json:"throughput,omitempty"`
@@ -108,38 +111,29 @@ type bench struct {
 // Study is the name under which results are stored (run.Out/<Study>/) and the CLI runs the study.
 const Study = "speed"
 
-// LoadOrRun returns the result stored for cfg under run.Out, or runs the benchmark of cfg.Mode.
+// LoadOrRun returns the result stored for cfg under run.Out, or runs the benchmarks of cfg.Mode.
 func LoadOrRun(cfg Config, opts ...run.Option) (*Result, error) {
 	return run.LoadOrRun(Study, cfg, opts, compute)
 }
 
-// Run runs the benchmark of cfg.Mode even when a result is stored, and stores it under run.Out.
+// Run runs the benchmarks of cfg.Mode even when a result is stored, and stores it under run.Out.
 func Run(cfg Config, opts ...run.Option) (*Result, error) {
 	return run.Recompute(Study, cfg, opts, compute)
 }
 
-// Notebook returns what notebook 10 shows for a mode and preset: the stored result of the preset when `protolab
-// bench` (or `protolab run speed`) has run it under run.Out; otherwise, for the Small preset, Quick in its place (a
-// few minutes, not an hour), run or loaded; other presets run as they are. One progress line says which.
-func Notebook(mode, preset string, opts ...run.Option) (*Result, error) {
-	o := run.NewOptions(opts...)
-	cfg, err := Preset(preset)
-	if err != nil {
-		return nil, err
-	}
-	cfg.Mode = mode
-	if err := cfg.Validate(); err != nil {
-		return nil, err
-	}
-	if res, ok, err := run.Stored[*Result](Study, cfg, opts...); err != nil || ok {
-		o.Logf(Study, "showing the stored %s study", mode)
+// Notebook returns what notebook 10 shows at the preset $PROTOLAB_PRESET names (run.PresetName): at the Small
+// preset run.Showcase's choice, the stored protocol run (`protolab run speed --preset small`) when there is one,
+// else the Quick run (loaded, or run: minutes); at another preset, LoadOrRun of that preset. One progress line
+// says which.
+func Notebook(opts ...run.Option) (*Result, error) {
+	name := run.PresetName()
+	if name == "small" {
+		res, _, err := run.Showcase(Study, Small(), Quick(), opts, compute)
 		return res, err
 	}
-	if preset == "" || preset == "small" {
-		o.Logf(Study, "showing the quick stand-in for the Small %s study (`protolab bench %s` runs it in full)",
-			mode, mode)
-		cfg = Quick()
-		cfg.Mode = mode
+	cfg, err := Preset(name)
+	if err != nil {
+		return nil, err
 	}
 	return LoadOrRun(cfg, opts...)
 }
@@ -162,13 +156,15 @@ func compute(cfg Config, prov *run.Provenance, o run.Options) (*Result, error) {
 		}
 		b.partial = path
 	}
-	if cfg.Mode == ModeThroughput {
-		err = b.throughput()
-	} else {
-		err = b.decode()
+	if cfg.Mode != ModeDecode {
+		if err := prov.Time("throughput", b.throughput); err != nil {
+			return nil, err
+		}
 	}
-	if err != nil {
-		return nil, err
+	if cfg.Mode != ModeThroughput {
+		if err := prov.Time("decode", b.decode); err != nil {
+			return nil, err
+		}
 	}
 	return b.finish()
 }
@@ -197,13 +193,17 @@ func (b *bench) finish() (*Result, error) {
 	return b.res, nil
 }
 
-// String is the study's report: the table of its mode.
+// String is the study's report: the table of each benchmark it ran.
 func (r *Result) String() string {
 	var b strings.Builder
-	if r.Mode == ModeDecode {
-		_ = WriteDecodeTable(&b, r) // a strings.Builder does not fail
-	} else {
-		_ = WriteThroughputTable(&b, r)
+	if len(r.Throughput) > 0 || r.Mode != ModeDecode {
+		_ = WriteThroughputTable(&b, r) // a strings.Builder does not fail
+	}
+	if len(r.Decode) > 0 || r.Mode == ModeDecode {
+		if b.Len() > 0 {
+			b.WriteString("\n")
+		}
+		_ = WriteDecodeTable(&b, r)
 	}
 	return b.String()
 }

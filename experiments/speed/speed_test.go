@@ -114,10 +114,11 @@ func TestNormaliseThroughput_HandComputed(t *testing.T) {
 
 func TestRun_TinyThroughputShapesPredictionsAndJSON(t *testing.T) {
 	cfg := Tiny()
+	cfg.Mode = ModeThroughput
 	out := t.TempDir()
 	res, err := Run(cfg, run.Progress(nil), run.Overrides("steps=2"), run.Out(out))
 	require.NoError(t, err)
-	require.Equal(t, "throughput", res.Mode)
+	require.Equal(t, ModeThroughput, res.Mode)
 	require.Len(t, res.Throughput, len(cfg.Mixers)*len(cfg.Contexts))
 	require.Positive(t, res.Machine.MatMulGFLOPs)
 	require.Positive(t, res.Machine.ElementwiseGops)
@@ -136,6 +137,9 @@ func TestRun_TinyThroughputShapesPredictionsAndJSON(t *testing.T) {
 			require.Equal(t, cfg.TokenBudget/T, r.Batch)
 			require.Len(t, r.StepSeconds, cfg.Steps)
 			require.Positive(t, r.TokensPerSec)
+			require.Equal(t, cfg.Steps, r.Spread.N)
+			require.LessOrEqual(t, r.Spread.Min, r.TokensPerSec)
+			require.GreaterOrEqual(t, r.Spread.Max, r.TokensPerSec)
 			require.Positive(t, r.Loss)
 			require.GreaterOrEqual(t, r.PeakMB, r.BaseMB)
 			require.Positive(t, r.EstimatedMB)
@@ -193,6 +197,9 @@ func TestRun_TinyDecodeStatesAndRatios(t *testing.T) {
 	for _, r := range res.Decode {
 		require.Len(t, r.StepMs, cfg.DecodeTokens)
 		require.Positive(t, r.MsPerToken)
+		require.Equal(t, cfg.DecodeTokens, r.Spread.N)
+		require.LessOrEqual(t, r.Spread.Q1, r.MsPerToken)
+		require.GreaterOrEqual(t, r.Spread.Q3, r.MsPerToken)
 		require.Equal(t, r.MeasuredStateBytes, r.StateBytes, "%s: theory/cost's state equals StateShapes'", r.Mixer)
 		if byKey[r.Mixer] == nil {
 			byKey[r.Mixer] = map[int]DecodeRow{}
@@ -279,6 +286,15 @@ func TestBenchFigures_OptionJSON(t *testing.T) {
 	att := series[0].(map[string]any)["data"].([]any)
 	require.Equal(t, "-", att[1].(map[string]any)["value"].([]any)[1])
 
+	// With repetitions each measured curve gets a band over their interquartile range, in its own colour.
+	banded := benchSample()
+	banded.Throughput[0].Spread = Spread{N: 10, Q1: 900, Median: 1000, Q3: 1100}
+	bopt := ThroughputChart(banded).RenderSnippet().Option
+	require.Contains(t, bopt, `"id":"band-0-hi"`)
+	require.Contains(t, bopt, "interquartile range")
+	banded.Decode[2].Spread = Spread{N: 10, Q1: 0.9, Median: 1, Q3: 1.2}
+	require.Contains(t, DecodeChart(banded).RenderSnippet().Option, `"id":"band-1-hi"`)
+
 	dopt := DecodeChart(res).RenderSnippet().Option
 	require.Contains(t, dopt, `"name":"attention predicted"`)
 	require.Contains(t, dopt, "ms/token")
@@ -297,36 +313,40 @@ func TestBenchFigures_OptionJSON(t *testing.T) {
 	require.Contains(t, out.String(), "1024.0") // attention's 4 MB state in KB
 }
 
-// TestNotebook_PrefersTheStudyThenTheQuickRun: a stored result of the preset (written by the CLI) wins; without
-// it the stored quick run is loaded (nothing is measured: the rows are the fake ones stored here); bad modes and
-// presets are errors.
-func TestNotebook_PrefersTheStudyThenTheQuickRun(t *testing.T) {
+// TestNotebook_ShowsTheProtocolThenTheQuickRun: at the Small preset a stored protocol run (Small) wins and without it
+// the stored quick run is loaded; at another preset that preset's stored result. Nothing is measured: the rows are
+// the fake ones stored here.
+func TestNotebook_ShowsTheProtocolThenTheQuickRun(t *testing.T) {
 	out := run.Out(t.TempDir())
-	_, err := Notebook("prefill", "tiny", out)
-	require.ErrorContains(t, err, `"prefill"`)
-	_, err = Notebook(ModeDecode, "huge", out)
-	require.ErrorContains(t, err, `"huge"`)
-
 	fake := func(ms float64) *Result {
-		return &Result{Mode: ModeDecode, Decode: []DecodeRow{{Mixer: "protot", Context: 8, MsPerToken: ms}}}
+		return &Result{Mode: ModeBoth, Decode: []DecodeRow{{Mixer: "protot", Context: 8, MsPerToken: ms}}}
 	}
 	stash := func(cfg Config, r *Result) {
-		cfg.Mode = ModeDecode
 		_, err := run.Recompute(Study, cfg, []run.Option{out, run.Progress(nil)},
 			func(Config, *run.Provenance, run.Options) (*Result, error) { return r, nil })
 		require.NoError(t, err)
 	}
+	t.Setenv(run.PresetEnv, "small")
 	var log bytes.Buffer
 	stash(Quick(), fake(1.5))
-	got, err := Notebook(ModeDecode, "", out, run.Progress(&log))
+	got, err := Notebook(out, run.Progress(&log))
 	require.NoError(t, err)
-	require.Contains(t, log.String(), "quick stand-in")
+	require.Contains(t, log.String(), "quick run")
 	require.Equal(t, 1.5, got.Decode[0].MsPerToken)
 
 	log.Reset()
 	stash(Small(), fake(2.5))
-	got, err = Notebook(ModeDecode, "small", out, run.Progress(&log))
+	got, err = Notebook(out, run.Progress(&log))
 	require.NoError(t, err)
-	require.Contains(t, log.String(), "showing the stored decode study")
+	require.Contains(t, log.String(), "stored protocol run")
 	require.Equal(t, 2.5, got.Decode[0].MsPerToken)
+
+	t.Setenv(run.PresetEnv, "tiny")
+	stash(Tiny(), fake(0.5))
+	got, err = Notebook(out, run.Progress(nil))
+	require.NoError(t, err)
+	require.Equal(t, 0.5, got.Decode[0].MsPerToken)
+	t.Setenv(run.PresetEnv, "huge")
+	_, err = Notebook(out)
+	require.ErrorContains(t, err, `"huge"`)
 }

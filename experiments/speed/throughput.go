@@ -20,7 +20,7 @@ import (
 
 // throughput measures training throughput and peak memory for every (mixer, T) of the config, next to
 // theory/cost's predictions (ThroughputRow). Each configuration is compiled once, run cfg.Warmup untimed steps, then
-// cfg.Steps timed ones. A configuration whose estimated memory exceeds max_memory_gb is skipped with the reason
+// cfg.Steps timed ones, whose median gives tokens/s and whose spread is kept (Spread). A configuration whose estimated memory exceeds max_memory_gb is skipped with the reason
 // recorded.
 func (b *bench) throughput() error {
 	cfg := b.cfg
@@ -112,7 +112,12 @@ func (b *bench) trainOne(mixer string, T int) (ThroughputRow, error) {
 	if err != nil && !(row.Note != "" && errors.Is(err, stdctx.Canceled) && b.o.Err() == nil) {
 		return row, err
 	}
-	row.TokensPerSec = float64(tokens) / stats.Median(row.StepSeconds)
+	perStep := make([]float64, len(row.StepSeconds))
+	for i, sec := range row.StepSeconds {
+		perStep[i] = float64(tokens) / sec
+	}
+	row.Spread = NewSpread(perStep)
+	row.TokensPerSec = stats.Median(perStep)
 	if cpuTimed > 0 {
 		row.TokensPerCPUSec = float64(tokens*len(row.StepSeconds)) / cpuTimed
 	}

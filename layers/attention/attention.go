@@ -192,19 +192,26 @@ func expandMask(mask *Node, B, H, Hkv, T, S int) *Node {
 	return BroadcastToDims(m, B, Hkv, T, G, S)
 }
 
+// initializer returns ctx with N(0, std²) when std > 0, else PyTorch's nn.Linear default U(±1/√fanIn).
+func initializer(ctx *context.Context, std float64, fanIn int) *context.Context {
+	if std > 0 {
+		return ctx.WithInitializer(initializers.RandomNormalFn(ctx, std))
+	}
+	b := 1 / math.Sqrt(float64(fanIn))
+	return ctx.WithInitializer(initializers.RandomUniformFn(ctx, -b, b))
+}
+
 // weights returns the projection variables [D, H·D_h], [D, H_kv·D_h] ×2 and [H·D_h, D], creating them under
-// ctx.In(Scope) with cfg's initialisation.
+// ctx.In(Scope) with cfg's initialisation: q, k, v from InitStd, o from OutputInitStd (InitStd when 0); PyTorch's
+// U(±1/√fan_in) when the standard deviation is 0.
 func weights(ctx *context.Context, cfg Config, D int, dtype dtypes.DType) (wq, wk, wv, wo *context.Variable) {
 	ctx = ctx.In(Scope)
 	H, Hkv, Dh := cfg.NumHeads, cfg.KVHeads(), cfg.HeadSize(D)
-	in, out := ctx, ctx
-	if cfg.InitStd > 0 {
-		in = ctx.WithInitializer(initializers.RandomNormalFn(ctx, cfg.InitStd))
-		out = in
+	outStd := cfg.OutputInitStd
+	if outStd == 0 {
+		outStd = cfg.InitStd
 	}
-	if cfg.OutputInitStd > 0 {
-		out = ctx.WithInitializer(initializers.RandomNormalFn(ctx, cfg.OutputInitStd))
-	}
+	in, out := initializer(ctx, cfg.InitStd, D), initializer(ctx, outStd, H*Dh)
 	wq = in.VariableWithShape(VarQuery, shapes.Make(dtype, D, H*Dh))
 	wk = in.VariableWithShape(VarKey, shapes.Make(dtype, D, Hkv*Dh))
 	wv = in.VariableWithShape(VarValue, shapes.Make(dtype, D, Hkv*Dh))

@@ -18,16 +18,17 @@ type Config struct {
 	// RoPEBase is θ in ω_i = θ^(-2i/D_h); > 1. Default 500,000, the LLaMA-3 value that docs/spec/protot.md §9.1
 	// prescribes for the baseline; 10,000 (the original RoPE value) resolves short contexts more finely.
 	RoPEBase float64 `json:"rope_base"`
-	// InitStd is the standard deviation of the normal initialisation of the q, k and v projections;
-	// 0 keeps the context's initializer (gomlx default: He-normal). The decoder fills it from its own init_std.
+	// InitStd is the standard deviation of the normal initialisation of the q, k and v projections; 0 (the
+	// default) means PyTorch's nn.Linear default U(±1/√D). A decoder sets it from its init policy
+	// (decoder.Config.Init).
 	InitStd float64 `json:"init_std"`
-	// OutputInitStd is the standard deviation for the output projection o; 0 means InitStd. The decoder sets it to
-	// init_std/√(2L) (GPT-2's scaling of residual output projections).
+	// OutputInitStd is the standard deviation for the output projection o; 0 means InitStd (or, when that is 0
+	// too, U(±1/√(H·D_h))). A decoder sets it from its init policy (σ/√(2L) under GPT-2's scaling).
 	OutputInitStd float64 `json:"output_init_std"`
 }
 
 // DefaultConfig returns the configuration of the ProtoT paper's LLaMA baseline (docs/spec/protot.md §9.1): 4 heads,
-// no grouped-query attention, head width D/H, RoPE θ = 500,000, initialisation from the context.
+// no grouped-query attention, head width D/H, RoPE θ = 500,000, PyTorch's default initialisation (§2.4).
 func DefaultConfig() Config {
 	return Config{NumHeads: 4, RoPEBase: 500_000}
 }
@@ -71,7 +72,7 @@ func (c Config) Validate(width int) error {
 	case !(c.RoPEBase > 1) || math.IsInf(c.RoPEBase, 0):
 		return errors.Errorf("attention: rope_base=%g, want a finite value > 1", c.RoPEBase)
 	case !(c.InitStd >= 0) || math.IsInf(c.InitStd, 0):
-		return errors.Errorf("attention: init_std=%g, want a finite value ≥ 0 (0 means the context's initializer)",
+		return errors.Errorf("attention: init_std=%g, want a finite value ≥ 0 (0 means PyTorch's default)",
 			c.InitStd)
 	case !(c.OutputInitStd >= 0) || math.IsInf(c.OutputInitStd, 0):
 		return errors.Errorf("attention: output_init_std=%g, want a finite value ≥ 0 (0 means init_std)",

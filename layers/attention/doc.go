@@ -24,6 +24,10 @@
 // Scope and variable names (checkpoint and probe names): ctx.In("attention") holds "q" [D, H·D_h],
 // "k" [D, H_kv·D_h], "v" [D, H_kv·D_h] and "o" [H·D_h, D].
 //
+// Initialisation: q, k and v are U(±1/√D) and o U(±1/√(H·D_h)), nn.Linear's default (docs/spec/protot.md §2.4),
+// unless Config.InitStd (q, k, v) and Config.OutputInitStd (o) ask for N(0, σ²), as a decoder's "gpt2" policy does
+// (decoder.Config.Init).
+//
 // Stateless functions (RoPE, Attend, CausalMask) take every input as an argument; Mixer and Step create the
 // variables. All graph functions panic on bad shapes; Config.Validate returns errors.
 package attention

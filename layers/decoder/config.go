@@ -31,24 +31,28 @@ type Config struct {
 	NormEpsilon float64 `json:"norm_epsilon"`
 	// Mixer names the sequence mixer of every block; one of KnownMixers.
 	Mixer string `json:"mixer"`
-	// Attention configures the "attention" mixer. Its init_std and output_init_std, when 0, are derived from
-	// InitStd (see InitStd).
+	// Attention configures the "attention" mixer (layers/attention). Its init_std and output_init_std must stay 0:
+	// Init sets them (see Init).
 	Attention attention.Config `json:"attention"`
-	// ProtoT configures the "protot" mixer (layers/protot), which uses the spec's own initialisation.
+	// ProtoT configures the "protot" mixer (layers/protot); init_std and output_init_std as for attention.
 	ProtoT protot.Config `json:"protot"`
-	// DeltaNet configures the "deltanet" mixer (layers/deltanet); zero init stds are derived as for attention.
+	// DeltaNet configures the "deltanet" mixer (layers/deltanet); init_std and output_init_std as for attention.
 	DeltaNet deltanet.Config `json:"deltanet"`
-	// Mamba configures the "mamba" mixer (layers/mamba); zero init stds are derived as for attention.
+	// Mamba configures the "mamba" mixer (layers/mamba); init_std and output_init_std as for attention.
 	Mamba mamba.Config `json:"mamba"`
 	// DropFFN removes the SwiGLU FFN sub-block (and its norm) from every block, as Mamba-only stacks do
 	// (docs/spec/protot.md §9.3). Default false.
 	DropFFN bool `json:"drop_ffn"`
 	// MaxLen is the decoding capacity: the number of positions StateShapes allocates when given maxLen ≤ 0; > 0.
 	MaxLen int `json:"max_len"`
-	// InitStd is σ, the standard deviation of the normal initialisation of the embedding, the LM head and every
-	// projection; > 0. The projections that write into the residual stream (attention "o", FFN "down") use
-	// σ/√(2L), as GPT-2 does, so the residual stream's variance at init does not grow with depth. Norm gains
-	// start at 1.
+	// Init is the initialisation policy of every projection of the model, the mixer's, the FFN's and an untied LM
+	// head's (doc.go, "Initialisation"): InitPyTorch ("pytorch", the default; "" means it too), U(±1/√fan_in),
+	// PyTorch's nn.Linear default, which the official ProtoT code keeps for every Linear (docs/spec/protot.md §2.4);
+	// or InitGPT2 ("gpt2"), N(0, σ²) with σ = InitStd, and N(0, σ²/(2L)) for the projections that write into the
+	// residual stream (ResidualInitStd).
+	Init string `json:"init"`
+	// InitStd is σ, the standard deviation of the N(0, σ²) token embedding under every policy, and of the
+	// projections under InitGPT2; > 0. Norm gains start at 1.
 	InitStd float64 `json:"init_std"`
 	// DType is the dtype of the variables and activations: "float32" or "float64".
 	DType string `json:"dtype"`
@@ -57,12 +61,25 @@ type Config struct {
 // KnownMixers lists the values Config.Mixer accepts.
 var KnownMixers = []string{MixerAttention, MixerProtoT, MixerDeltaNet, MixerMamba}
 
+// Initialisation policies, the values of Config.Init (doc.go, "Initialisation").
+const (
+	// InitPyTorch draws every projection from U(±1/√fan_in): docs/spec/protot.md §2.4, the official code's.
+	InitPyTorch = "pytorch"
+	// InitGPT2 draws every projection from N(0, σ²), and those that write into the residual stream from
+	// N(0, σ²/(2L)) (GPT-2's scaling), σ = Config.InitStd.
+	InitGPT2 = "gpt2"
+)
+
+// KnownInits lists the values Config.Init accepts besides "" (which means InitPyTorch).
+var KnownInits = []string{InitPyTorch, InitGPT2}
+
 // MixerAttention is the Config.Mixer value for causal multi-head attention with RoPE (layers/attention).
 const MixerAttention = "attention"
 
 // DefaultConfig returns the ProtoT paper's LLaMA baseline backbone (docs/spec/protot.md §2.1, §9.1, §10):
 // V = 16,384, D = 256, L = 6, tied embeddings, RMSNorm ε = 2⁻²³, attention with 4 heads and θ = 500,000,
-// F from the LLaMA rule, σ = 0.02, float32, decoding capacity 1,024 positions.
+// F from the LLaMA rule, the spec's PyTorch initialisation with an N(0, 0.02²) embedding, float32, decoding capacity
+// 1,024 positions.
 func DefaultConfig() Config {
 	return Config{
 		VocabSize:     16_384,
@@ -76,6 +93,7 @@ func DefaultConfig() Config {
 		DeltaNet:      deltanet.DefaultConfig(),
 		Mamba:         mamba.DefaultConfig(),
 		MaxLen:        1024,
+		Init:          InitPyTorch,
 		InitStd:       0.02,
 		DType:         "float32",
 	}
@@ -116,9 +134,22 @@ func (c Config) FFNWidth() int {
 }
 
 // ResidualInitStd returns σ/√(2L), the initialisation standard deviation of the projections that write into
-// the residual stream.
+// the residual stream under InitGPT2.
 func (c Config) ResidualInitStd() float64 {
 	return c.InitStd / math.Sqrt(2*float64(c.NumLayers))
+}
+
+// ProjectionStds returns the standard deviations of the normal initialisation of the projections under the
+// configured policy: inStd for those that read the residual stream (q, k, v, W_V, W_r, in_proj, x_proj, β, FFN gate
+// and up, an untied LM head) and outStd for those that write into it (attention's o, W_U, out_proj, FFN down).
+// Both are 0 under InitPyTorch, which every layer reads as U(±1/√fan_in); under InitGPT2 they are σ and σ/√(2L).
+// This is the one place where the policy becomes numbers: NewMixer passes them to the mixer's configuration as
+// init_std and output_init_std, and the FFN and the LM head use them directly.
+func (c Config) ProjectionStds() (inStd, outStd float64) {
+	if c.Init == InitGPT2 {
+		return c.InitStd, c.ResidualInitStd()
+	}
+	return 0, 0
 }
 
 // DTypeOf returns the gomlx dtype named by DType; it panics on an unknown name (Validate reports it).
@@ -149,6 +180,9 @@ func (c Config) Validate() error {
 		return errors.Errorf("decoder: norm_epsilon=%g, want a finite value > 0", c.NormEpsilon)
 	case c.MaxLen <= 0:
 		return errors.Errorf("decoder: max_len=%d, want > 0", c.MaxLen)
+	case c.Init != "" && !slices.Contains(KnownInits, c.Init):
+		return errors.Errorf("decoder: init=%q, want %q (the spec's, the default) or %q", c.Init, InitPyTorch,
+			InitGPT2)
 	case !finitePositive(c.InitStd):
 		return errors.Errorf("decoder: init_std=%g, want a finite value > 0", c.InitStd)
 	case c.DType != "float32" && c.DType != "float64":

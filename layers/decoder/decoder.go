@@ -2,6 +2,7 @@ package decoder
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/gomlx/gomlx/pkg/core/dtypes"
 	. "github.com/gomlx/gomlx/pkg/core/graph"
@@ -93,6 +94,17 @@ func normal(ctx *context.Context, std float64) *context.Context {
 	return ctx.WithInitializer(initializers.RandomNormalFn(ctx, std))
 }
 
+// projection returns ctx with the initializer of a projection whose output sums fanIn inputs: N(0, std²) when
+// std > 0 (InitGPT2), else U(±1/√fanIn), PyTorch's nn.Linear default (InitPyTorch). std comes from
+// Config.ProjectionStds.
+func projection(ctx *context.Context, std float64, fanIn int) *context.Context {
+	if std > 0 {
+		return normal(ctx, std)
+	}
+	b := 1 / math.Sqrt(float64(fanIn))
+	return ctx.WithInitializer(initializers.RandomUniformFn(ctx, -b, b))
+}
+
 // model holds what graph building needs once per call: the validated config and each block's mixer.
 type model struct {
 	cfg    Config
@@ -133,7 +145,8 @@ func (m *model) embed(ctx *context.Context, tokens *Node) *Node {
 func (m *model) ffn(ctx *context.Context, x *Node) *Node {
 	D, F, g := m.cfg.Width, m.cfg.FFNWidth(), x.Graph()
 	c := ctx.In(ScopeFFN)
-	in, out := normal(c, m.cfg.InitStd), normal(c, m.cfg.ResidualInitStd())
+	inStd, outStd := m.cfg.ProjectionStds()
+	in, out := projection(c, inStd, D), projection(c, outStd, F)
 	wGate := in.VariableWithShape(VarGate, shapes.Make(m.dtype, D, F)).ValueGraph(g)
 	wUp := in.VariableWithShape(VarUp, shapes.Make(m.dtype, D, F)).ValueGraph(g)
 	wDown := out.VariableWithShape(VarDown, shapes.Make(m.dtype, F, D)).ValueGraph(g)
@@ -177,16 +190,19 @@ func (m *model) finalNorm(ctx *context.Context, h *Node) *Node {
 
 // head maps h [B, T, D] to logits [B, T, V] with the output embedding [V, D] (the token embedding when tied).
 func (m *model) head(ctx *context.Context, h *Node) *Node {
-	g := h.Graph()
-	var w *Node
-	if m.cfg.TieEmbeddings {
-		w = m.embeddingTable(ctx.Reuse(), g) // intended sharing: embed created it
-
-	} else {
-		c := normal(ctx.In(ScopeLMHead), m.cfg.InitStd)
-		w = c.VariableWithShape(VarLMHead, shapes.Make(m.dtype, m.cfg.VocabSize, m.cfg.Width)).ValueGraph(g)
-	}
+	w := m.unembedding(ctx, h.Graph())
 	return hook.Emit(ctx, ProbeLogits, Einsum("btd,vd->btv", h, w))
+}
+
+// unembedding returns the LM head W [V, D]: the token embedding when tied, else "lm_head/weights", a projection
+// from D initialised by the policy (Config.ProjectionStds).
+func (m *model) unembedding(ctx *context.Context, g *Graph) *Node {
+	if m.cfg.TieEmbeddings {
+		return m.embeddingTable(ctx.Reuse(), g) // intended sharing: embed created it
+	}
+	inStd, _ := m.cfg.ProjectionStds()
+	c := projection(ctx.In(ScopeLMHead), inStd, m.cfg.Width)
+	return c.VariableWithShape(VarLMHead, shapes.Make(m.dtype, m.cfg.VocabSize, m.cfg.Width)).ValueGraph(g)
 }
 
 // Hidden returns the final-normalised residual stream, the input of the LM head: tokens [B, T] (integers in

@@ -21,9 +21,28 @@
 //	(7) loss = mean_{b,t} [ logsumexp(logits_{b,t}) − logits_{b,t}[x_{b,t+1}] ]
 //
 // Eq. (7) is the training loss of docs/spec/protot.md §3. No biases anywhere, no dropout, no positional embedding
-// besides what the mixer adds (RoPE for attention). Initialisation (docs/spec/protot.md §2.4, but normal where the
-// official code draws U(±1/√fan_in)): E, W_head, W_gate, W_up and the mixer's input projections N(0, σ²); W_down and
-// the mixer's output projection N(0, σ²/(2L)) (GPT-2); norm gains 1.
+// besides what the mixer adds (RoPE for attention).
+//
+// # Initialisation
+//
+// One policy, Config.Init, initialises every projection of the model, whatever the mixer: the mixer's (attention's
+// q, k, v, o; ProtoT's W_V, W_r, W_U; DeltaNet's q, k, v, β and output projections; Mamba's in_proj, x_proj and
+// out_proj), the FFN's W_gate, W_up, W_down and an untied W_head. Config.ProjectionStds turns the policy into two
+// standard deviations, which NewMixer passes to the mixer's configuration (its init_std and output_init_std, which
+// a decoder's configuration must leave 0) and the FFN and the head use directly:
+//
+//	"pytorch" (InitPyTorch, the default; docs/spec/protot.md §2.4, the official code): W ~ U(±1/√fan_in)
+//	"gpt2"    (InitGPT2, an option):   W ~ N(0, σ²);  W_o, W_U, out_proj, W_down ~ N(0, σ²/(2L))
+//
+// where fan_in is the number of inputs each output sums (D for the projections from the residual stream, F for
+// W_down, H·D_h for W_o, D_v for W_U, d_in for Mamba's x_proj and out_proj) and σ = Config.InitStd. Under both,
+// E ~ N(0, σ²) (the official code re-initialises the embedding so) and the norm gains start at 1. The
+// initialisations the spec gives a layer of its own stay that layer's under both policies, as in the official code
+// and mamba_ssm: ProtoT's prototypes (unit rows), γ, τ_w, τ_r, α and value convolution (U(±1/√K)); DeltaNet's
+// ShortConv kernels (U(±1/√K)) and output-norm gain (1); Mamba's convolution kernel and bias (U(±1/√d_conv)),
+// dt_proj (U(±dt_rank^(−1/2))), dt_bias (log-uniform Δ), a_log (ln(n+1)) and d_skip (1).
+// TestInit_StandardDeviations checks, for every mixer and both policies, that every projection has the policy's
+// distribution and that no other rank-2 weight escapes the list above.
 //
 // Scopes and variables (checkpoint and safetensors names):
 //

@@ -35,24 +35,28 @@ type Mixer interface {
 // ("block_01.attention.mix_out", "block_01.protot.mix_out"); patchable.
 const ProbeMixOut = "mix_out"
 
-// NewMixer returns the mixer of block `layer` (0-based; mixers may differ by layer) selected by cfg.Mixer.
-// It returns an error naming the known mixers when cfg.Mixer is unknown, or the mixer's configuration error.
+// NewMixer returns the mixer of block `layer` (0-based; mixers may differ by layer) selected by cfg.Mixer, with
+// the initialisation of cfg.Init: its configuration's init_std and output_init_std are set to
+// cfg.ProjectionStds(). It returns an error naming the known mixers when cfg.Mixer is unknown, an error when the
+// mixer's configuration sets init_std or output_init_std itself (the policy sets them), or the mixer's
+// configuration error.
 func NewMixer(cfg Config, layer int) (Mixer, error) {
 	switch cfg.Mixer {
 	case MixerAttention:
 		ac := cfg.Attention
-		if ac.InitStd == 0 {
-			ac.InitStd = cfg.InitStd
-		}
-		if ac.OutputInitStd == 0 {
-			ac.OutputInitStd = cfg.ResidualInitStd()
+		if err := setInit(cfg, "attention", &ac.InitStd, &ac.OutputInitStd); err != nil {
+			return nil, err
 		}
 		if err := ac.Validate(cfg.Width); err != nil {
 			return nil, errors.WithMessage(err, "decoder") // "decoder: attention: <field>=…"
 		}
 		return attentionMixer{cfg: ac, width: cfg.Width}, nil
 	case MixerProtoT:
-		return newProtoTMixer(cfg.ProtoT, cfg.Width, layer)
+		pc := cfg.ProtoT
+		if err := setInit(cfg, "protot", &pc.InitStd, &pc.OutputInitStd); err != nil {
+			return nil, err
+		}
+		return newProtoTMixer(pc, cfg.Width, layer)
 	case MixerDeltaNet:
 		return newRecurrentMixer(deltaNetLayer, cfg.DeltaNet, cfg, layer)
 	case MixerMamba:
@@ -60,6 +64,19 @@ func NewMixer(cfg Config, layer int) (Mixer, error) {
 	}
 	return nil, errors.Errorf("decoder: mixer=%q (layer %d) is unknown; known mixers: %s",
 		cfg.Mixer, layer, strings.Join(KnownMixers, ", "))
+}
+
+// setInit sets a mixer configuration's init_std and output_init_std (key is the configuration's JSON key) to
+// cfg.ProjectionStds(), so that one policy initialises every mixer. It returns an error naming the key when the
+// configuration already sets either: a decoder's mixers are initialised by its policy only.
+func setInit(cfg Config, key string, initStd, outputInitStd *float64) error {
+	if *initStd != 0 || *outputInitStd != 0 {
+		return errors.Errorf("decoder: %s.init_std=%g, %s.output_init_std=%g: the decoder's init policy sets them; "+
+			"leave both 0 and choose init (%q or %q) and init_std instead", key, *initStd, key, *outputInitStd,
+			InitPyTorch, InitGPT2)
+	}
+	*initStd, *outputInitStd = cfg.ProjectionStds()
+	return nil
 }
 
 // attentionMixer adapts layers/attention to the Mixer interface. Its state is [kCache, vCache].

@@ -27,8 +27,8 @@ type protoTMixer struct {
 }
 
 // newProtoTMixer returns the ProtoT mixer of block `layer` for a model of the given width, or the configuration's
-// error. The mixer's initialisation is protot's own (PyTorch's defaults, as in the official code), so the
-// decoder's init_std does not reach it.
+// error. mc's init_std and output_init_std are already set by the decoder's policy (NewMixer); the prototypes, γ,
+// the temperatures, α and the convolution keep protot's own initialisation.
 func newProtoTMixer(mc protot.Config, width, layer int) (Mixer, error) {
 	if err := mc.Validate(width); err != nil {
 		return nil, errors.WithMessagef(err, "decoder: protot (layer %d)", layer)

@@ -36,7 +36,8 @@ type recurrentLayer[C recurrentConfig] struct {
 	mixer       func(ctx *context.Context, cfg C, x *Node) *Node
 	step        func(ctx *context.Context, cfg C, x *Node, state []*Node) (*Node, []*Node)
 	stateShapes func(cfg C, width, batch int, dtype dtypes.DType) []shapes.Shape
-	// initStds returns the addresses of cfg's init_std and output_init_std, which the adapter fills when 0.
+	// initStds returns the addresses of cfg's init_std and output_init_std, which the adapter sets from the
+	// decoder's init policy (setInit).
 	initStds func(cfg *C) (initStd, outputInitStd *float64)
 }
 
@@ -47,8 +48,9 @@ var deltaNetLayer = recurrentLayer[deltanet.Config]{
 	initStds: func(c *deltanet.Config) (*float64, *float64) { return &c.InitStd, &c.OutputInitStd },
 }
 
-// mambaLayer is layers/mamba. Its state is [convState, h]. The adapter fills init_std (in_proj, x_proj) and
-// output_init_std (out_proj) only; dt_proj, the biases, a_log and d_skip keep Mamba's own initialisation.
+// mambaLayer is layers/mamba. Its state is [convState, h]. The policy sets init_std (in_proj, x_proj) and
+// output_init_std (out_proj) only; dt_proj, the convolution, dt_bias, a_log and d_skip keep Mamba's own
+// initialisation.
 var mambaLayer = recurrentLayer[mamba.Config]{
 	name: MixerMamba, scope: mamba.Scope,
 	mixer: mamba.Mixer, step: mamba.Step, stateShapes: mamba.StateShapes,
@@ -62,16 +64,13 @@ type recurrentMixer[C recurrentConfig] struct {
 	width int
 }
 
-// newRecurrentMixer returns the mixer of block `layer` of the decoder cfg, with the layer configuration mc. Zero
-// init_std and output_init_std of mc are filled as for attention: cfg.InitStd and cfg.ResidualInitStd(), that is
-// σ/√(2L). It returns mc's validation error, prefixed "decoder: <mixer> (layer <l>)".
+// newRecurrentMixer returns the mixer of block `layer` of the decoder cfg, with the layer configuration mc, whose
+// init_std and output_init_std the decoder's policy sets (setInit). It returns setInit's error or mc's validation
+// error, prefixed "decoder: <mixer> (layer <l>)".
 func newRecurrentMixer[C recurrentConfig](l recurrentLayer[C], mc C, cfg Config, layer int) (Mixer, error) {
 	initStd, outputInitStd := l.initStds(&mc)
-	if *initStd == 0 {
-		*initStd = cfg.InitStd
-	}
-	if *outputInitStd == 0 {
-		*outputInitStd = cfg.ResidualInitStd()
+	if err := setInit(cfg, l.name, initStd, outputInitStd); err != nil {
+		return nil, err
 	}
 	if err := mc.Validate(cfg.Width); err != nil {
 		return nil, errors.WithMessagef(err, "decoder: %s (layer %d)", l.name, layer)

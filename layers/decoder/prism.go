@@ -2,7 +2,6 @@ package decoder
 
 import (
 	. "github.com/gomlx/gomlx/pkg/core/graph"
-	"github.com/gomlx/gomlx/pkg/core/shapes"
 	"github.com/gomlx/gomlx/pkg/ml/context"
 	"github.com/pkg/errors"
 
@@ -30,11 +29,7 @@ func PrismHead(ctx *context.Context, cfg Config, pc prism.Config, tokens *Node) 
 
 // prismUnembed returns the LM head W [V, D] as model.head uses it: the embedding when tied, else "lm_head".
 func (m *model) prismUnembed(ctx *context.Context, g *Graph) *Node {
-	if m.cfg.TieEmbeddings {
-		return m.embeddingTable(ctx.Reuse(), g) // intended sharing: embed created it
-	}
-	c := normal(ctx.In(ScopeLMHead), m.cfg.InitStd)
-	return c.VariableWithShape(VarLMHead, shapes.Make(m.dtype, m.cfg.VocabSize, m.cfg.Width)).ValueGraph(g)
+	return m.unembedding(ctx, g)
 }
 
 // PrismLogits returns the PRISM model's next-token logits: tokens [B, T] → [B, T, V]. With the default residual

@@ -21,10 +21,10 @@ type Config struct {
 	// NormEpsilon is the ε of the per-head output RMSNorm; > 0. fla: 1e-5.
 	NormEpsilon float64 `json:"norm_epsilon"`
 	// InitStd is the standard deviation of the normal initialisation of the q, k, v and β projections;
-	// 0 means PyTorch's nn.Linear default U(±1/√D). The decoder fills it from its own init_std.
+	// 0 means PyTorch's nn.Linear default U(±1/√D). A decoder sets it from its init policy (decoder.Config.Init).
 	InitStd float64 `json:"init_std"`
 	// OutputInitStd is the standard deviation for the output projection; 0 means InitStd (or, when that is 0 too,
-	// U(±1/√(H·d_v))). The decoder sets it to init_std/√(2L).
+	// U(±1/√(H·d_v))). A decoder sets it from its init policy.
 	OutputInitStd float64 `json:"output_init_std"`
 }
 

@@ -44,6 +44,11 @@
 // [D, H·d], "q_conv", "k_conv", "v_conv" [H·d, K], "beta_proj" [D, H], "out_norm" [d] and "out_proj" [H·d, D].
 // Every rank-2 variable is weight-decayed; "out_norm" is not (rank 1).
 //
+// Initialisation: the q, k, v, β and output projections are U(±1/√fan_in) (nn.Linear's default) unless
+// Config.InitStd (q, k, v, β) and Config.OutputInitStd (output) ask for N(0, σ²), as a decoder's "gpt2" policy
+// does (decoder.Config.Init); the ShortConv kernels (U(±1/√K), Conv1d's default) and the out_norm gain (1) keep
+// theirs under every policy.
+//
 // Stateless functions (ShortConv, DeltaRule, DeltaRuleStep, Mix, MixStep) take every input as an argument; Mixer
 // and Step create the variables. All graph functions panic on bad shapes; Config.Validate returns errors.
 package deltanet

@@ -26,10 +26,10 @@ type Config struct {
 	// number of sequential steps Q + T/Q. Any Q gives the same result up to rounding; Q ≥ T is the plain scan.
 	ChunkSize int `json:"chunk_size"`
 	// InitStd is the standard deviation of the normal initialisation of in_proj and x_proj; 0 means PyTorch's
-	// nn.Linear default U(±1/√fan_in). The decoder fills it from its own init_std.
+	// nn.Linear default U(±1/√fan_in). A decoder sets it from its init policy (decoder.Config.Init).
 	InitStd float64 `json:"init_std"`
 	// OutputInitStd is the standard deviation for out_proj; 0 means InitStd (or, when that is 0 too,
-	// U(±1/√d_in)). The decoder sets it to init_std/√(2L).
+	// U(±1/√d_in)). A decoder sets it from its init policy.
 	OutputInitStd float64 `json:"output_init_std"`
 }
 

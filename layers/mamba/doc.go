@@ -46,6 +46,11 @@
 // "out_proj" [d, D]. Spec §2.5 exempts dt_proj, dt_bias, conv_bias, a_log and d_skip from weight decay: NoDecay lists
 // them (an optimizer exempts the rank-1 ones by rank anyway; "dt_proj" and "a_log" only by name).
 //
+// Initialisation: in_proj, x_proj and out_proj are U(±1/√fan_in) (nn.Linear's default) unless Config.InitStd
+// (in_proj, x_proj) and Config.OutputInitStd (out_proj) ask for N(0, σ²), as a decoder's "gpt2" policy does
+// (decoder.Config.Init); the convolution kernel and bias U(±1/√d_conv), dt_proj U(±dt_rank^(−1/2)), dt_bias from
+// a log-uniform Δ, a_log = ln(n+1) and d_skip = 1 stay mamba_simple's under every policy.
+//
 // Stateless functions (CausalConv, SelectiveScan, ScanStep, Mix, MixStep) take every input as an argument; Mixer
 // and Step create the variables. All graph functions panic on bad shapes; Config.Validate returns errors.
 package mamba

@@ -68,6 +68,13 @@ type Config struct {
 	ChunkSize int `json:"chunk_size"`
 	// DenseMaxLen is the longest sequence for which FormAuto picks FormDense; ≥ 0.
 	DenseMaxLen int `json:"dense_max_len"`
+	// InitStd is the standard deviation of the normal initialisation of W_V and W_r; 0 (the default) means
+	// PyTorch's nn.Linear default U(±1/√D), the official code's (docs/spec/protot.md §2.4). A decoder sets it from
+	// its init policy (decoder.Config.Init).
+	InitStd float64 `json:"init_std"`
+	// OutputInitStd is the standard deviation of the normal initialisation of W_U, the projection into the residual
+	// stream; 0 means InitStd (or, when that is 0 too, U(±1/√D_v)). A decoder sets it from its init policy.
+	OutputInitStd float64 `json:"output_init_std"`
 }
 
 // DefaultConfig returns the official code's mixer (docs/spec/protot.md §2.2, §2.3): R = 32, D_v = D/2, β = 0.9,
@@ -155,6 +162,11 @@ func (c Config) Validate(width int) error {
 		return errors.Errorf("protot: chunk_size=%d, want > 0", c.ChunkSize)
 	case c.DenseMaxLen < 0:
 		return errors.Errorf("protot: dense_max_len=%d, want ≥ 0", c.DenseMaxLen)
+	case !(c.InitStd >= 0) || !finite(c.InitStd):
+		return errors.Errorf("protot: init_std=%g, want a finite value ≥ 0 (0 means PyTorch's default)", c.InitStd)
+	case !(c.OutputInitStd >= 0) || !finite(c.OutputInitStd):
+		return errors.Errorf("protot: output_init_std=%g, want a finite value ≥ 0 (0 means init_std)",
+			c.OutputInitStd)
 	}
 	return nil
 }

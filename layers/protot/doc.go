@@ -62,6 +62,11 @@
 // drops layer 0's unused pre_r and tau_read, and the conv of layers ≥ 2). Weight decay falls on value, output,
 // read_query and conv only, as in the official code: NoDecay lists the others by name.
 //
+// Initialisation (spec §2.2, §2.4): W_V, W_r and W_U are U(±1/√fan_in), PyTorch's nn.Linear default and the
+// official code's, unless Config.InitStd (W_V, W_r) and Config.OutputInitStd (W_U) ask for N(0, σ²), as a decoder's
+// "gpt2" policy does (decoder.Config.Init). The prototypes (N(0, 1)/√D entries, rows scaled to unit length), γ, τ_w,
+// τ_r, α and the convolution kernel (U(±1/√K)) keep their own initialisation under every policy.
+//
 // Probe names (Trace.Named; spec §6), with the shapes of Mix; Step gives the same names with T = 1:
 //
 //	write_logits [B, T, R]      ⟨x_t, P_k⟩/(|τ_w|+ε), before masks

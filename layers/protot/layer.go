@@ -19,9 +19,9 @@ const Scope = "protot"
 // parameters are not decayed (NoDecay).
 const (
 	VarPrototypes = "prototypes"  // P [R, D]: N(0, 1)/√D entries, rows normalised to unit length
-	VarValue      = "value"       // W_V [D_v, D]: U(±1/√D)
-	VarOutput     = "output"      // W_U [D, D_v]: U(±1/√D_v)
-	VarReadQuery  = "read_query"  // W_r [D, D]: U(±1/√D); absent in shared-routing layers
+	VarValue      = "value"       // W_V [D_v, D]: U(±1/√D), or N(0, init_std²)
+	VarOutput     = "output"      // W_U [D, D_v]: U(±1/√D_v), or N(0, output_init_std²)
+	VarReadQuery  = "read_query"  // W_r [D, D]: U(±1/√D), or N(0, init_std²); absent in shared-routing layers
 	VarDecayLogit = "decay_logit" // γ [R]: Config.DecayLogitInit (logit(DecayInit) by default)
 	VarWriteTemp  = "write_temp"  // τ_w, scalar: WriteTempInit (SharedWriteTempInit in shared-routing layers)
 	VarReadTemp   = "read_temp"   // τ_r, scalar: ReadTempInit; absent in shared-routing layers
@@ -63,6 +63,15 @@ func uniform(ctx *context.Context, fanIn int) *context.Context {
 	return ctx.WithInitializer(initializers.RandomUniformFn(ctx, -b, b))
 }
 
+// linear returns ctx with the initializer of a projection with fan-in fanIn: N(0, std²) when std > 0, else
+// uniform(fanIn).
+func linear(ctx *context.Context, std float64, fanIn int) *context.Context {
+	if std > 0 {
+		return ctx.WithInitializer(initializers.RandomNormalFn(ctx, std))
+	}
+	return uniform(ctx, fanIn)
+}
+
 // prototypeInit draws N(0, 1)/√D entries and scales each row to unit length (docs/spec/protot.md §2.2).
 func prototypeInit(ctx *context.Context) context.VariableInitializer {
 	return func(g *Graph, shape shapes.Shape) *Node {
@@ -81,10 +90,14 @@ func variables(ctx *context.Context, cfg Config, layer, D int, dtype dtypes.DTyp
 	value := func(c *context.Context, name string, dims ...int) *Node {
 		return c.VariableWithShape(name, shapes.Make(dtype, dims...)).ValueGraph(g)
 	}
+	outStd := cfg.OutputInitStd
+	if outStd == 0 {
+		outStd = cfg.InitStd
+	}
 	p := Params{
 		Prototypes: value(ctx.WithInitializer(prototypeInit(ctx)), VarPrototypes, R, D),
-		Value:      value(uniform(ctx, D), VarValue, Dv, D),
-		Output:     value(uniform(ctx, Dv), VarOutput, D, Dv),
+		Value:      value(linear(ctx, cfg.InitStd, D), VarValue, Dv, D),
+		Output:     value(linear(ctx, outStd, Dv), VarOutput, D, Dv),
 		DecayLogit: value(ctx.WithInitializer(constants(cfg.DecayLogitInit())), VarDecayLogit, R),
 		Alpha:      value(ctx.WithInitializer(constant(cfg.AlphaInit)), VarAlpha),
 	}
@@ -92,7 +105,7 @@ func variables(ctx *context.Context, cfg Config, layer, D int, dtype dtypes.DTyp
 	if cfg.SharedRouting(layer) {
 		tauW = cfg.SharedWriteTempInit
 	} else {
-		p.ReadQuery = value(uniform(ctx, D), VarReadQuery, D, D)
+		p.ReadQuery = value(linear(ctx, cfg.InitStd, D), VarReadQuery, D, D)
 		p.ReadTemp = value(ctx.WithInitializer(constant(cfg.ReadTempInit)), VarReadTemp)
 	}
 	p.WriteTemp = value(ctx.WithInitializer(constant(tauW)), VarWriteTemp)

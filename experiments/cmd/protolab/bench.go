@@ -21,8 +21,8 @@ const benchSynopsis = "throughput|decode [--mixers attention,protot,deltanet,mam
 
 // cmdBench runs the speed study (experiments/speed) in one mode: training tokens/s and peak memory against the
 // context, or decoding time per token, for each mixer, next to theory/cost's predictions. It always measures (a
-// stored result of the same configuration is replaced), prints the table and stores the result under --out, where
-// notebook 10 finds it.
+// stored result of the same configuration is replaced), prints the table and stores the result under --out. The
+// study's protocol, which notebook 10 and the scorecard read, runs both modes: `protolab run speed --preset small`.
 func cmdBench(args []string, stdout io.Writer) error {
 	fs := newFlags("bench", benchSynopsis, stdout)
 	mixers := fs.String("mixers", "", "comma-separated mixers (default: the preset's, all four)")

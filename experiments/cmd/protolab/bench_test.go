@@ -20,6 +20,7 @@ func TestBench_TinyThroughputAndDecode(t *testing.T) {
 	require.Contains(t, buf.String(), "machine:")
 	require.Contains(t, buf.String(), "results in "+out)
 	cfg := speed.Tiny()
+	cfg.Mode = speed.ModeThroughput
 	cfg.Mixers, cfg.Contexts, cfg.Steps = []string{"protot", "attention"}, []int{16, 32}, 1
 	res, ok, err := run.Stored[*speed.Result](speed.Study, cfg, run.Out(out))
 	require.NoError(t, err)

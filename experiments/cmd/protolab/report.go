@@ -10,9 +10,11 @@ import (
 	"github.com/pkg/errors"
 
 	"github.com/protolab/protolab/docs"
+	"github.com/protolab/protolab/experiments/architecture"
 	"github.com/protolab/protolab/experiments/attribution"
 	"github.com/protolab/protolab/experiments/interp"
 	"github.com/protolab/protolab/experiments/prismhead"
+	"github.com/protolab/protolab/experiments/speed"
 	"github.com/protolab/protolab/experiments/steering"
 	"github.com/protolab/protolab/experiments/suppression"
 	"github.com/protolab/protolab/workbench/report"
@@ -72,6 +74,10 @@ func named[C any](name string, preset func() C) func() (string, C) {
 // scorecard lists the studies whose claims the scorecard carries, in the order of the papers; each reads the stored
 // result of its Small (protocol) preset, else of its Quick preset, else of its Tiny preset.
 var scorecard = []scored{
+	scoreEntry(architecture.Study, architecture.Claims, named("small", architecture.Small),
+		named("quick", architecture.Quick), named("tiny", architecture.Tiny)),
+	scoreEntry(speed.Study, speed.Claims, named("small", speed.Small), named("quick", speed.Quick),
+		named("tiny", speed.Tiny)),
 	scoreEntry(interp.Study, interp.Claims, named("small", interp.Small), named("quick", interp.Quick),
 		named("tiny", interp.Tiny)),
 	scoreEntry(attribution.Study, attribution.Claims, named("small", attribution.Small),

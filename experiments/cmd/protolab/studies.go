@@ -67,8 +67,9 @@ var studies = []study{
 		baseline.LoadOrRun, baseline.Run),
 	entry(architecture.Study, "ProtoT vs LLaMA, DeltaNet, Mamba at equal parameters: perplexity, sweep, generation, "+
 		"classification (notebook 10)", architecture.Preset, architecture.LoadOrRun, architecture.Run),
-	entry(speed.Study, "training throughput (mode=throughput) or decoding time (mode=decode) against the context, "+
-		"beside theory/cost (notebook 10)", speed.Preset, speed.LoadOrRun, speed.Run),
+	entry(speed.Study, "training throughput and decoding time against the context (both modes by default; "+
+		"mode=throughput or decode for one), beside theory/cost (notebook 10)", speed.Preset, speed.LoadOrRun,
+		speed.Run),
 	entry(interp.Study, "ProtoT interpretability: naming, disentanglement, dashboards, interventions (notebook 11)",
 		interp.Preset, interp.LoadOrRun, interp.Run),
 	entry(robustness.Study, "ProtoT and LLaMA under typos and synonyms: routing and prediction changes (notebook 11)",
