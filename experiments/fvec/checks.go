@@ -7,72 +7,155 @@ import (
 	"github.com/protolab/protolab/layers/linattn"
 )
 
-// curve returns the curve of kind, or nil.
-func curve(models []Curve, kind string) *Curve {
+// Protocol is the part of the configuration that the claims and checks state: the budgets, the seeds and the
+// plateau criterion, copied into the result so that they are judged from the stored result alone.
+type Protocol struct {
+	Seeds       int    `json:"seeds"`
+	ValSeed     uint64 `json:"val_seed"`
+	TestSeed    uint64 `json:"test_seed"`
+	HeldOutSeed uint64 `json:"held_out_seed"`
+	// Batch is the contexts per training step of every model; SharedTokens whether a step's contexts share x.
+	Batch        int  `json:"batch"`
+	SharedTokens bool `json:"shared_tokens"`
+	// TreeSteps[i] and GaussianSteps[i] are the training steps of every model at the i-th M of each sweep; with
+	// Grow a model at M continues the one at the previous M.
+	TreeSteps     []int   `json:"tree_steps"`
+	GaussianSteps []int   `json:"gaussian_steps"`
+	Grow          bool    `json:"grow"`
+	TestContexts  int     `json:"test_contexts"`
+	ValContexts   int     `json:"val_contexts"`
+	PlateauTail   float64 `json:"plateau_tail"`
+	PlateauTol    float64 `json:"plateau_tol"`
+}
+
+// protocolOf returns the protocol of cfg.
+func protocolOf(cfg Config) Protocol {
+	p := Protocol{Seeds: cfg.Sweep.Seeds, ValSeed: cfg.ValSeed, TestSeed: cfg.TestSeed, HeldOutSeed: cfg.HeldOutSeed,
+		Batch: cfg.Data.Batch, SharedTokens: cfg.Data.SharedTokens, Grow: cfg.Sweep.Grow,
+		TestContexts: cfg.Data.TestContexts, ValContexts: cfg.Data.ValContexts, PlateauTail: cfg.Sweep.PlateauTail,
+		PlateauTol: cfg.Sweep.PlateauTol}
+	for _, m := range cfg.Sweep.TreeM {
+		p.TreeSteps = append(p.TreeSteps, cfg.steps(false, m))
+	}
+	for _, m := range cfg.Sweep.GaussianM {
+		p.GaussianSteps = append(p.GaussianSteps, cfg.steps(true, m))
+	}
+	return p
+}
+
+// Allowances of the theory checks and claims, |sim − theory| ≤ 4·s.e. + allowance (house style, STYLE.md §11.4).
+const (
+	// tokenAllowance is the gap between the measurement model (independent noise of the prior-averaged variance)
+	// and real linear attention on N tokens, whose noise is correlated and θ-dependent: spec §8 item 7 puts the
+	// ideal model A on tokens up to 3% below its measurement-model curve.
+	tokenAllowance = 0.03
+	// optimisationFactor times the plateau tolerance is the allowance for optimisation: a model that improves by
+	// less than plateau_tol over the last plateau_tail of its training is taken to be within twice that of the
+	// limit of its training.
+	optimisationFactor = 2
+	// patchDecayAllowance is the allowance of the patching decay against the ideal model's: the ideal model is
+	// computed in the measurement model, and a ratio of ΔMSEs, each the difference of two MSEs that can each move
+	// by tokenAllowance on real tokens, can move by a few times that.
+	patchDecayAllowance = 0.1
+	// sharedPrefixBound is the largest effect of patching with a shared prefix (j ≥ ℓ) that still counts as
+	// "changes nothing", relative to the largest effect after the divergence (j < ℓ): an order of magnitude.
+	sharedPrefixBound = 0.1
+)
+
+// curve returns the curve of row name (a kind, or AblationKeyGain), or nil.
+func curve(models []Curve, name string) *Curve {
 	for i := range models {
-		if models[i].Kind == kind {
+		if models[i].Name == name {
 			return &models[i]
 		}
 	}
 	return nil
 }
 
-// zscore is (a − b)/√(sa² + sb²); sb may be 0 for a theory value.
-func zscore(a, sa, b, sb float64) float64 { return (a - b) / math.Sqrt(sa*sa+sb*sb) }
-
-// logLinearFit fits log y = a + b·x by least squares and returns the slope b and R².
-func logLinearFit(x []int, y []float64) (slope, r2 float64) {
-	n := float64(len(x))
-	var sx, sy, sxx, sxy, syy float64
-	for i := range x {
-		lx, ly := float64(x[i]), math.Log(y[i])
-		sx, sy, sxx, sxy, syy = sx+lx, sy+ly, sxx+lx*lx, sxy+lx*ly, syy+ly*ly
+// worstPlateau returns the largest plateau improvement of a curve over its points and seeds (+Inf when a model has
+// no validation curve) and where it is.
+func worstPlateau(c *Curve) (worst float64, m, seed int) {
+	worst = math.Inf(-1)
+	for i := range c.Training {
+		for s, t := range c.Training[i] {
+			v := t.Improvement
+			if math.IsNaN(v) {
+				v = math.Inf(1)
+			}
+			if v > worst {
+				worst, m, seed = v, c.M[i], s
+			}
+		}
 	}
-	cov, vx, vy := sxy-sx*sy/n, sxx-sx*sx/n, syy-sy*sy/n
-	slope = cov / vx
-	return slope, cov * cov / (vx * vy)
+	return worst, m, seed
 }
 
-// checks evaluates the study's claims (the targets of the issue) on a result.
-func checks(r *Result) []Check {
+// theoryGap returns, over the points of c, the largest |MSE − want(M)| in units of the allowed distance
+// 4·s.e. + allowance·want(M), and the index of that point (−1 when no point was compared); a value ≤ 1 is within the
+// allowance everywhere. Points where want is not defined (ok false) are skipped.
+func theoryGap(c *Curve, want func(m int) (float64, bool), allowance float64) (worst float64, at int) {
+	worst, at = math.Inf(-1), -1
+	for i, m := range c.M {
+		w, ok := want(m)
+		if !ok {
+			continue
+		}
+		if g := math.Abs(c.MSE[i]-w) / (4*c.StdErr[i] + allowance*w); g > worst {
+			worst, at = g, i
+		}
+	}
+	return worst, at
+}
+
+// checks states whether the run followed its protocol: every model on its plateau, B at the best non-adaptive
+// design, C on its theory curve, no model below the Bayes bound, and layer-1 patching without effect.
+func checks(r *Result, cfg Config) []Check {
 	var out []Check
 	add := func(name string, value float64, pass bool, want string, args ...any) {
 		out = append(out, Check{Name: name, Value: value, Want: fmt.Sprintf(want, args...), Pass: pass})
 	}
+	tol := cfg.Sweep.PlateauTol
+	allow := optimisationFactor * tol
+	plateau := func(prior string, models []Curve) {
+		for i := range models {
+			c := &models[i]
+			worst, m, seed := worstPlateau(c)
+			add(fmt.Sprintf("%s: %s's validation MSE improvement over the last %.0f%% of training, worst model "+
+				"(M=%d, seed %d)", prior, rowName(c), 100*cfg.Sweep.PlateauTail, m, seed), worst, worst < tol,
+				"< %g (plateau)", tol)
+		}
+	}
+	if r.Tree != nil {
+		plateau("tree", r.Tree.Models)
+	}
+	if r.Gaussian != nil {
+		plateau("gaussian", r.Gaussian.Models)
+	}
 	if t := r.Tree; t != nil {
-		b, c := curve(t.Models, linattn.KindB), curve(t.Models, linattn.KindC)
-		for _, kind := range []string{linattn.KindA, linattn.KindAPrime} {
-			a := curve(t.Models, kind)
-			if a == nil || len(a.M) < 2 {
-				continue
-			}
-			name := modelName(kind)
-			slope, r2 := logLinearFit(a.M, a.MSE)
-			monotone := true
-			for i := 1; i < len(a.MSE); i++ {
-				monotone = monotone && a.MSE[i] < a.MSE[i-1]
-			}
-			alpha := t.Theory.Config.Prior.Alpha
-			add(fmt.Sprintf("tree: %s's MSE per extra layer (exp of the log-linear slope)", name), math.Exp(slope),
-				monotone && r2 >= 0.9, "monotone decrease and log-linear R² ≥ 0.9 (R² = %.3f); noise-free greedy "+
-					"theory α² = %.3f", r2, alpha*alpha)
-			if b != nil {
-				i, j := len(a.M)-1, len(b.M)-1
-				if a.M[i] == b.M[j] {
-					ratio := b.MSE[j] / a.MSE[i]
-					add(fmt.Sprintf("tree: MSE_B / MSE_%s at M = %d", name, a.M[i]), ratio, ratio >= 2, "≥ 2")
+		if b := curve(t.Models, linattn.KindB); b != nil && len(t.BestDesign) > 0 {
+			worst, ratio, n := math.Inf(-1), 0.0, 0
+			for i, m := range b.M {
+				for _, d := range t.BestDesign {
+					if d.M != m {
+						continue
+					}
+					n++
+					// One-sided: B may beat a level design (its keys are not restricted to whole levels).
+					g := (b.MSE[i] - d.MSE.Mean) / (4*math.Hypot(b.StdErr[i], d.MSE.StdErr) + tokenAllowance*d.MSE.Mean)
+					if g > worst {
+						worst, ratio = g, b.MSE[i]/d.MSE.Mean
+					}
 				}
+			}
+			if n > 0 {
+				add("tree: B's test MSE over the best non-adaptive level design (BestLevelDesign), worst M", ratio,
+					worst <= 1, "MSE_B − design ≤ 4 s.e. + %g·design at every M (B reaches the design)", tokenAllowance)
 			}
 		}
-		if c != nil {
-			worst := 0.0
-			for i, m := range c.M {
-				z := zscore(c.MSE[i], c.StdErr[i], t.Theory.LMMSETokens[m-1], 0)
-				if math.Abs(z) > math.Abs(worst) {
-					worst = z
-				}
-			}
-			add("tree: (MSE_C − LMMSE with per-node τ_n²)/s.e., worst M", worst, math.Abs(worst) <= 2, "|z| ≤ 2")
+		if c := curve(t.Models, linattn.KindC); c != nil {
+			worst, at := theoryGap(c, func(m int) (float64, bool) { return t.Theory.LMMSETokens[m-1], true }, allow)
+			add("tree: C's test MSE over LMMSE with per-node τ_n², worst M", c.MSE[at]/t.Theory.LMMSETokens[c.M[at]-1],
+				worst <= 1, "|MSE_C − LMMSE| ≤ 4 s.e. + %g·LMMSE at every M", allow)
 		}
 		if t.Theory.Bound != nil {
 			worst := math.Inf(1)
@@ -81,78 +164,37 @@ func checks(r *Result) []Check {
 					worst = math.Min(worst, zscore(m.MSE[i], m.StdErr[i], t.Theory.Bound.Mean, t.Theory.Bound.StdErr))
 				}
 			}
-			add("tree: (MSE − unconstrained Bayes bound)/s.e., lowest model", worst, worst >= -2, "≥ −2 (no model "+
+			add("tree: (MSE − unconstrained Bayes bound)/s.e., lowest model", worst, worst >= -4, "≥ −4 (no model "+
 				"beats the full-data bound of §4.6)")
 		}
 	}
 	if g := r.Gaussian; g != nil {
-		a, b, c := curve(g.Models, linattn.KindA), curve(g.Models, linattn.KindB), curve(g.Models, linattn.KindC)
-		D := g.Theory.Config.Dim
-		if a != nil && b != nil {
-			worst := 0.0
-			for i := range a.M {
-				if i < len(b.M) && b.M[i] == a.M[i] {
-					z := zscore(a.MSE[i], a.StdErr[i], b.MSE[i], b.StdErr[i])
-					if math.Abs(z) > math.Abs(worst) {
-						worst = z
-					}
-				}
-			}
-			add("gaussian: (MSE_A − MSE_B)/s.e., worst M", worst, math.Abs(worst) <= 2, "|z| ≤ 2 (depth gives no "+
-				"advantage)")
-		}
-		for _, m := range []*Curve{a, b} {
-			if m == nil {
-				continue
-			}
-			worst := math.Inf(-1)
-			for i, v := range m.M {
-				if v <= D {
-					worst = math.Max(worst, zscore(m.MSE[i], m.StdErr[i], g.Theory.Optimal[v-1], 0))
-				}
-			}
-			if !math.IsInf(worst, -1) {
-				add(fmt.Sprintf("gaussian: (MSE_%s − optimal MSE)/s.e., worst M ≤ D", m.Kind), worst, worst <= 2,
-					"≤ 2 (on or below the optimal curve at τ² = %.4f)", g.Theory.Tau2)
-			}
-		}
-		if c != nil {
-			worst := 0.0
-			for i, v := range c.M {
-				z := zscore(c.MSE[i], c.StdErr[i], g.Theory.LinearKey[v-1], 0)
-				if math.Abs(z) > math.Abs(worst) {
-					worst = z
-				}
-			}
-			add("gaussian: (MSE_C − linear-key curve)/s.e., worst M", worst, math.Abs(worst) <= 2, "|z| ≤ 2 "+
-				"(optimal curve up to M = D, flat beyond)")
+		if c := curve(g.Models, linattn.KindC); c != nil {
+			worst, at := theoryGap(c, func(m int) (float64, bool) { return g.Theory.LinearKey[m-1], true }, allow)
+			add("gaussian: C's test MSE over the linear-key curve, worst M", c.MSE[at]/g.Theory.LinearKey[c.M[at]-1],
+				worst <= 1,
+				"|MSE_C − curve| ≤ 4 s.e. + %g·curve at every M (optimal up to M = D, flat beyond)", allow)
 		}
 	}
 	for i := range r.Patches {
 		p := &r.Patches[i]
-		var maxSame, maxDiff, layer1 float64
+		layer1 := 0.0
 		for j := range p.Delta {
-			for l := range p.Delta[j] {
-				d := p.Delta[j][l]
-				switch {
-				case l == 0:
-					layer1 = math.Max(layer1, math.Abs(d))
-					maxSame = math.Max(maxSame, math.Abs(d))
-				case j >= l:
-					maxSame = math.Max(maxSame, math.Abs(d))
-				default:
-					maxDiff = math.Max(maxDiff, d)
-				}
-			}
+			layer1 = math.Max(layer1, math.Abs(p.Delta[j][0]))
 		}
-		name := modelName(p.Kind)
-		add(fmt.Sprintf("patch %s: max |ΔMSE| at layer 1 (keys depend on x only)", name), layer1, layer1 == 0,
-			"exactly 0")
-		if maxDiff > 0 {
-			ratio := maxSame / maxDiff
-			add(fmt.Sprintf("patch %s: max |ΔMSE| for j ≥ ℓ over max ΔMSE for j < ℓ", name), ratio, ratio <= 0.1,
-				"≤ 0.1 (a shared path prefix gives the same key)")
-		}
+		add(fmt.Sprintf("patch %s, seed %d: max |ΔMSE| at layer 1 (its keys depend on x only)", p.Name, p.Seed),
+			layer1, layer1 == 0, "exactly 0")
 	}
 	return out
+}
+
+// zscore is (a − b)/√(sa² + sb²); sb may be 0 for a theory value.
+func zscore(a, sa, b, sb float64) float64 { return (a - b) / math.Sqrt(sa*sa+sb*sb) }
+
+// rowName is the display name of a row.
+func rowName(c *Curve) string {
+	if c.Name == AblationKeyGain {
+		return fmt.Sprintf("A (key gain %g)", c.KeyGain)
+	}
+	return modelName(c.Kind)
 }

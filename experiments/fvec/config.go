@@ -1,6 +1,7 @@
 package fvec
 
 import (
+	"math"
 	"slices"
 
 	"github.com/pkg/errors"
@@ -11,15 +12,26 @@ import (
 	"github.com/protolab/protolab/workbench/run"
 )
 
-// Config configures the whole study. Start from a preset (Tiny, Small, Paper); change fields or apply run.Override.
+// Config configures the whole study. Start from a preset (Tiny, Quick, Small, Paper); change fields or apply
+// run.Override.
+//
+// Four seeds keep the data of each use apart (doc.go, "Protocol"): training (model s of a sweep point uses weights
+// and training stream Seed+s; the theory Monte Carlo uses Seed), validation (every choice), test (the reported
+// numbers) and held-out test (reported separately, never used for a choice).
 type Config struct {
-	// Seed seeds everything: model s of a sweep point uses weights and training stream Seed+s; the evaluation set,
-	// the patching pairs and the theory Monte Carlo use streams of Seed.
-	Seed  uint64         `json:"seed"`
-	Data  DataConfig     `json:"data"`
-	Model linattn.Config `json:"model"` // the template of every model; kind and measurements are set per sweep point
-	Train fit.Config     `json:"train"` // optimizer and schedule of one model; train.steps is per model
-	Sweep SweepConfig    `json:"sweep"`
+	Seed uint64 `json:"seed"`
+	// ValSeed draws the validation contexts: the plateau criterion and every choice the study makes (which seed's
+	// model the figures show).
+	ValSeed uint64 `json:"val_seed"`
+	// TestSeed draws the test contexts, the patching pairs and the probe contexts: the reported numbers.
+	TestSeed uint64 `json:"test_seed"`
+	// HeldOutSeed draws a second test set of the same size, evaluated once the settings are frozen and reported
+	// separately; nothing is chosen on it.
+	HeldOutSeed uint64         `json:"held_out_seed"`
+	Data        DataConfig     `json:"data"`
+	Model       linattn.Config `json:"model"` // the template of every model; kind and measurements are set per sweep point
+	Train       fit.Config     `json:"train"` // optimizer and schedule of every model; train.steps where sweep.depth_steps has no entry
+	Sweep       SweepConfig    `json:"sweep"`
 }
 
 // DataConfig configures the context generators of spec §2 and the sizes of every evaluation.
@@ -32,126 +44,147 @@ type DataConfig struct {
 	Tokens int `json:"tokens"`
 	// LabelNoise is s. Spec: 0.1.
 	LabelNoise float64 `json:"label_noise"`
-	// Batch is the number of fresh contexts per training step. Spec §5: 512.
+	// Batch is the number of fresh contexts per training step, the same for every model. Spec §5: 512.
 	Batch int `json:"batch"`
 	// SharedTokens draws one x_{1:N} per training step for all Batch contexts (θ and label noise stay independent
-	// per context; GenerateShared): the key MLPs of A and B then cost O(N·D·H) per step instead of O(Batch·N·D·H),
-	// so many more contexts fit the budget. Evaluation always uses independent tokens. Spec §2 (independent
-	// tokens): false.
+	// per context; GenerateShared), for every model alike: the key MLPs of B then run once per step instead of once
+	// per context. Validation and test contexts always have their own tokens. Spec §2 (independent tokens): false.
 	SharedTokens bool `json:"shared_tokens"`
-	// EvalContexts is the size of the fixed evaluation set (one per prior, shared by every model). Spec §5: 10,000.
-	EvalContexts int `json:"eval_contexts"`
+	// ValContexts is the size of the validation set (one per prior, from val_seed), evaluated during training for
+	// the plateau criterion; ≤ 500 or a multiple of 500 (it runs in equal chunks).
+	ValContexts int `json:"val_contexts"`
+	// TestContexts is the size of the test set and of the held-out test set (one of each per prior, shared by every
+	// model). Spec §5: 10,000.
+	TestContexts int `json:"test_contexts"`
 	// PatchPairs is the number of target–donor pairs per divergence level of the patching heatmap. Spec §7: ≥ 1000.
 	PatchPairs int `json:"patch_pairs"`
-	// TheoryContexts is the number of Monte Carlo contexts of every theory curve.
+	// TheoryContexts is the number of Monte Carlo contexts of every theory curve, and of the re-estimate of each best
+	// non-adaptive design.
 	TheoryContexts int `json:"theory_contexts"`
 	// BoundContexts is the number of contexts of the unconstrained Bayes bound of §4.6 (the tree prior's floor);
 	// 0 skips it.
 	BoundContexts int `json:"bound_contexts"`
+	// DesignContexts is the number of fixed draws on which meanfield.BestLevelDesign searches the best non-adaptive
+	// linear design at each M of sweep.tree_m (the reference model B is trained towards); 0 skips the search.
+	DesignContexts int `json:"design_contexts"`
 }
 
-// SweepConfig says which models are trained on which prior.
+// SweepConfig says which models are trained on which prior, and with what budget.
 type SweepConfig struct {
-	// Seeds is the number of independently initialised and trained models per sweep point (≥ 1; spec §5: ≥ 3).
+	// Seeds is the number of independently initialised and trained models per sweep point (≥ 1; spec §5: ≥ 3; the
+	// scorecard's claims need ≥ 3).
 	Seeds int `json:"seeds"`
 	// TreeM are the measurement budgets M on the tree prior: the depth L of A and A′, the channels of B and C.
 	TreeM []int `json:"tree_m"`
 	// TreeKinds are the models trained on the tree prior (linattn.KindA, KindB, KindC, KindAPrime).
 	TreeKinds []string `json:"tree_kinds"`
+	// DepthSteps is train.steps of every model (whatever its kind) at M = 1, 2, … on the tree prior: entry M−1 for
+	// M; a missing or 0 entry means train.steps. With Grow it is the length of each segment of a chain.
+	DepthSteps []int `json:"depth_steps"`
 	// GaussianM are the measurement budgets on the Gaussian prior.
 	GaussianM []int `json:"gaussian_m"`
 	// GaussianKinds are the models trained on the Gaussian prior; empty skips the Gaussian study.
 	GaussianKinds []string `json:"gaussian_kinds"`
-	// GaussianSteps is train.steps for the Gaussian study; 0 means train.steps.
-	GaussianSteps int `json:"gaussian_steps"`
-	// GaussianHidden is model.hidden for the Gaussian study (D is small there, so narrower MLPs suffice); 0 means
-	// model.hidden.
+	// GaussianSteps is train.steps of every model (whatever its kind) at the i-th M of gaussian_m: entry i; a missing
+	// or 0 entry means train.steps.
+	GaussianSteps []int `json:"gaussian_steps"`
+	// GaussianHidden is model.hidden of every model on the Gaussian prior (D is small there); 0 means model.hidden.
 	GaussianHidden int `json:"gaussian_hidden"`
-	// GaussianKeyGain is model.key_gain for the Gaussian study; 0 means model.key_gain. Adaptivity cannot help on
-	// the Gaussian prior, so its key MLPs have nothing to gate on, and the tree prior's key gain (set for its
-	// statistics |φ_ℓ| ≈ α^{ℓ−1}) need not carry over.
-	GaussianKeyGain float64 `json:"gaussian_key_gain"`
-	// LinearSteps is train.steps for model C on either prior (cheap steps, but its linear readout converges to the
-	// LMMSE optimum only slowly under batch noise); 0 means the prior's steps.
-	LinearSteps int `json:"linear_steps"`
-	// ASteps is train.steps for model A on the tree prior at the depths a_depth_steps leaves out, and ABatch
-	// data.batch for model A on either prior; 0 means the prior's steps and data.batch. A's key MLPs read the
-	// workspace, so they run once per context and token even with shared tokens: its steps cost several times those
-	// of A′ and B, and a smaller batch with more steps uses the budget better.
-	ASteps int `json:"a_steps"`
-	ABatch int `json:"a_batch"`
-	// ADepthSteps is train.steps for model A with M = 1, 2, … layers on the tree prior: entry M−1 for depth M (a
-	// missing or 0 entry means a_steps), so it keeps its meaning when tree_m changes. With Grow the smaller depths
-	// are a curriculum for the deepest model, which needs the most steps (its key MLPs gate on the most workspace
-	// coordinates) and is the one the depth advantage is judged at.
-	ADepthSteps []int `json:"a_depth_steps"`
+	// KeyGainAblation, when > 0, trains one more row on the tree prior: model A with linattn's key gain g_k set to
+	// this value (eq. 8 of layers/linattn), with the same budget and seeds as every other row. It is an ablation,
+	// not part of the common recipe (the gain exists for A's keys only); 0 skips it.
+	KeyGainAblation float64 `json:"key_gain_ablation"`
+	// PlateauTail and PlateauTol state the plateau criterion that every trained model is checked against: over the
+	// last PlateauTail of its training steps, its validation MSE improves by less than PlateauTol (relative to the
+	// final value). Validation runs every PlateauTail·steps steps. Both in (0, 1).
+	PlateauTail float64 `json:"plateau_tail"`
+	PlateauTol  float64 `json:"plateau_tol"`
 	// Workers is the number of models trained at once (each seed's sweep over M is one sequential chain); 0 means
 	// GOMAXPROCS. Results do not depend on it.
 	Workers int `json:"workers"`
 	// Grow starts each model from the trained model of the same kind and seed at the next smaller M of the sweep
-	// (layers or heads it already has keep their weights; the new ones and the new readout rows start fresh), so a
-	// depth sweep costs about one long run instead of one per depth. Model C always starts fresh.
+	// (layers, heads or key rows it already has keep their weights; the new ones and the new readout rows start
+	// fresh), for every kind alike: a chain's depth-M model has had the steps of every segment up to M.
 	Grow bool `json:"grow"`
 	// PatchKinds are the models whose keys are patched and whose function vectors are probed (KindA, KindAPrime;
-	// each at the largest TreeM, the seed with the lowest evaluation MSE; trained on the tree prior even when not in
-	// TreeKinds); empty skips patching and probing.
+	// every seed at the largest TreeM, and the key-gain ablation with KindA; trained on the tree prior even when
+	// not in TreeKinds); empty skips patching and probing.
 	PatchKinds []string `json:"patch_kinds"`
 }
 
 // Tiny is seconds on one CPU core, for the unit tests and the notebook's smoke run: K = 4 (D = 15), N = 32,
-// M = 1…2, two seeds, 150 steps of 32 independent contexts per model (400 for model C).
+// M = 1…2, two seeds (too few for a claim), 150 steps of 32 independent contexts per model and segment.
 func Tiny() Config {
 	c := Small()
 	c.Data.Tree = prior.Tree{Depth: 4, Alpha: 0.6}
 	c.Data.GaussianDim = 4
 	c.Data.Tokens = 32
 	c.Data.Batch = 32
-	c.Data.SharedTokens = false // at D = 15 independent contexts are cheap, and 150 steps need every one of them
-	c.Data.EvalContexts = 1000
+	c.Data.SharedTokens = false // at D = 15 independent contexts are cheap
+	c.Data.ValContexts = 100
+	c.Data.TestContexts = 500
 	c.Data.PatchPairs = 200
 	c.Data.TheoryContexts = 1000
 	c.Data.BoundContexts = 0
+	c.Data.DesignContexts = 200
 	c.Model.Hidden = 16
 	c.Model.ReadoutHidden = 32
 	c.Train.Steps = 150
 	c.Train.WarmupSteps = 10
+	c.Sweep.Seeds = 2
 	c.Sweep.TreeM = []int{1, 2}
+	c.Sweep.DepthSteps = nil
 	c.Sweep.GaussianM = []int{2, 6} // D = 4: one point on each side of M = D
-	c.Sweep.GaussianSteps = 0
-	c.Sweep.LinearSteps = 400
-	c.Sweep.ASteps = 0
-	c.Sweep.ABatch = 0
-	c.Sweep.ADepthSteps = nil
-	c.Model.KeyGain = 0 // key_gain and a_depth_steps were chosen for Small's depth-4 tree; Tiny keeps the defaults
-	c.Sweep.GaussianKeyGain = 0
+	c.Sweep.GaussianSteps = nil
+	c.Sweep.KeyGainAblation = 0
 	return c
 }
 
-// Small is the `make run` study, sized for a 10-minute notebook on 2 CPU cores with the pure-Go backend (its wall
-// time is in Result.Provenance.Timings): K = 6 (D = 63), α = 0.6, N = 128 (spec), depths 1…4 of A and A′ against
-// 1…4 channels of B and C on the tree prior; M ∈ {2, 4, 8, 12} at D = 8 on the Gaussian prior; two seeds, trained
-// two at a time; grown sweeps. It departs from the spec's recipe (§5: batch 512 of independent contexts, 20,000
-// steps, lr 1e-3, H = 128, GELU) to fit the budget:
-//   - training batches share their tokens (data.shared_tokens; every context keeps its own θ and label noise), which
-//     makes a step of B, A′ and C nearly independent of the batch size: 64 contexts per step, 3000 steps per point
-//     (4000 for C, 1000 on the Gaussian prior);
-//   - model A's key MLPs still run per context, so A trains on 16 contexts per step, for 3000, 3000 and 9000 steps
-//     at depths 1…3 (a curriculum, with Grow) and 18,000 at depth 4, where the depth advantage is judged
-//     (sweep.a_depth_steps);
-//   - model A's key MLPs read the workspace with gain 16 (model.key_gain, eq. 8 of layers/linattn; 1 on the
-//     Gaussian prior and for the readouts): gating a key on |φ_ℓ| ≈ α^{ℓ−1} needs workspace weights ≈ 10× the
-//     x-weights, which Adam at lr 1e-2 does not reach in 3000 steps from N(0, 1/fan_in);
-//   - narrow key MLPs (H = 32, 16 on the Gaussian prior), ReLU (faster to train than GELU here), lr 1e-2.
+// Quick is what the notebook and `make run` compute when no protocol run (Small) is stored: the same protocol and
+// models at a shorter budget, about as long as the notebook has always taken (ten minutes on 2 cores): 16 contexts
+// per step and [1000, 1000, 2000, 4000] steps per depth on the tree prior for every model, [500, 500, 1000, 1000]
+// on the Gaussian prior, no key-gain ablation, smaller evaluation sets. Its models need not have plateaued;
+// Result.Checks says whether they have.
+func Quick() Config {
+	c := Small()
+	c.Data.Batch = 16
+	c.Data.ValContexts = 500
+	c.Data.TestContexts = 1000
+	c.Data.PatchPairs = 300
+	c.Data.DesignContexts = 1000
+	c.Sweep.DepthSteps = []int{1000, 1000, 2000, 4000}
+	c.Sweep.GaussianSteps = []int{500, 500, 1000, 1000}
+	c.Sweep.KeyGainAblation = 0
+	return c
+}
+
+// Small is the study's protocol (`protolab run fvec --preset small`, about an hour on 2 CPU cores with the pure-Go
+// backend): K = 6 (D = 63), α = 0.6, N = 128, s = 0.1 (spec), depths 1…4 of A and A′ against 1…4 channels of B
+// and C on the tree prior, M ∈ {2, 4, 8, 12} at D = 8 on the Gaussian prior, three seeds, validation, test and
+// held-out test contexts from three seeds no training stream uses (doc.go, "Protocol"). Every model, whatever its
+// kind, trains with one recipe: the same batch, the same steps per depth (a chain grown from depth 1, each segment
+// with its own warm-up and cosine decay), the same optimiser and schedule; model A with a key gain is an extra,
+// named row with the same budget. The recipe departs from the spec's (§5: batch 512 of independent contexts,
+// 20,000 steps, lr 1e-3, H = 128, GELU, no growing) to fit the budget, for every model alike: 32 contexts per step
+// sharing their tokens, ReLU key MLPs of width 32, lr 1e-2 with a cosine decay to 1%.
 //
-// At this budget neither deep model reaches the adaptive optimum at depth 4; measured with two seeds, B/A there is
-// 2.03 ± 0.05 and B/A′ 1.83 ± 0.07, and the notebook takes 526 s wall, 998 CPU-s (package doc, "Findings"). See Paper for the
-// spec's setting.
+// Budget, as a design estimate from the one-core CPU time per step measured at these sizes: at batch 32, A costs
+// about 2.8, 8.8, 15 and 21 ms per step at depths 1…4 (its key MLPs run per context and token), A′ and B 2–5 ms,
+// C about 1 ms; evaluating 1000 contexts costs about 2.5 s for A at depth 4 and 2 s for B; the best-design search
+// at M = 4 about 45 s. With [3000, 3000, 6000, 24,000] steps per depth, a chain of A costs about 625 s, of B 155 s,
+// of A′ 135 s, of C 30 s: three seeds of the five tree rows about 4700 CPU-s. On the Gaussian prior A costs about
+// 5, 13, 25 and 37 ms per step at M = 2, 4, 8, 12, so [1000, 1000, 3000, 3000] steps make about 650 CPU-s for
+// three seeds of A, B and C. Validation, test and held-out evaluations and patching add about 900 CPU-s, the theory
+// about 100: about 6400 CPU-s, some 55 minutes on 2 otherwise idle cores. Most steps go to the largest M of the
+// tree sweep, where the claims are judged, and to M ≥ D on the Gaussian prior, where the models learn slowest. The
+// batch is the largest that keeps A's chains (whose cost grows with it, unlike B's, A′'s and C's) within the hour.
+// Whether every model reached the plateau criterion (sweep.plateau_tail, sweep.plateau_tol) is a check of the run
+// (Result.Checks), not an assumption.
 func Small() Config {
 	m := linattn.DefaultConfig()
 	m.Hidden = 32         // key MLPs of A and B and query MLPs of A′
 	m.ReadoutHidden = 128 // the readouts run once per context, so the spec's width is cheap
 	m.Activation = linattn.ReLU
-	m.KeyGain = 16 // model A only; measured at depth 4 (one seed): MSE 0.0607 at gain 1, 0.0489 at 8, 0.0463 at 16
 	t := fit.DefaultConfig()
 	t.Steps = 3000
 	t.LR = 1e-2
@@ -159,39 +192,41 @@ func Small() Config {
 	t.WarmupSteps = 30
 	t.WeightDecay = 0 // a regression with a known optimum (model C's LMMSE): no decay
 	t.ClipNorm = 1    // spec §5
-	t.EvalBatches = 1
+	t.EvalBatches = 1 // set per model from data.val_contexts
 	t.LogEvery = 50
 	return Config{
-		Seed: 1,
+		Seed:        1,
+		ValSeed:     1,
+		TestSeed:    3003,
+		HeldOutSeed: 4004,
 		Data: DataConfig{
 			Tree:           prior.Tree{Depth: 6, Alpha: 0.6},
 			GaussianDim:    8,
 			Tokens:         128,
 			LabelNoise:     0.1,
-			Batch:          64,
+			Batch:          32,
 			SharedTokens:   true,
-			EvalContexts:   2000,
+			ValContexts:    1000,
+			TestContexts:   3000,
 			PatchPairs:     500,
 			TheoryContexts: 4000,
 			BoundContexts:  2000,
+			DesignContexts: 2000,
 		},
 		Model: m,
 		Train: t,
 		Sweep: SweepConfig{
-			Seeds:          2,
-			TreeM:          []int{1, 2, 3, 4},
-			TreeKinds:      []string{linattn.KindA, linattn.KindAPrime, linattn.KindB, linattn.KindC},
-			GaussianM:      []int{2, 4, 8, 12},
-			GaussianKinds:  []string{linattn.KindA, linattn.KindB, linattn.KindC},
-			GaussianSteps:  1000,
-			GaussianHidden: 16,
-			LinearSteps:    4000,
-			ASteps:         6000, // depths past a_depth_steps
-			ABatch:         16,
-			// Depths 1…4; the package doc ("Findings") gives the measured allocations. Two seeds at depth 4: MSE
-			// 0.0359 with [6000, 6000, 6000, 12,000], 0.0348 with this list or with [3000, 3000, 6000, 20,000].
-			ADepthSteps:     []int{3000, 3000, 9000, 18_000},
-			GaussianKeyGain: 1,
+			Seeds:           3,
+			TreeM:           []int{1, 2, 3, 4},
+			TreeKinds:       []string{linattn.KindA, linattn.KindAPrime, linattn.KindB, linattn.KindC},
+			DepthSteps:      []int{3000, 3000, 6000, 24_000},
+			GaussianM:       []int{2, 4, 8, 12},
+			GaussianKinds:   []string{linattn.KindA, linattn.KindB, linattn.KindC},
+			GaussianSteps:   []int{1000, 1000, 3000, 3000},
+			GaussianHidden:  16,
+			KeyGainAblation: 16,
+			PlateauTail:     0.2,
+			PlateauTol:      0.01,
 			Grow:            true,
 			PatchKinds:      []string{linattn.KindA, linattn.KindAPrime},
 		},
@@ -199,17 +234,20 @@ func Small() Config {
 }
 
 // Paper is the spec's setting (docs/spec/function_vectors.md §5 and §9): K = 8 (D = 255), α = 0.6, N = 128, s = 0.1,
-// H = 128, GELU, batch 512, Adam at lr 1e-3 with 500 warm-up steps and cosine decay, clipping at 1.0, 20,000 steps
-// (the spec asks 50,000 for L ≥ 6), three seeds, 10,000 evaluation contexts, depths 1…6, and M = 1…16 at D = 8.
-// Meant for a GPU with XLA.
+// H = 128, GELU, batch 512 of independent contexts, Adam at lr 1e-3 with 500 warm-up steps and cosine decay,
+// clipping at 1.0, 20,000 steps (50,000 at L = 6), every model trained from scratch, three seeds, 10,000 test
+// contexts, depths 1…6, and M = 1…16 at D = 8. Meant for a GPU with XLA.
 func Paper() Config {
 	c := Small()
 	c.Data.Tree = prior.Tree{Depth: 8, Alpha: 0.6}
 	c.Data.Tokens = 128
 	c.Data.Batch = 512
-	c.Data.EvalContexts = 10_000
+	c.Data.SharedTokens = false
+	c.Data.ValContexts = 2000
+	c.Data.TestContexts = 10_000
 	c.Data.TheoryContexts = 10_000
 	c.Data.BoundContexts = 50_000
+	c.Data.DesignContexts = 0 // 2^8 leaves: the search is too slow on a CPU
 	c.Model.Hidden = 128
 	c.Model.ReadoutHidden = 128
 	c.Model.Activation = linattn.GELU
@@ -219,17 +257,12 @@ func Paper() Config {
 	c.Train.MinLRFrac = 0
 	c.Sweep.Seeds = 3
 	c.Sweep.TreeM = []int{1, 2, 3, 4, 5, 6}
+	c.Sweep.DepthSteps = []int{20_000, 20_000, 20_000, 20_000, 20_000, 50_000}
 	c.Sweep.GaussianM = []int{1, 2, 4, 6, 8, 10, 12, 14, 16}
-	c.Data.SharedTokens = false
-	c.Sweep.GaussianSteps = 0
+	c.Sweep.GaussianSteps = nil
 	c.Sweep.GaussianHidden = 0
-	c.Sweep.LinearSteps = 0
-	c.Sweep.ASteps = 0
-	c.Sweep.ABatch = 0
-	c.Sweep.ADepthSteps = nil
+	c.Sweep.KeyGainAblation = 0 // the spec has no gains
 	c.Sweep.Grow = false
-	c.Model.KeyGain = 0 // the spec has no gains
-	c.Sweep.GaussianKeyGain = 0
 	return c
 }
 
@@ -242,6 +275,9 @@ func FromEnv() (Config, error) { return Preset(run.PresetName()) }
 // kinds accepted by the sweeps.
 var allKinds = []string{linattn.KindA, linattn.KindB, linattn.KindC, linattn.KindAPrime}
 
+// valChunk is the size of one validation batch.
+const valChunk = 500
+
 // Validate reports the first problem of the configuration, naming its key.
 func (c Config) Validate() error {
 	d := c.Data
@@ -249,6 +285,9 @@ func (c Config) Validate() error {
 		return errors.WithMessage(err, "data.tree")
 	}
 	switch {
+	case c.TestSeed == c.ValSeed || c.HeldOutSeed == c.ValSeed || c.HeldOutSeed == c.TestSeed:
+		return errors.Errorf("val_seed=%d, test_seed=%d, held_out_seed=%d: want three different seeds (a test set "+
+			"must not be the data choices are made on)", c.ValSeed, c.TestSeed, c.HeldOutSeed)
 	case d.GaussianDim < 3:
 		return errors.Errorf("data.gaussian_dim=%d, want ≥ 3", d.GaussianDim)
 	case d.Tokens < 1:
@@ -257,16 +296,26 @@ func (c Config) Validate() error {
 		return errors.Errorf("data.label_noise=%g, want ≥ 0", d.LabelNoise)
 	case d.Batch < 1:
 		return errors.Errorf("data.batch=%d, want ≥ 1", d.Batch)
-	case d.EvalContexts < 4:
-		return errors.Errorf("data.eval_contexts=%d, want ≥ 4", d.EvalContexts)
+	case d.ValContexts < 2 || (d.ValContexts > valChunk && d.ValContexts%valChunk != 0):
+		return errors.Errorf("data.val_contexts=%d, want 2…%d or a multiple of %d (validation runs in equal chunks)",
+			d.ValContexts, valChunk, valChunk)
+	case d.TestContexts < 4:
+		return errors.Errorf("data.test_contexts=%d, want ≥ 4", d.TestContexts)
 	case d.PatchPairs < 2:
 		return errors.Errorf("data.patch_pairs=%d, want ≥ 2", d.PatchPairs)
 	case d.TheoryContexts < 2:
 		return errors.Errorf("data.theory_contexts=%d, want ≥ 2", d.TheoryContexts)
 	case d.BoundContexts < 0 || d.BoundContexts == 1:
 		return errors.Errorf("data.bound_contexts=%d, want 0 or ≥ 2", d.BoundContexts)
+	case d.DesignContexts < 0 || d.DesignContexts == 1:
+		return errors.Errorf("data.design_contexts=%d, want 0 or ≥ 2", d.DesignContexts)
 	}
 	m := c.Model
+	if m.KeyGain != 0 {
+		return errors.Errorf("model.key_gain=%g: the key gain acts on model A alone, so it cannot be part of the "+
+			"recipe every model shares; leave it 0 and set sweep.key_gain_ablation to train A with it as an extra row",
+			m.KeyGain)
+	}
 	m.Kind, m.Measurements = linattn.KindA, 1
 	if err := m.Validate(); err != nil {
 		return errors.WithMessage(err, "model")
@@ -275,27 +324,27 @@ func (c Config) Validate() error {
 		return errors.WithMessage(err, "train")
 	}
 	s := c.Sweep
-	if s.Seeds < 1 {
+	switch {
+	case s.Seeds < 1:
 		return errors.Errorf("sweep.seeds=%d, want ≥ 1", s.Seeds)
-	}
-	if s.GaussianHidden < 0 {
+	case s.GaussianHidden < 0:
 		return errors.Errorf("sweep.gaussian_hidden=%d, want ≥ 0 (0 means model.hidden)", s.GaussianHidden)
+	case !(s.KeyGainAblation >= 0) || math.IsInf(s.KeyGainAblation, 0):
+		return errors.Errorf("sweep.key_gain_ablation=%g, want a finite value ≥ 0 (0 skips the ablation)",
+			s.KeyGainAblation)
+	case !(s.PlateauTail > 0 && s.PlateauTail < 1):
+		return errors.Errorf("sweep.plateau_tail=%g, want a fraction of the training steps in (0, 1)", s.PlateauTail)
+	case !(s.PlateauTol > 0 && s.PlateauTol < 1):
+		return errors.Errorf("sweep.plateau_tol=%g, want a relative improvement in (0, 1)", s.PlateauTol)
+	case s.Workers < 0:
+		return errors.Errorf("sweep.workers=%d, want ≥ 0 (0 means GOMAXPROCS)", s.Workers)
 	}
-	if !(s.GaussianKeyGain >= 0) {
-		return errors.Errorf("sweep.gaussian_key_gain=%g, want ≥ 0 (0 means model.key_gain)", s.GaussianKeyGain)
-	}
-	if s.GaussianSteps < 0 || s.LinearSteps < 0 || s.ASteps < 0 {
-		return errors.Errorf("sweep.gaussian_steps=%d, sweep.linear_steps=%d, sweep.a_steps=%d: want ≥ 0 (0 means "+
-			"train.steps)", s.GaussianSteps, s.LinearSteps, s.ASteps)
-	}
-	for _, n := range s.ADepthSteps {
-		if n < 0 {
-			return errors.Errorf("sweep.a_depth_steps=%v: want entries ≥ 0 (0 means sweep.a_steps)", s.ADepthSteps)
+	for key, steps := range map[string][]int{"sweep.depth_steps": s.DepthSteps, "sweep.gaussian_steps": s.GaussianSteps} {
+		for _, n := range steps {
+			if n < 0 {
+				return errors.Errorf("%s=%v: want entries ≥ 0 (0 means train.steps)", key, steps)
+			}
 		}
-	}
-	if s.ABatch < 0 || s.Workers < 0 {
-		return errors.Errorf("sweep.a_batch=%d, sweep.workers=%d: want ≥ 0 (0 means data.batch, GOMAXPROCS)",
-			s.ABatch, s.Workers)
 	}
 	for _, l := range []struct {
 		key   string
@@ -324,32 +373,40 @@ func (c Config) Validate() error {
 		if k != linattn.KindA && k != linattn.KindAPrime {
 			return errors.Errorf("sweep.patch_kinds: %q, want %q or %q", k, linattn.KindA, linattn.KindAPrime)
 		}
-		if len(s.TreeM) == 0 {
-			return errors.New("sweep.patch_kinds is set but sweep.tree_m is empty")
+	}
+	for _, sw := range []struct {
+		gaussian bool
+		m        []int
+	}{{false, s.TreeM}, {true, s.GaussianM}} {
+		for _, m := range sw.m {
+			if n := c.steps(sw.gaussian, m); n < 2 {
+				return errors.Errorf("train.steps, sweep.depth_steps or sweep.gaussian_steps: %d steps at M = %d; want "+
+					"≥ 2 (the plateau criterion needs two validation points)", n, m)
+			}
 		}
+	}
+	if (len(s.PatchKinds) > 0 || s.KeyGainAblation > 0) && len(s.TreeM) == 0 {
+		return errors.New("sweep.patch_kinds or sweep.key_gain_ablation is set but sweep.tree_m is empty")
 	}
 	return nil
 }
 
-// steps returns the training steps of a model of kind with M = m on the tree (gaussian = false) or Gaussian prior.
-func (c Config) steps(kind string, gaussian bool, m int) int {
-	switch {
-	case !gaussian && kind == linattn.KindA && m >= 1 && m <= len(c.Sweep.ADepthSteps) && c.Sweep.ADepthSteps[m-1] > 0:
-		return c.Sweep.ADepthSteps[m-1]
-	case kind == linattn.KindC && c.Sweep.LinearSteps > 0:
-		return c.Sweep.LinearSteps
-	case gaussian && c.Sweep.GaussianSteps > 0:
-		return c.Sweep.GaussianSteps
-	case !gaussian && kind == linattn.KindA && c.Sweep.ASteps > 0:
-		return c.Sweep.ASteps
+// steps returns the training steps of every model with M = m on the tree (gaussian = false) or Gaussian prior.
+func (c Config) steps(gaussian bool, m int) int {
+	if gaussian {
+		if i := slices.Index(c.Sweep.GaussianM, m); i >= 0 && i < len(c.Sweep.GaussianSteps) && c.Sweep.GaussianSteps[i] > 0 {
+			return c.Sweep.GaussianSteps[i]
+		}
+		return c.Train.Steps
+	}
+	if m >= 1 && m <= len(c.Sweep.DepthSteps) && c.Sweep.DepthSteps[m-1] > 0 {
+		return c.Sweep.DepthSteps[m-1]
 	}
 	return c.Train.Steps
 }
 
-// batch returns the contexts per training step of a model of kind.
-func (c Config) batch(kind string) int {
-	if kind == linattn.KindA && c.Sweep.ABatch > 0 {
-		return c.Sweep.ABatch
-	}
-	return c.Data.Batch
+// evalEvery returns the validation interval of a model trained for steps steps: the plateau tail, so that the
+// validation curve has a point at (1 − plateau_tail)·steps when the product is a whole number.
+func (c Config) evalEvery(steps int) int {
+	return max(1, int(math.Round(c.Sweep.PlateauTail*float64(steps))))
 }

@@ -25,17 +25,26 @@ func ints(m []int) []float64 {
 	return out
 }
 
-// modelSeries returns one "simulation: <kind>" series per curve, with a band of ±2 standard errors.
+// modelSeries returns one "simulation: <row>" series per curve (test MSE), with a band of ±2 standard errors.
 func modelSeries(models []Curve) []plot.Series {
 	var out []plot.Series
-	for _, c := range models {
+	for i := range models {
+		c := &models[i]
 		lo, hi := make([]float64, len(c.MSE)), make([]float64, len(c.MSE))
 		for i := range c.MSE {
 			lo[i], hi[i] = c.MSE[i]-2*c.StdErr[i], c.MSE[i]+2*c.StdErr[i]
 		}
-		out = append(out, plot.Series{Name: simulationPrefix + modelName(c.Kind), X: ints(c.M), Y: c.MSE, Lo: lo, Hi: hi})
+		out = append(out, plot.Series{Name: simulationPrefix + rowName(c), X: ints(c.M), Y: c.MSE, Lo: lo, Hi: hi})
 	}
 	return out
+}
+
+// patchName is the display name of a patched row.
+func patchName(name, kind string) string {
+	if name == AblationKeyGain {
+		return "A (key gain)"
+	}
+	return modelName(kind)
 }
 
 // modelName is the display name of a kind.
@@ -68,8 +77,8 @@ func curveSeries(name string, y []float64) plot.Series {
 	return s
 }
 
-// TreeMSE is the tree-prior figure (spec §6 item 2): MSE against M on a log axis for the trained models A, B, C
-// (mean over seeds, band ±2 s.e.) beside the theory: greedy adaptive (ideal A on N tokens and its τ → 0 limit
+// TreeMSE is the tree-prior figure (spec §6 item 2): test MSE against M on a log axis for the trained rows (A, A′,
+// B, C and the key-gain ablation; mean over seeds, band ±2 s.e.) beside the theory: greedy adaptive (ideal A on N tokens and its τ → 0 limit
 // α^{2M}-like), the DP's optimal adaptive strategy (τ → 0), the non-adaptive Bayes readout of BFS nodes (ideal B),
 // model C's LMMSE baseline with per-node noise, and the unconstrained Bayes bound.
 func TreeMSE(r *Result) *charts.Line {
@@ -83,6 +92,16 @@ func TreeMSE(r *Result) *charts.Line {
 	}
 	if len(t.OptimalNoiseless) > 0 {
 		series = append(series, curveSeries(theoryPrefix+"optimal adaptive over node keys, τ→0 (DP)", t.OptimalNoiseless))
+	}
+	if len(t.BestDesign) > 0 {
+		d := plot.Series{Name: theoryPrefix + "best non-adaptive level design, Bayes readout"}
+		for _, p := range t.BestDesign {
+			d.X = append(d.X, float64(p.M))
+			d.Y = append(d.Y, p.MSE.Mean)
+			d.Lo = append(d.Lo, p.MSE.Mean-2*p.MSE.StdErr)
+			d.Hi = append(d.Hi, p.MSE.Mean+2*p.MSE.StdErr)
+		}
+		series = append(series, d)
 	}
 	if th.Bound != nil {
 		y := make([]float64, len(th.M))
@@ -110,17 +129,18 @@ func GaussianMSE(r *Result) *charts.Line {
 		curveSeries(theoryPrefix+"normalised MLP keys D·uᵀx/‖x‖²", th.NormalizedKey),
 	}
 	series = append(series, modelSeries(g.Models)...)
-	return plot.Lines("Gaussian prior: depth gives no advantage", nil, series, plot.LogY(),
+	return plot.Lines("Gaussian prior: MSE against depth (A) and channels (B, C)", nil, series, plot.LogY(),
 		plot.AxisNames("M: layers of A, channels of B and C", "E‖θ̂ − θ‖²"),
 		plot.Subtitle(fmt.Sprintf("D = %d, N = %d, s = %g; bands ±2 s.e.", th.Config.Dim, th.Config.Tokens,
 			th.Config.LabelNoise)))
 }
 
-// PatchHeatmap is the key-patching heatmap of spec §7: ΔMSE(j, ℓ) of the trained model of kind, patched layer ℓ
-// across, divergence level j down. With theory it shows the ideal model A in the measurement model instead. It panics
-// if the result has no patching of kind.
-func PatchHeatmap(r *Result, kind string, theory bool) *charts.HeatMap {
-	p := mustPatch(r, kind)
+// PatchHeatmap is the key-patching heatmap of spec §7: ΔMSE(j, ℓ) of the trained model of row name (a kind, or
+// AblationKeyGain; the seed with the lowest validation MSE), patched layer ℓ across, divergence level j down. With
+// theory it shows the ideal model A in the measurement model instead. It panics if the result has no patching of
+// name.
+func PatchHeatmap(r *Result, name string, theory bool) *charts.HeatMap {
+	p := mustPatch(r, name)
 	values, what := p.Delta, "simulation"
 	if theory {
 		values, what = p.Theory, fmt.Sprintf("theory (ideal A, τ = %.3f, shared noise)", p.TheoryTau)
@@ -132,14 +152,15 @@ func PatchHeatmap(r *Result, kind string, theory bool) *charts.HeatMap {
 	for j, v := range p.Levels {
 		yl[j] = fmt.Sprintf("j = %d", v)
 	}
-	return plot.Heatmap(fmt.Sprintf("Key patching, model %s: ΔMSE (%s)", modelName(p.Kind), what), xl, yl, values,
+	return plot.Heatmap(fmt.Sprintf("Key patching, model %s, seed %d: ΔMSE (%s)", patchName(p.Name, p.Kind), p.Seed,
+		what), xl, yl, values,
 		plot.Diverging(), plot.AxisNames("patched layer ℓ", "level j where the two paths diverge"))
 }
 
-// PatchLines plots ΔMSE against the patched layer for the model of kind, one simulated and one theory curve per
-// divergence level j. It panics if the result has no patching of kind.
-func PatchLines(r *Result, kind string) *charts.Line {
-	p := mustPatch(r, kind)
+// PatchLines plots ΔMSE against the patched layer for the model of row name (as PatchHeatmap), one simulated and
+// one theory curve per divergence level j. It panics if the result has no patching of name.
+func PatchLines(r *Result, name string) *charts.Line {
+	p := mustPatch(r, name)
 	x := make([]float64, p.Layers)
 	for l := range x {
 		x[l] = float64(l + 1)
@@ -158,11 +179,11 @@ func PatchLines(r *Result, kind string) *charts.Line {
 		plot.AxisNames("patched layer ℓ", "ΔMSE"))
 }
 
-// ProbeHeatmap shows how the function vectors of the model of kind resolve the path: held-out accuracy of decoding
-// bit b_k from the workspace p_ℓ (spec §6 item 4); for an adaptive model it jumps at ℓ = k. It panics if the result
-// has no vectors of kind.
-func ProbeHeatmap(r *Result, kind string) *charts.HeatMap {
-	v := mustVector(r, kind)
+// ProbeHeatmap shows how the function vectors of the model of row name resolve the path: held-out accuracy of
+// decoding bit b_k from the workspace p_ℓ (spec §6 item 4); for an adaptive model it jumps at ℓ = k. It panics if
+// the result has no vectors of name.
+func ProbeHeatmap(r *Result, name string) *charts.HeatMap {
+	v := mustVector(r, name)
 	yl := make([]string, v.Layers)
 	for l := range yl {
 		yl[l] = fmt.Sprintf("p_%d", l+1)
@@ -173,15 +194,15 @@ func ProbeHeatmap(r *Result, kind string) *charts.HeatMap {
 			xl = append(xl, fmt.Sprintf("b_%d", k+1))
 		}
 	}
-	return plot.Heatmap(fmt.Sprintf("Function vectors of model %s: linear probe accuracy", modelName(v.Kind)), xl,
+	return plot.Heatmap(fmt.Sprintf("Function vectors of model %s: linear probe accuracy", patchName(v.Name, v.Kind)), xl,
 		yl, v.ProbeAccuracy, plot.ColorRange(0.5, 1), plot.AxisNames("decoded bit", "workspace after layer ℓ"))
 }
 
-// WorkspaceScatter shows the function vectors of the model of kind: (φ_1, φ_2) of evaluation contexts, one colour
-// per value of the first two bits of the path (φ_1 against a zero line when the model has one layer). It panics if
-// the result has no vectors of kind.
-func WorkspaceScatter(r *Result, kind string) *charts.Scatter {
-	v := mustVector(r, kind)
+// WorkspaceScatter shows the function vectors of the model of row name: (φ_1, φ_2) of test contexts, one colour per
+// value of the first two bits of the path (φ_1 against a zero line when the model has one layer). It panics if the
+// result has no vectors of name.
+func WorkspaceScatter(r *Result, name string) *charts.Scatter {
+	v := mustVector(r, name)
 	groups := make([]plot.Points, 4)
 	for g := range groups {
 		groups[g].Name = fmt.Sprintf("%s(b_1, b_2) = (%d, %d)", simulationPrefix, g>>1, g&1)
@@ -199,20 +220,20 @@ func WorkspaceScatter(r *Result, kind string) *charts.Scatter {
 		groups[g].X = append(groups[g].X, w[0])
 		groups[g].Y = append(groups[g].Y, y)
 	}
-	return plot.Scatter(fmt.Sprintf("Function vectors of model %s: first two statistics", modelName(v.Kind)), groups,
+	return plot.Scatter(fmt.Sprintf("Function vectors of model %s: first two statistics", patchName(v.Name, v.Kind)), groups,
 		plot.AxisNames("φ_1", "φ_2"))
 }
 
-func mustPatch(r *Result, kind string) *PatchResult {
-	if p := r.Patch(kind); p != nil {
+func mustPatch(r *Result, name string) *PatchResult {
+	if p := r.Patch(name); p != nil {
 		return p
 	}
-	panic(fmt.Sprintf("fvec: the result has no patching of model %q (sweep.patch_kinds)", kind))
+	panic(fmt.Sprintf("fvec: the result has no patching of model %q (sweep.patch_kinds)", name))
 }
 
-func mustVector(r *Result, kind string) *VectorResult {
-	if v := r.Vector(kind); v != nil {
+func mustVector(r *Result, name string) *VectorResult {
+	if v := r.Vector(name); v != nil {
 		return v
 	}
-	panic(fmt.Sprintf("fvec: the result has no function vectors of model %q (sweep.patch_kinds)", kind))
+	panic(fmt.Sprintf("fvec: the result has no function vectors of model %q (sweep.patch_kinds)", name))
 }

@@ -1,6 +1,7 @@
 package fvec
 
 import (
+	"math"
 	"slices"
 
 	"github.com/gomlx/gomlx/backends"
@@ -33,11 +34,50 @@ type trained struct {
 	eval    *context.Exec // x, y, θ, donor keys, mask → ‖θ̂ − θ‖² [B], workspace [B, M], keys [B, N, M]
 }
 
+// Training is the record of one model's training: its validation curve and the plateau statistic of
+// Config.Sweep (PlateauTail, PlateauTol).
+type Training struct {
+	Steps int `json:"steps"` // optimiser steps of this model (its segment of a chain)
+	Batch int `json:"batch"` // contexts per step
+	// ValSteps and ValMSE are the validation curve: MSE on the validation set after ValSteps[i] steps.
+	ValSteps []int     `json:"val_steps"`
+	ValMSE   []float64 `json:"val_mse"`
+	// From is the validation point nearest to (1 − plateau_tail)·Steps; Improvement is the relative improvement of
+	// the validation MSE from there to the end, (MSE(From) − MSE(Steps)) / MSE(Steps).
+	From        int     `json:"from"`
+	Improvement float64 `json:"improvement"`
+	Seconds     float64 `json:"seconds"` // training wall time
+}
+
+// record returns the training record of t at plateau tail tail.
+func (t *trained) record(steps, batch int, tail float64) Training {
+	r := Training{Steps: steps, Batch: batch, Seconds: t.seconds, Improvement: math.NaN()}
+	for _, e := range t.hist.Evals {
+		r.ValSteps = append(r.ValSteps, e.Step)
+		r.ValMSE = append(r.ValMSE, e.Loss)
+	}
+	n := len(r.ValMSE)
+	if n < 2 {
+		return r
+	}
+	target := (1 - tail) * float64(steps)
+	from := 0
+	for i := range n - 1 {
+		if math.Abs(float64(r.ValSteps[i])-target) < math.Abs(float64(r.ValSteps[from])-target) {
+			from = i
+		}
+	}
+	r.From = r.ValSteps[from]
+	r.Improvement = (r.ValMSE[from] - r.ValMSE[n-1]) / r.ValMSE[n-1]
+	return r
+}
+
 // train fits one model on a Stream of fresh contexts from p with the loss of spec §5 (‖θ̂ − θ‖² per context,
-// averaged over the batch). With from non-nil (a smaller model of the same kind) the variables it has are copied
-// first (see grow). The step graph is compiled once by fit.Train.
+// averaged over the batch), validating on val (nil: no validation) every tc.EvalEvery steps and at the end. With
+// from non-nil (a smaller model of the same kind) the variables it has are copied first (see grow). The step graph
+// is compiled once by fit.Train.
 func train(backend backends.Backend, m linattn.Config, tc fit.Config, p prior.Prior, d DataConfig, seed uint64,
-	from *trained) (*trained, error) {
+	from *trained, val *Batch, opts ...fit.Option) (*trained, error) {
 	ctx := run.NewContext(seed)
 	tc.Seed = seed
 	model := func(ctx *context.Context, x, y *graph.Node) linattn.Output { return linattn.Model(ctx, m, x, y, nil) }
@@ -51,7 +91,14 @@ func train(backend backends.Backend, m linattn.Config, tc fit.Config, p prior.Pr
 		return graph.ReduceAllMean(squaredError(model(ctx, in[0], in[1]).Theta, in[2]))
 	}
 	stream := &Stream{Prior: p, B: d.Batch, N: d.Tokens, S: d.LabelNoise, Seed: seed, Shared: d.SharedTokens}
-	hist, err := fit.Train(backend, ctx, loss, stream, nil, tc, fit.Progress(nil))
+	var vb fit.Batches
+	if val != nil {
+		var err error
+		if vb, tc.EvalBatches, err = validationBatches(val); err != nil {
+			return nil, err
+		}
+	}
+	hist, err := fit.Train(backend, ctx, loss, stream, vb, tc, append([]fit.Option{fit.Progress(nil)}, opts...)...)
 	if err != nil {
 		return nil, errors.WithMessagef(err, "training model %s with M=%d (seed %d)", m.Kind, m.Measurements, seed)
 	}
@@ -67,6 +114,22 @@ func train(backend backends.Backend, m linattn.Config, tc fit.Config, p prior.Pr
 		return nil, errors.Wrap(err, "building the evaluation executable")
 	}
 	return t, nil
+}
+
+// validationBatches splits a fixed validation set into equal chunks of at most valChunk contexts (fit averages
+// the chunks' mean losses, which is then the mean over the set) and returns them with their number.
+func validationBatches(b *Batch) (fit.Batches, int, error) {
+	n := (b.B + valChunk - 1) / valChunk
+	if b.B%n != 0 {
+		return nil, 0, errors.Errorf("fvec: %d validation contexts do not split into %d equal chunks", b.B, n)
+	}
+	size := b.B / n
+	var chunks [][]*tensors.Tensor
+	for lo := 0; lo < b.B; lo += size {
+		chunks = append(chunks, b.Slice(lo, lo+size).Tensors())
+	}
+	sb, err := fit.NewSliceBatches(chunks)
+	return sb, n, err
 }
 
 // grow creates the variables of model in ctx (by running it once on one context) and overwrites them with the

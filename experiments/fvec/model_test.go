@@ -33,7 +33,7 @@ func TestGrow_CopiesTrainedVariables(t *testing.T) {
 	d := DataConfig{Tokens: 8, LabelNoise: 0.1, Batch: 4}
 	m := linattn.Config{Kind: linattn.KindA, Measurements: 1, Hidden: 5, ReadoutHidden: 6,
 		Activation: linattn.ReLU, InitScale: 1}
-	small, err := train(backend, m, tinyTrain(3), tree, d, 1, nil)
+	small, err := train(backend, m, tinyTrain(3), tree, d, 1, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -69,8 +69,8 @@ func TestGrow_CopiesTrainedVariables(t *testing.T) {
 }
 
 // BenchmarkTrainStep measures one training step (forward, backward, AdamW) of each model at the Small preset's
-// sizes on the tree prior, M = 4, with independent tokens per context (16 contexts, the previous Small preset) and
-// with shared tokens (Data.SharedTokens; 16 and 64 contexts); data generation overlaps.
+// sizes on the tree prior, M = 4, with independent tokens per context (16 contexts) and with shared tokens
+// (Data.SharedTokens; 16 contexts as Quick, 32 as Small, 64); data generation overlaps.
 func BenchmarkTrainStep(b *testing.B) {
 	backend, err := run.Backend()
 	if err != nil {
@@ -80,7 +80,7 @@ func BenchmarkTrainStep(b *testing.B) {
 	for _, v := range []struct {
 		shared bool
 		batch  int
-	}{{false, 16}, {true, 16}, {true, 64}} {
+	}{{false, 16}, {true, 16}, {true, 32}, {true, 64}} {
 		for _, kind := range []string{linattn.KindA, linattn.KindAPrime, linattn.KindB, linattn.KindC} {
 			d := cfg.Data
 			d.SharedTokens, d.Batch = v.shared, v.batch
@@ -89,7 +89,7 @@ func BenchmarkTrainStep(b *testing.B) {
 				m.Kind, m.Measurements = kind, 4
 				const warm = 3
 				for i := 0; i < b.N; i++ {
-					tr, err := train(backend, m, tinyTrain(warm+20), d.Tree, d, 1, nil)
+					tr, err := train(backend, m, tinyTrain(warm+20), d.Tree, d, 1, nil, nil)
 					if err != nil {
 						b.Fatal(err)
 					}

@@ -2,19 +2,23 @@ package fvec
 
 import (
 	"math"
+	"slices"
 
+	"github.com/protolab/protolab/layers/linattn"
 	"github.com/protolab/protolab/theory/meanfield"
 	"github.com/protolab/protolab/workbench/stats"
 )
 
-// PatchResult is the key-patching experiment of spec §7 on a trained model A (or A′): for target–donor pairs
-// whose tree paths first differ at level j, the target's layer-ℓ keys are replaced by the donor's (same x and ξ).
-// Matrices are indexed [j−1][ℓ−1].
+// PatchResult is the key-patching experiment of spec §7 on one trained model A (or A′, or the key-gain ablation):
+// for target–donor pairs from the test seed whose tree paths first differ at level j, the target's layer-ℓ keys are
+// replaced by the donor's (same x and ξ). Matrices are indexed [j−1][ℓ−1].
 type PatchResult struct {
-	Kind   string `json:"kind"`
-	Layers int    `json:"layers"` // L of the patched model
-	Seed   int    `json:"seed"`   // which seed's model (the one with the lowest evaluation MSE)
-	Levels []int  `json:"levels"` // divergence levels j = 1…K
+	Name   string  `json:"name"` // the row (Curve.Name)
+	Kind   string  `json:"kind"`
+	Layers int     `json:"layers"`  // L of the patched model
+	Seed   int     `json:"seed"`    // which seed's model
+	ValMSE float64 `json:"val_mse"` // its final validation MSE (Result.Patch shows the seed with the lowest)
+	Levels []int   `json:"levels"`  // divergence levels j = 1…K
 	// CleanMSE is the unpatched MSE of each level's target contexts.
 	CleanMSE []float64 `json:"clean_mse"`
 	// Delta is ΔMSE(j, ℓ) = MSE_patched − MSE_clean, averaged over the pairs; StdErr is its standard error (paired).
@@ -26,18 +30,21 @@ type PatchResult struct {
 	TheoryTau float64     `json:"theory_tau"`
 }
 
-// VectorResult describes the function vectors (workspaces p_ℓ) of a patched model on the tree evaluation set.
+// VectorResult describes the function vectors (workspaces p_ℓ) of a patched model on the tree test set (the seed
+// with the lowest validation MSE).
 type VectorResult struct {
+	Name   string `json:"name"`
 	Kind   string `json:"kind"`
+	Seed   int    `json:"seed"`
 	Layers int    `json:"layers"`
 	// ProbeAccuracy[ℓ−1][k−1] is the held-out accuracy of a logistic-regression probe decoding bit b_k from
-	// p_ℓ = (φ_1 … φ_ℓ) (spec §6 item 4): trained on the first half of the evaluation set, tested on the second.
+	// p_ℓ = (φ_1 … φ_ℓ) (spec §6 item 4): trained on the first half of the test set, tested on the second.
 	ProbeAccuracy [][]float64 `json:"probe_accuracy"`
 	// Centroids[ℓ−1][c] is the mean of φ_ℓ over contexts whose first ℓ bits, read as a binary number with b_1
 	// most significant, equal c (0 if no context took that prefix): how the new statistic of layer ℓ depends on the
 	// path so far.
 	Centroids [][]float64 `json:"centroids"`
-	// Workspace holds p_L of the first evaluation contexts ([i][ℓ−1]) and Leaves their tree leaves.
+	// Workspace holds p_L of the first test contexts ([i][ℓ−1]) and Leaves their tree leaves.
 	Workspace [][]float64 `json:"workspace"`
 	Leaves    []int       `json:"leaves"`
 }
@@ -53,32 +60,60 @@ func best(v []float64) int {
 	return b
 }
 
+// patchedRows returns the rows that are patched and probed: Sweep.PatchKinds, then the key-gain ablation when
+// model A is patched.
+func (s *study) patchedRows() []string {
+	rows := slices.Clone(s.cfg.Sweep.PatchKinds)
+	if slices.Contains(rows, linattn.KindA) && s.cfg.Sweep.KeyGainAblation > 0 {
+		rows = append(rows, AblationKeyGain)
+	}
+	return rows
+}
+
+// patch runs the patching experiment on every seed of every patched row, on pairs from the test seed.
 func (s *study) patch() error {
-	for _, kind := range s.cfg.Sweep.PatchKinds {
-		seed := best(s.keptMSE[kind])
-		pr, err := s.patchOne(s.kept[kind][seed], seed)
+	rows := s.patchedRows()
+	if len(rows) == 0 {
+		return nil
+	}
+	c, d := s.cfg, s.cfg.Data
+	L, K := c.Sweep.TreeM[len(c.Sweep.TreeM)-1], d.Tree.Depth
+	tau := s.res.Tree.Theory.Config.Tau
+	theory, err := meanfield.PatchDelta(meanfield.PatchMC{Prior: d.Tree, Tau: tau, Layers: L, Pairs: d.TheoryContexts,
+		Seed: c.Seed})
+	if err != nil {
+		return err
+	}
+	targets, donors := make([]*Batch, K), make([]*Batch, K)
+	for j := 1; j <= K; j++ {
+		targets[j-1], donors[j-1] = PatchPairs(d.Tree, d.PatchPairs, d.Tokens, d.LabelNoise, j, c.TestSeed)
+	}
+	S := c.Sweep.Seeds
+	out := make([]PatchResult, len(rows)*S)
+	if err := s.pool(len(out), func(i int) error {
+		name, seed := rows[i/S], i%S
+		pr, err := s.patchOne(s.kept[name][seed], name, seed, targets, donors, theory, tau)
 		if err != nil {
 			return err
 		}
-		s.res.Patches = append(s.res.Patches, *pr)
+		pr.ValMSE = s.keptVal[name][seed]
+		out[i] = *pr
+		return nil
+	}); err != nil {
+		return err
 	}
+	s.res.Patches = out
 	return nil
 }
 
 // patchOne runs the patching experiment on one trained model.
-func (s *study) patchOne(t *trained, seed int) (*PatchResult, error) {
-	d := s.cfg.Data
-	L, K := t.cfg.Measurements, d.Tree.Depth
-	tau := s.res.Tree.Theory.Config.Tau
-	theory, err := meanfield.PatchDelta(meanfield.PatchMC{Prior: d.Tree, Tau: tau, Layers: L, Pairs: d.TheoryContexts,
-		Seed: s.cfg.Seed})
-	if err != nil {
-		return nil, err
-	}
-	pr := &PatchResult{Kind: t.cfg.Kind, Layers: L, Seed: seed, TheoryTau: tau}
-	for j := 1; j <= K; j++ {
-		target, donor := PatchPairs(d.Tree, d.PatchPairs, d.Tokens, d.LabelNoise, j, s.cfg.Seed)
-		don, err := t.run(donor, nil, nil)
+func (s *study) patchOne(t *trained, name string, seed int, targets, donors []*Batch, theory [][]meanfield.Estimate,
+	tau float64) (*PatchResult, error) {
+	L := t.cfg.Measurements
+	pr := &PatchResult{Name: name, Kind: t.cfg.Kind, Layers: L, Seed: seed, TheoryTau: tau}
+	for j := 1; j <= len(targets); j++ {
+		target := targets[j-1]
+		don, err := t.run(donors[j-1], nil, nil)
 		if err != nil {
 			return nil, err
 		}
@@ -105,14 +140,16 @@ func (s *study) patchOne(t *trained, seed int) (*PatchResult, error) {
 			th[l-1] = theory[j-1][l-1].Mean
 		}
 		pr.Delta, pr.StdErr, pr.Theory = append(pr.Delta, row), append(pr.StdErr, rowSE), append(pr.Theory, th)
-		s.logf("patching %s (L=%d), divergence level %d: ΔMSE %.4f", t.cfg.Kind, L, j, row)
 	}
+	s.logf("patching %s (L=%d), seed %d: ΔMSE(j, ℓ) %.4f", name, L, seed, pr.Delta)
 	return pr, nil
 }
 
+// vectors probes the function vectors of each patched row's model with the lowest validation MSE.
 func (s *study) vectors() error {
-	for _, kind := range s.cfg.Sweep.PatchKinds {
-		vr, err := s.vectorsOne(s.kept[kind][best(s.keptMSE[kind])])
+	for _, name := range s.patchedRows() {
+		seed := best(s.keptVal[name])
+		vr, err := s.vectorsOne(s.kept[name][seed], name, seed)
 		if err != nil {
 			return err
 		}
@@ -121,17 +158,17 @@ func (s *study) vectors() error {
 	return nil
 }
 
-// vectorsOne probes the function vectors of one trained model.
-func (s *study) vectorsOne(t *trained) (*VectorResult, error) {
+// vectorsOne probes the function vectors of one trained model on the tree test set.
+func (s *study) vectorsOne(t *trained, name string, seed int) (*VectorResult, error) {
 	d := s.cfg.Data
 	L, K := t.cfg.Measurements, d.Tree.Depth
-	eval := Generate(d.Tree, d.EvalContexts, d.Tokens, d.LabelNoise, s.cfg.Seed, "eval-tree")
+	eval := s.treeTest
 	out, err := t.run(eval, nil, nil)
 	if err != nil {
 		return nil, err
 	}
 	E := eval.B
-	vr := &VectorResult{Kind: t.cfg.Kind, Layers: L}
+	vr := &VectorResult{Name: name, Kind: t.cfg.Kind, Seed: seed, Layers: L}
 	half := E / 2
 	for l := 1; l <= L; l++ {
 		feats := make([][]float64, E)
@@ -283,20 +320,33 @@ func solve(h [][]float64, g []float64) []float64 {
 	return x
 }
 
-// Patch returns the patching result of kind, or nil.
-func (r *Result) Patch(kind string) *PatchResult {
+// Patch returns the patching result of row name (a kind, or AblationKeyGain) for the seed with the lowest
+// validation MSE, or nil.
+func (r *Result) Patch(name string) *PatchResult {
+	var out *PatchResult
 	for i := range r.Patches {
-		if r.Patches[i].Kind == kind {
-			return &r.Patches[i]
+		if p := &r.Patches[i]; p.Name == name && (out == nil || p.ValMSE < out.ValMSE) {
+			out = p
 		}
 	}
-	return nil
+	return out
 }
 
-// Vector returns the function-vector result of kind, or nil.
-func (r *Result) Vector(kind string) *VectorResult {
+// PatchSeeds returns the patching results of row name, one per seed.
+func (r *Result) PatchSeeds(name string) []PatchResult {
+	var out []PatchResult
+	for _, p := range r.Patches {
+		if p.Name == name {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// Vector returns the function-vector result of row name, or nil.
+func (r *Result) Vector(name string) *VectorResult {
 	for i := range r.Vectors {
-		if r.Vectors[i].Kind == kind {
+		if r.Vectors[i].Name == name {
 			return &r.Vectors[i]
 		}
 	}

@@ -15,28 +15,34 @@ import (
 	"github.com/protolab/protolab/layers/linattn"
 	"github.com/protolab/protolab/theory/meanfield"
 	"github.com/protolab/protolab/theory/prior"
+	"github.com/protolab/protolab/workbench/fit"
 	"github.com/protolab/protolab/workbench/run"
 	"github.com/protolab/protolab/workbench/stats"
 )
 
-// Result is everything the study measured, as plain data (JSON-able; figures.go draws it).
+// Result is everything the study measured, as plain data (JSON-able; figures.go draws it, Claims scores it).
 type Result struct {
 	Provenance *run.Provenance `json:"provenance"`
-	Tree       *TreeResult     `json:"tree"`
-	Gaussian   *GaussianResult `json:"gaussian,omitempty"`
-	// Patches and Vectors hold one entry per Sweep.PatchKinds, in that order.
+	// Protocol states the budgets, seeds and plateau criterion the claims and checks are judged under.
+	Protocol Protocol        `json:"protocol"`
+	Tree     *TreeResult     `json:"tree"`
+	Gaussian *GaussianResult `json:"gaussian,omitempty"`
+	// Patches holds one entry per patched row (Sweep.PatchKinds and the key-gain ablation) and seed; Vectors one
+	// per patched row, for the seed with the lowest validation MSE.
 	Patches []PatchResult  `json:"patches,omitempty"`
 	Vectors []VectorResult `json:"vectors,omitempty"`
-	// Checks are the study's claims, each with the measured value and whether it holds.
+	// Checks say whether the protocol ran as stated (every model on its plateau, B at the best non-adaptive design,
+	// C on its theory curve), each with the measured value.
 	Checks []Check `json:"checks"`
 }
 
-// Curve is the evaluation MSE of one model kind against its measurement budget M, over seeds. Slices are indexed
-// like M; PerSeed[i][s] is seed s at M[i].
-type Curve struct {
-	Kind string `json:"kind"`
-	M    []int  `json:"m"`
-	// MSE is the mean over seeds of E‖θ̂ − θ‖² on the fixed evaluation set.
+// AblationKeyGain is the name of the key-gain ablation row: model A with model.key_gain = sweep.key_gain_ablation.
+const AblationKeyGain = "a_key_gain"
+
+// Scores are the MSEs of one row on one evaluation set against M, over seeds. Slices are indexed like M;
+// PerSeed[i][s] is seed s at M[i].
+type Scores struct {
+	// MSE is the mean over seeds of E‖θ̂ − θ‖² on the evaluation set.
 	MSE []float64 `json:"mse"`
 	// StdErr combines the spread between seeds and the finite evaluation set: √(Var_s/S + se_eval²), where Var_s is
 	// the sample variance of the per-seed MSEs (0 for one seed) and se_eval the standard error over contexts of the
@@ -46,8 +52,36 @@ type Curve struct {
 	Best    []float64   `json:"best"`
 	Median  []float64   `json:"median"`
 	PerSeed [][]float64 `json:"per_seed"`
+}
+
+// Curve is one row of the study: a model kind (or the key-gain ablation) trained at every M of its sweep, over
+// seeds, scored on the test set (the embedded Scores: the reported numbers) and on the held-out test set.
+type Curve struct {
+	// Name is the row: the kind, or AblationKeyGain.
+	Name string `json:"name"`
+	Kind string `json:"kind"`
+	// KeyGain is model.key_gain of the row (0: none, the common recipe).
+	KeyGain float64 `json:"key_gain,omitempty"`
+	M       []int   `json:"m"`
+	Scores
+	// HeldOut are the scores on the held-out test set (held_out_seed), reported separately.
+	HeldOut Scores `json:"held_out"`
+	// ValMSE[i][s] is the final validation MSE of seed s at M[i], the only score choices are made on.
+	ValMSE [][]float64 `json:"val_mse"`
+	// Training[i][s] is the training record of seed s at M[i] (validation curve, plateau statistic).
+	Training [][]Training `json:"training"`
 	// TrainSeconds is the training wall time per point, summed over seeds.
 	TrainSeconds []float64 `json:"train_seconds"`
+}
+
+// DesignPoint is the best non-adaptive linear design that meanfield.BestLevelDesign finds with M channels: the
+// reference a trained model B is compared with.
+type DesignPoint struct {
+	M int `json:"m"`
+	// MSE is the design's Bayes-readout MSE re-estimated on data.theory_contexts fresh draws.
+	MSE meanfield.Estimate `json:"mse"`
+	// W are the design's level weights [M][K] (eq. 4.12 of theory/meanfield).
+	W [][]float64 `json:"w"`
 }
 
 // TreeResult is the tree-prior study: theory curves and trained models against M (spec §6 item 2).
@@ -62,7 +96,10 @@ type TreeResult struct {
 	// OptimalNoiseless is the dynamic programme's optimal adaptive MSE over node keys, noise-free (K ≤ 6, L ≤ 4);
 	// greedy binary search is not optimal, so trained models can fall below Theory.Adaptive.
 	OptimalNoiseless []float64 `json:"optimal_noiseless,omitempty"`
-	Models           []Curve   `json:"models"`
+	// BestDesign is the best non-adaptive level design at each M of sweep.tree_m (empty when
+	// data.design_contexts is 0).
+	BestDesign []DesignPoint `json:"best_design,omitempty"`
+	Models     []Curve       `json:"models"`
 }
 
 // GaussianResult is the Gaussian-prior study (spec §6 item 1).
@@ -71,7 +108,7 @@ type GaussianResult struct {
 	Models []Curve                   `json:"models"`
 }
 
-// Check is one claim of the study with its measured value.
+// Check is one statement about the run with its measured value.
 type Check struct {
 	Name  string  `json:"name"`
 	Value float64 `json:"value"`
@@ -93,6 +130,21 @@ func Run(cfg Config, opts ...run.Option) (*Result, error) {
 	return run.Recompute(Study, cfg, opts, compute)
 }
 
+// Notebook returns what notebook 30 shows: at the Small preset (run.PresetName) the stored protocol run when
+// `protolab run fvec --preset small` has made one, else the Quick run (computed or loaded); at any other preset
+// LoadOrRun of that preset.
+func Notebook(opts ...run.Option) (*Result, error) {
+	if run.PresetName() == "small" {
+		r, _, err := run.Showcase(Study, Small(), Quick(), opts, compute)
+		return r, err
+	}
+	cfg, err := FromEnv()
+	if err != nil {
+		return nil, err
+	}
+	return LoadOrRun(cfg, opts...)
+}
+
 func compute(cfg Config, prov *run.Provenance, o run.Options) (*Result, error) {
 	backend, err := run.Backend()
 	if err != nil {
@@ -103,15 +155,14 @@ func compute(cfg Config, prov *run.Provenance, o run.Options) (*Result, error) {
 	if log == nil {
 		log = io.Discard
 	}
-	s := &study{cfg: cfg, backend: backend, log: log, res: &Result{Provenance: prov}, kept: map[string][]*trained{},
-		keptMSE: map[string][]float64{}}
+	s := &study{cfg: cfg, backend: backend, log: log, o: o, res: &Result{Provenance: prov, Protocol: protocolOf(cfg)},
+		kept: map[string][]*trained{}, keptVal: map[string][]float64{}}
 	steps := []struct {
 		name string
 		fn   func() error
 	}{
 		{"theory", s.theory},
-		{"train_tree", s.treeSweep},
-		{"train_gaussian", s.gaussianSweep},
+		{"train", s.sweeps},
 		{"patch", s.patch},
 		{"vectors", s.vectors},
 	}
@@ -123,7 +174,7 @@ func compute(cfg Config, prov *run.Provenance, o run.Options) (*Result, error) {
 			return nil, errors.WithMessagef(err, "fvec: %s", st.name)
 		}
 	}
-	s.res.Checks = checks(s.res)
+	s.res.Checks = checks(s.res, cfg)
 	return s.res, nil
 }
 
@@ -132,12 +183,14 @@ type study struct {
 	cfg     Config
 	backend backends.Backend
 	log     io.Writer
+	o       run.Options
 	res     *Result
-	// kept holds, per kind of Sweep.PatchKinds, the trained models at the largest TreeM (one per seed) and their
-	// evaluation MSEs.
-	kept    map[string][]*trained
-	keptMSE map[string][]float64
-	logMu   sync.Mutex // models train concurrently (runSweeps)
+	// kept holds, per patched row, the trained models at the largest TreeM (one per seed) and their final
+	// validation MSEs.
+	kept     map[string][]*trained
+	keptVal  map[string][]float64
+	treeTest *Batch     // the tree prior's test set (the probes' contexts)
+	logMu    sync.Mutex // models train concurrently (pool)
 }
 
 func (s *study) logf(format string, args ...any) {
@@ -146,7 +199,38 @@ func (s *study) logf(format string, args ...any) {
 	fmt.Fprintf(s.log, "fvec: "+format+"\n", args...)
 }
 
-// theory computes the theory curves of both priors.
+// pool runs fn(0) … fn(n−1), Sweep.Workers at a time, and returns the first error.
+func (s *study) pool(n int, fn func(i int) error) error {
+	workers := s.cfg.Sweep.Workers
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	errs := make([]error, n)
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for w := 0; w < min(workers, n); w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				errs[i] = fn(i)
+			}
+		}()
+	}
+	for i := range n {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// theory computes the theory curves of both priors and the best non-adaptive designs.
 func (s *study) theory() error {
 	c, d := s.cfg, s.cfg.Data
 	maxM := 1
@@ -177,6 +261,27 @@ func (s *study) theory() error {
 			tr.OptimalNoiseless = append(tr.OptimalNoiseless, v)
 		}
 	}
+	if d.DesignContexts > 0 {
+		tr.BestDesign = make([]DesignPoint, len(c.Sweep.TreeM))
+		// The searches are independent; the largest M costs the most, so it starts first.
+		if err := s.pool(len(c.Sweep.TreeM), func(i int) error {
+			i = len(c.Sweep.TreeM) - 1 - i
+			m := c.Sweep.TreeM[i]
+			design, _, err := meanfield.BestLevelDesign(d.Tree, m, d.Tokens, d.LabelNoise, d.DesignContexts, c.Seed)
+			if err != nil {
+				return err
+			}
+			est, err := meanfield.LevelDesignMC(design, d.TheoryContexts, c.Seed+2)
+			if err != nil {
+				return err
+			}
+			tr.BestDesign[i] = DesignPoint{M: m, MSE: est, W: design.W}
+			s.logf("best non-adaptive level design, M=%d: MSE %.4f ± %.4f", m, est.Mean, est.StdErr)
+			return nil
+		}); err != nil {
+			return err
+		}
+	}
 	s.res.Tree = tr
 	if len(c.Sweep.GaussianKinds) > 0 {
 		gm := c.Sweep.GaussianM[len(c.Sweep.GaussianM)-1]
@@ -190,7 +295,7 @@ func (s *study) theory() error {
 	return nil
 }
 
-// treeKinds returns the kinds trained on the tree prior: Sweep.TreeKinds plus the patching kind.
+// treeKinds returns the kinds trained on the tree prior: Sweep.TreeKinds plus the patching kinds.
 func (s *study) treeKinds() []string {
 	kinds := slices.Clone(s.cfg.Sweep.TreeKinds)
 	for _, k := range s.cfg.Sweep.PatchKinds {
@@ -201,188 +306,252 @@ func (s *study) treeKinds() []string {
 	return kinds
 }
 
-func (s *study) treeSweep() error {
+// evalSets are the validation, test and held-out test sets of one prior.
+type evalSets struct{ val, test, heldOut *Batch }
+
+func (s *study) evalSets(p prior.Prior, name string) evalSets {
+	c, d := s.cfg, s.cfg.Data
+	return evalSets{
+		val:     Generate(p, d.ValContexts, d.Tokens, d.LabelNoise, c.ValSeed, "val-"+name),
+		test:    Generate(p, d.TestContexts, d.Tokens, d.LabelNoise, c.TestSeed, "test-"+name),
+		heldOut: Generate(p, d.TestContexts, d.Tokens, d.LabelNoise, c.HeldOutSeed, "test-"+name),
+	}
+}
+
+// sweeps trains every row of both priors in one pool (each row's seeds are independent chains over M), the most
+// expensive rows first so that the workers finish together.
+func (s *study) sweeps() error {
 	c := s.cfg
-	eval := Generate(c.Data.Tree, c.Data.EvalContexts, c.Data.Tokens, c.Data.LabelNoise, c.Seed, "eval-tree")
-	var specs []sweepSpec
+	tree := s.evalSets(c.Data.Tree, "tree")
+	s.treeTest = tree.test
+	var first, rest []sweepSpec
 	for _, kind := range s.treeKinds() {
-		specs = append(specs, sweepSpec{prior: "tree", kind: kind, p: c.Data.Tree, ms: c.Sweep.TreeM, eval: eval,
-			keep: slices.Contains(c.Sweep.PatchKinds, kind)})
-	}
-	curves, kept, err := s.runSweeps(specs)
-	if err != nil {
-		return err
-	}
-	s.res.Tree.Models = curves
-	for i, sp := range specs {
-		if sp.keep {
-			s.kept[sp.kind] = kept[i]
-			s.keptMSE[sp.kind] = curves[i].PerSeed[len(curves[i].PerSeed)-1]
+		sp := sweepSpec{prior: "tree", name: kind, kind: kind, p: c.Data.Tree, ms: c.Sweep.TreeM, sets: tree,
+			keep: slices.Contains(c.Sweep.PatchKinds, kind)}
+		if kind == linattn.KindA {
+			first = append(first, sp)
+		} else {
+			rest = append(rest, sp)
 		}
 	}
-	return nil
-}
-
-func (s *study) gaussianSweep() error {
-	if s.res.Gaussian == nil {
-		return nil
+	if g := c.Sweep.KeyGainAblation; g > 0 {
+		first = append(first, sweepSpec{prior: "tree", name: AblationKeyGain, kind: linattn.KindA, keyGain: g,
+			p: c.Data.Tree, ms: c.Sweep.TreeM, sets: tree, keep: slices.Contains(c.Sweep.PatchKinds, linattn.KindA)})
 	}
-	c := s.cfg
-	p := prior.NewGaussian(c.Data.GaussianDim)
-	eval := Generate(p, c.Data.EvalContexts, c.Data.Tokens, c.Data.LabelNoise, c.Seed, "eval-gaussian")
-	var specs []sweepSpec
-	for _, kind := range c.Sweep.GaussianKinds {
-		specs = append(specs, sweepSpec{prior: "gaussian", kind: kind, p: p, ms: c.Sweep.GaussianM, eval: eval})
+	if s.res.Gaussian != nil {
+		p := prior.NewGaussian(c.Data.GaussianDim)
+		gauss := s.evalSets(p, "gaussian")
+		for _, kind := range c.Sweep.GaussianKinds {
+			sp := sweepSpec{prior: "gaussian", name: kind, kind: kind, p: p, ms: c.Sweep.GaussianM, sets: gauss}
+			if kind == linattn.KindA {
+				first = append(first, sp)
+			} else {
+				rest = append(rest, sp)
+			}
+		}
 	}
-	curves, _, err := s.runSweeps(specs)
-	if err != nil {
+	specs := append(first, rest...)
+	S := c.Sweep.Seeds
+	chains := make([]chainResult, len(specs)*S)
+	if err := s.pool(len(chains), func(j int) error {
+		var err error
+		chains[j], err = s.chain(specs[j/S], j%S)
+		return err
+	}); err != nil {
 		return err
 	}
-	s.res.Gaussian.Models = curves
+	for i, sp := range specs {
+		curve := aggregate(sp, chains[i*S:(i+1)*S])
+		if sp.prior == "tree" {
+			s.res.Tree.Models = append(s.res.Tree.Models, curve)
+		} else {
+			s.res.Gaussian.Models = append(s.res.Gaussian.Models, curve)
+		}
+		if sp.keep {
+			for _, ch := range chains[i*S : (i+1)*S] {
+				s.kept[sp.name] = append(s.kept[sp.name], ch.last)
+			}
+			s.keptVal[sp.name] = curve.ValMSE[len(curve.ValMSE)-1]
+		}
+	}
+	// Rows in a fixed order whatever the scheduling: the kinds as configured, then the ablation.
+	order := func(models []Curve, kinds []string) {
+		rank := func(c Curve) int {
+			if i := slices.Index(kinds, c.Name); i >= 0 {
+				return i
+			}
+			return len(kinds)
+		}
+		slices.SortStableFunc(models, func(a, b Curve) int { return rank(a) - rank(b) })
+	}
+	order(s.res.Tree.Models, s.treeKinds())
+	if s.res.Gaussian != nil {
+		order(s.res.Gaussian.Models, c.Sweep.GaussianKinds)
+	}
 	return nil
 }
 
-// sweepSpec is one model kind swept over M on one prior.
+// sweepSpec is one row swept over M on one prior.
 type sweepSpec struct {
-	prior string // "tree" or "gaussian"
-	kind  string
-	p     prior.Prior
-	ms    []int
-	eval  *Batch
-	keep  bool // return the models at the largest M
+	prior   string // "tree" or "gaussian"
+	name    string // Curve.Name
+	kind    string
+	keyGain float64 // model.key_gain of the row (the ablation), 0 for the common recipe
+	p       prior.Prior
+	ms      []int
+	sets    evalSets
+	keep    bool // keep the models at the largest M
 }
 
 // chainResult is one seed of a sweepSpec: the models at every M, grown from one another when Sweep.Grow.
 type chainResult struct {
-	mse        []float64   // per M
-	perContext [][]float64 // per M: ‖θ̂ − θ‖² of each evaluation context
-	seconds    []float64   // per M: training wall time
-	last       *trained
+	test, heldOut []evalScore // per M
+	val           []float64   // per M: final validation MSE
+	training      []Training  // per M
+	last          *trained
 }
 
-// runSweeps trains every (spec, seed) chain, Sweep.Workers chains at a time (each chain is sequential: model M is
-// grown from model M−1), and aggregates each spec's curve over seeds. Results do not depend on the number of
-// workers: every model's initialisation and training stream come from its own seed. With spec.keep the models at
-// the largest M are returned too (one per seed).
-func (s *study) runSweeps(specs []sweepSpec) ([]Curve, [][]*trained, error) {
-	S := s.cfg.Sweep.Seeds
-	chains := make([]chainResult, len(specs)*S)
-	errs := make([]error, len(chains))
-	workers := s.cfg.Sweep.Workers
-	if workers <= 0 {
-		workers = runtime.GOMAXPROCS(0)
-	}
-	next := make(chan int)
-	var wg sync.WaitGroup
-	for w := 0; w < min(workers, len(chains)); w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for j := range next {
-				chains[j], errs[j] = s.chain(specs[j/S], j%S)
-			}
-		}()
-	}
-	for j := range chains {
-		next <- j
-	}
-	close(next)
-	wg.Wait()
-	for _, err := range errs {
-		if err != nil {
-			return nil, nil, err
-		}
-	}
-	curves := make([]Curve, len(specs))
-	kept := make([][]*trained, len(specs))
-	for i, sp := range specs {
-		curves[i] = aggregate(sp.kind, sp.ms, chains[i*S:(i+1)*S])
-		if sp.keep {
-			for _, ch := range chains[i*S : (i+1)*S] {
-				kept[i] = append(kept[i], ch.last)
-			}
-		}
-	}
-	return curves, kept, nil
+// evalScore is one model's MSE on one evaluation set with its per-context errors.
+type evalScore struct {
+	mse        float64
+	perContext []float64
 }
 
 // chain trains and evaluates one seed of sp at every M.
 func (s *study) chain(sp sweepSpec, seed int) (chainResult, error) {
 	c := s.cfg
 	gaussian := sp.prior == "gaussian"
-	data := c.Data
-	data.Batch = c.batch(sp.kind)
 	var out chainResult
 	var prev *trained
 	for _, m := range sp.ms {
-		steps := c.steps(sp.kind, gaussian, m)
+		if err := s.o.Err(); err != nil {
+			return out, err
+		}
+		steps := c.steps(gaussian, m)
 		mc := c.Model
-		mc.Kind, mc.Measurements = sp.kind, m
+		mc.Kind, mc.Measurements, mc.KeyGain = sp.kind, m, sp.keyGain
 		if gaussian && c.Sweep.GaussianHidden > 0 {
 			mc.Hidden = c.Sweep.GaussianHidden
 		}
-		if gaussian && c.Sweep.GaussianKeyGain > 0 {
-			mc.KeyGain = c.Sweep.GaussianKeyGain
-		}
 		tc := c.Train
 		tc.Steps = steps
+		tc.WarmupSteps = min(tc.WarmupSteps, steps)
+		tc.EvalEvery = c.evalEvery(steps)
 		from := prev
-		if !c.Sweep.Grow || sp.kind == linattn.KindC {
+		if !c.Sweep.Grow {
 			from = nil
 		}
-		t, err := train(s.backend, mc, tc, sp.p, data, c.Seed+uint64(seed), from)
-		if err != nil {
-			return out, errors.WithMessagef(err, "%s prior", sp.prior)
+		var opts []fit.Option
+		if s.o.Context != nil {
+			opts = append(opts, fit.WithContext(s.o.Context))
 		}
-		o, err := t.run(sp.eval, nil, nil)
+		t, err := train(s.backend, mc, tc, sp.p, c.Data, c.Seed+uint64(seed), from, sp.sets.val, opts...)
 		if err != nil {
-			return out, err
+			return out, errors.WithMessagef(err, "%s prior, row %s", sp.prior, sp.name)
 		}
-		mse, se := stats.MeanSE(o.se)
-		s.logf("%s prior, model %s, M=%d, seed %d: MSE %.4f ± %.4f (%d steps of %d contexts, %.1f s)", sp.prior,
-			sp.kind, m, seed, mse, se, steps, data.Batch, t.seconds)
-		out.mse = append(out.mse, mse)
-		out.perContext = append(out.perContext, o.se)
-		out.seconds = append(out.seconds, t.seconds)
+		rec := t.record(steps, c.Data.Batch, c.Sweep.PlateauTail)
+		var scores [2]evalScore
+		for i, b := range []*Batch{sp.sets.test, sp.sets.heldOut} {
+			o, err := t.run(b, nil, nil)
+			if err != nil {
+				return out, err
+			}
+			scores[i] = evalScore{mse: stats.Mean(o.se), perContext: o.se}
+		}
+		val := math.NaN()
+		if n := len(rec.ValMSE); n > 0 {
+			val = rec.ValMSE[n-1]
+		}
+		s.logf("%s prior, %s, M=%d, seed %d: validation MSE %.4f (last %.0f%% of training: %+.2f%%), test %.4f (%d "+
+			"steps of %d contexts, %.1f s)", sp.prior, sp.name, m, seed, val, 100*c.Sweep.PlateauTail,
+			-100*rec.Improvement, scores[0].mse, steps, c.Data.Batch, t.seconds)
+		out.test = append(out.test, scores[0])
+		out.heldOut = append(out.heldOut, scores[1])
+		out.val = append(out.val, val)
+		out.training = append(out.training, rec)
 		prev = t
 	}
 	out.last = prev
 	return out, nil
 }
 
-// aggregate turns the seeds' chains of one kind into its curve.
-func aggregate(kind string, ms []int, chains []chainResult) Curve {
-	curve := Curve{Kind: kind, M: slices.Clone(ms)}
-	S := float64(len(chains))
-	for i := range ms {
-		per := make([]float64, len(chains))
-		mean := make([]float64, len(chains[0].perContext[i])) // seed-averaged per-context errors
+// aggregate turns the seeds' chains of one row into its curve.
+func aggregate(sp sweepSpec, chains []chainResult) Curve {
+	curve := Curve{Name: sp.name, Kind: sp.kind, KeyGain: sp.keyGain, M: slices.Clone(sp.ms)}
+	for i := range sp.ms {
+		var test, held []evalScore
+		var val []float64
+		var tr []Training
 		seconds := 0.0
-		for k, ch := range chains {
-			per[k] = ch.mse[i]
-			seconds += ch.seconds[i]
-			for j, v := range ch.perContext[i] {
-				mean[j] += v / S
-			}
+		for _, ch := range chains {
+			test, held = append(test, ch.test[i]), append(held, ch.heldOut[i])
+			val = append(val, ch.val[i])
+			tr = append(tr, ch.training[i])
+			seconds += ch.training[i].Seconds
 		}
-		_, seEval := stats.MeanSE(mean)
-		mse, seSeed := stats.MeanSE(per)
-		if len(per) < 2 {
-			seSeed = 0
-		}
-		curve.MSE = append(curve.MSE, mse)
-		curve.StdErr = append(curve.StdErr, math.Sqrt(seSeed*seSeed+seEval*seEval))
-		curve.Best = append(curve.Best, slices.Min(per))
-		curve.Median = append(curve.Median, stats.Median(per))
-		curve.PerSeed = append(curve.PerSeed, per)
+		curve.Scores.add(test)
+		curve.HeldOut.add(held)
+		curve.ValMSE = append(curve.ValMSE, val)
+		curve.Training = append(curve.Training, tr)
 		curve.TrainSeconds = append(curve.TrainSeconds, seconds)
 	}
 	return curve
 }
 
-// String is the study's report: every check with its measured value.
+// add appends one point (the seeds' scores on one evaluation set) to the scores.
+func (sc *Scores) add(seeds []evalScore) {
+	S := float64(len(seeds))
+	per := make([]float64, len(seeds))
+	mean := make([]float64, len(seeds[0].perContext)) // seed-averaged per-context errors
+	for k, e := range seeds {
+		per[k] = e.mse
+		for j, v := range e.perContext {
+			mean[j] += v / S
+		}
+	}
+	_, seEval := stats.MeanSE(mean)
+	mse, seSeed := stats.MeanSE(per)
+	if len(per) < 2 {
+		seSeed = 0
+	}
+	sc.MSE = append(sc.MSE, mse)
+	sc.StdErr = append(sc.StdErr, math.Sqrt(seSeed*seSeed+seEval*seEval))
+	sc.Best = append(sc.Best, slices.Min(per))
+	sc.Median = append(sc.Median, stats.Median(per))
+	sc.PerSeed = append(sc.PerSeed, per)
+}
+
+// String is the study's report: each row's test MSE against M, the scorecard claims (ours and the rule; the
+// scorecard adds the papers' numbers and the verdicts), then every check with its measured value.
 func (r *Result) String() string {
 	var b strings.Builder
+	table := func(prior string, models []Curve) {
+		for i := range models {
+			c := &models[i]
+			fmt.Fprintf(&b, "%s prior, %s: test MSE", prior, rowName(c))
+			for j, m := range c.M {
+				fmt.Fprintf(&b, "  M=%d %.4g ± %.2g", m, c.MSE[j], c.StdErr[j])
+			}
+			fmt.Fprintf(&b, " (%d seeds)\n", len(c.PerSeed[0]))
+		}
+	}
+	if r.Tree != nil {
+		table("tree", r.Tree.Models)
+		for _, d := range r.Tree.BestDesign {
+			fmt.Fprintf(&b, "tree prior, best non-adaptive level design: M=%d %.4g ± %.2g\n", d.M, d.MSE.Mean,
+				d.MSE.StdErr)
+		}
+	}
+	if r.Gaussian != nil {
+		table("gaussian", r.Gaussian.Models)
+	}
+	for _, c := range Claims(r) {
+		ours := c.Ours.String()
+		if c.Untestable != "" {
+			ours = "not testable: " + c.Untestable
+		}
+		fmt.Fprintf(&b, "%s: %s [%s]\n", c.Claim, ours, c.Rule.Text())
+	}
 	for _, c := range r.Checks {
 		fmt.Fprintf(&b, "%-5v %-70s %8.4g  want %s\n", c.Pass, c.Name, c.Value, c.Want)
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/protolab/protolab/docs"
 	"github.com/protolab/protolab/experiments/architecture"
 	"github.com/protolab/protolab/experiments/attribution"
+	"github.com/protolab/protolab/experiments/fvec"
 	"github.com/protolab/protolab/experiments/interp"
 	"github.com/protolab/protolab/experiments/prismhead"
 	"github.com/protolab/protolab/experiments/speed"
@@ -88,6 +89,8 @@ var scorecard = []scored{
 		named("quick", suppression.Quick), named("tiny", suppression.Tiny)),
 	scoreEntry(prismhead.Study, prismhead.Claims, named("small", prismhead.Small), named("quick", prismhead.Quick),
 		named("tiny", prismhead.Tiny)),
+	scoreEntry(fvec.Study, fvec.Claims, named("small", fvec.Small), named("quick", fvec.Quick),
+		named("tiny", fvec.Tiny)),
 }
 
 func cmdReport(args []string, stdout io.Writer) error {
