@@ -89,7 +89,7 @@ func Tiny() Config {
 }
 
 // Small is a few minutes of CPU time on a 2-core machine with the pure-Go backend: two-layer models of width 32
-// (R = 16 prototypes with sharper initial routing, 4 heads) trained for 500 steps of 16×32 tokens.
+// (R = 16 prototypes with the official routing temperatures, 4 heads) trained for 500 steps of 16×32 tokens.
 func Small() Config {
 	d := lmdata.DefaultConfig()
 	d.Synthetic.NumDocs = 2000
