@@ -527,16 +527,7 @@ func Run(cfg Config, opts ...run.Option) (*Result, error) {
 // preset run.Showcase's choice, the stored protocol run (`protolab run architecture --preset small`) when there is
 // one, else the Quick run (loaded, or run: minutes); at another preset, LoadOrRun of that preset.
 func Notebook(opts ...run.Option) (*Result, error) {
-	name := run.PresetName()
-	if name == "small" {
-		res, _, err := run.Showcase(Study, Small(), Quick(), opts, compute)
-		return res, err
-	}
-	cfg, err := Preset(name)
-	if err != nil {
-		return nil, err
-	}
-	return LoadOrRun(cfg, opts...)
+	return run.Notebook(Study, Preset, Small, Quick, opts, compute)
 }
 
 // compute runs the study: the learning-rate search on data.source (with lr_grid), the comparisons on every corpus

@@ -28,16 +28,7 @@ func Run(cfg Config, opts ...run.Option) (*Result, error) {
 // protocol run (Small) when there is one, else the quick run (Quick, computed or loaded); at the other presets,
 // LoadOrRun of that preset.
 func Notebook(opts ...run.Option) (*Result, error) {
-	name := run.PresetName()
-	if name == "small" || name == "" {
-		r, _, err := run.Showcase(Study, Small(), Quick(), opts, compute)
-		return r, err
-	}
-	cfg, err := Preset(name)
-	if err != nil {
-		return nil, err
-	}
-	return LoadOrRun(cfg, opts...)
+	return run.Notebook(Study, Preset, Small, Quick, opts, compute)
 }
 
 // modelConfig returns the config of the i-th attributed model: cfg's with the seed cfg.Seed + i.

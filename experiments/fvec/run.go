@@ -134,15 +134,7 @@ func Run(cfg Config, opts ...run.Option) (*Result, error) {
 // `protolab run fvec --preset small` has made one, else the Quick run (computed or loaded); at any other preset
 // LoadOrRun of that preset.
 func Notebook(opts ...run.Option) (*Result, error) {
-	if run.PresetName() == "small" {
-		r, _, err := run.Showcase(Study, Small(), Quick(), opts, compute)
-		return r, err
-	}
-	cfg, err := FromEnv()
-	if err != nil {
-		return nil, err
-	}
-	return LoadOrRun(cfg, opts...)
+	return run.Notebook(Study, Preset, Small, Quick, opts, compute)
 }
 
 func compute(cfg Config, prov *run.Provenance, o run.Options) (*Result, error) {

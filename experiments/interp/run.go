@@ -131,16 +131,7 @@ func LoadOrRun(cfg Config, opts ...run.Option) (*Result, error) {
 // of Small when there is one, else the Quick run (computed or loaded; run.Showcase); at any other preset its
 // LoadOrRun.
 func Notebook(opts ...run.Option) (*Result, error) {
-	name := run.PresetName()
-	if name == "small" || name == "" {
-		r, _, err := run.Showcase(Study, Small(), Quick(), opts, compute)
-		return r, err
-	}
-	cfg, err := Preset(name)
-	if err != nil {
-		return nil, err
-	}
-	return LoadOrRun(cfg, opts...)
+	return run.Notebook(Study, Preset, Small, Quick, opts, compute)
 }
 
 // Run runs the study of cfg on every corpus (training or loading the two models, units, dashboards, SAEs,

@@ -142,16 +142,7 @@ func Run(cfg Config, opts ...run.Option) (*Result, error) {
 // stored protocol run of Small when there is one, else Quick, run or loaded (run.Showcase); at any other preset,
 // LoadOrRun of that preset.
 func Notebook(opts ...run.Option) (*Result, error) {
-	name := run.PresetName()
-	if name != "small" && name != "" {
-		cfg, err := Preset(name)
-		if err != nil {
-			return nil, err
-		}
-		return LoadOrRun(cfg, opts...)
-	}
-	r, _, err := run.Showcase(Study, Small(), Quick(), opts, compute)
-	return r, err
+	return run.Notebook(Study, Preset, Small, Quick, opts, compute)
 }
 
 func compute(cfg Config, prov *run.Provenance, o run.Options) (*Result, error) {

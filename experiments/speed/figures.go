@@ -90,35 +90,44 @@ func mixersInOrder(names []string) []string {
 	return out
 }
 
-// ThroughputChart plots measured training tokens/s (the median of the timed steps) against the context T (log
-// axes), one series per mixer with a band over the steps' interquartile range (with more than one timed step), and
-// dashed "<mixer> predicted": the mixer's tokens/s at its first context scaled by theory/cost's PredictedRel, so
-// its slope is the cost model's. Skipped configurations are gaps.
-func ThroughputChart(res *Result) *charts.Line {
+// benchPoint is one configuration of a timing chart: its mixer, x, the median y with the spread of the timed steps,
+// and theory/cost's prediction relative to the mixer's first context; a skipped configuration is a gap.
+type benchPoint struct {
+	mixer   string
+	x, y    float64
+	rel     float64
+	spread  Spread
+	skipped bool
+}
+
+// predictedCurves gives each mixer (in mixersInOrder's order) its measured curve, a band over the steps'
+// interquartile range (when some point has more than one timed step) and a dashed prediction: the first measured
+// point's y scaled by the prediction's rel, so the dashed slope is the cost model's.
+func predictedCurves(points []benchPoint) []benchCurve {
 	var names []string
-	for _, r := range res.Throughput {
-		names = append(names, r.Mixer)
+	for _, p := range points {
+		names = append(names, p.mixer)
 	}
 	var curves []benchCurve
 	for _, m := range mixersInOrder(names) {
 		c := benchCurve{mixer: m, hasDashedValue: true}
 		base := math.NaN()
 		banded := false
-		for _, r := range res.Throughput {
-			if r.Mixer != m {
+		for _, p := range points {
+			if p.mixer != m {
 				continue
 			}
-			y, p, lo, hi := math.NaN(), math.NaN(), math.NaN(), math.NaN()
-			if r.Skipped == "" {
+			y, pred, lo, hi := math.NaN(), math.NaN(), math.NaN(), math.NaN()
+			if !p.skipped {
 				if math.IsNaN(base) {
-					base = r.TokensPerSec / r.PredictedRel
+					base = p.y / p.rel
 				}
-				y, p = r.TokensPerSec, base*r.PredictedRel
-				if r.Spread.N > 1 {
-					lo, hi, banded = r.Spread.Q1, r.Spread.Q3, true
+				y, pred = p.y, base*p.rel
+				if p.spread.N > 1 {
+					lo, hi, banded = p.spread.Q1, p.spread.Q3, true
 				}
 			}
-			c.x, c.y, c.dashed = append(c.x, float64(r.T)), append(c.y, y), append(c.dashed, p)
+			c.x, c.y, c.dashed = append(c.x, p.x), append(c.y, y), append(c.dashed, pred)
 			c.lo, c.hi = append(c.lo, lo), append(c.hi, hi)
 		}
 		if !banded {
@@ -126,6 +135,20 @@ func ThroughputChart(res *Result) *charts.Line {
 		}
 		curves = append(curves, c)
 	}
+	return curves
+}
+
+// ThroughputChart plots measured training tokens/s (the median of the timed steps) against the context T (log
+// axes), one series per mixer with a band over the steps' interquartile range (with more than one timed step), and
+// dashed "<mixer> predicted": the mixer's tokens/s at its first context scaled by theory/cost's PredictedRel, so
+// its slope is the cost model's. Skipped configurations are gaps.
+func ThroughputChart(res *Result) *charts.Line {
+	var points []benchPoint
+	for _, r := range res.Throughput {
+		points = append(points, benchPoint{mixer: r.Mixer, x: float64(r.T), y: r.TokensPerSec, rel: r.PredictedRel,
+			spread: r.Spread, skipped: r.Skipped != ""})
+	}
+	curves := predictedCurves(points)
 	return benchChart("Training throughput vs context (B·T fixed)", spreadSubtitle(curves, "a training step"),
 		"context T (tokens)", "tokens/s", "predicted", curves)
 }
@@ -134,34 +157,12 @@ func ThroughputChart(res *Result) *charts.Line {
 // axes), one series per mixer with a band over the steps' interquartile range, and dashed "<mixer> predicted": the
 // first context's time scaled by theory/cost's PredictedRel.
 func DecodeChart(res *Result) *charts.Line {
-	var names []string
+	var points []benchPoint
 	for _, r := range res.Decode {
-		names = append(names, r.Mixer)
+		points = append(points, benchPoint{mixer: r.Mixer, x: float64(r.Context), y: r.MsPerToken, rel: r.PredictedRel,
+			spread: r.Spread})
 	}
-	var curves []benchCurve
-	for _, m := range mixersInOrder(names) {
-		c := benchCurve{mixer: m, hasDashedValue: true}
-		base := math.NaN()
-		banded := false
-		for _, r := range res.Decode {
-			if r.Mixer != m {
-				continue
-			}
-			if math.IsNaN(base) {
-				base = r.MsPerToken / r.PredictedRel
-			}
-			lo, hi := math.NaN(), math.NaN()
-			if r.Spread.N > 1 {
-				lo, hi, banded = r.Spread.Q1, r.Spread.Q3, true
-			}
-			c.x, c.y, c.dashed = append(c.x, float64(r.Context)), append(c.y, r.MsPerToken), append(c.dashed, base*r.PredictedRel)
-			c.lo, c.hi = append(c.lo, lo), append(c.hi, hi)
-		}
-		if !banded {
-			c.lo, c.hi = nil, nil
-		}
-		curves = append(curves, c)
-	}
+	curves := predictedCurves(points)
 	return benchChart("Decoding time per token vs context (batch 1)", spreadSubtitle(curves, "a decoding step"),
 		"context (tokens)", "ms/token", "predicted", curves)
 }

@@ -126,16 +126,7 @@ func Run(cfg Config, opts ...run.Option) (*Result, error) {
 // else the Quick run (loaded, or run: minutes); at another preset, LoadOrRun of that preset. One progress line
 // says which.
 func Notebook(opts ...run.Option) (*Result, error) {
-	name := run.PresetName()
-	if name == "small" {
-		res, _, err := run.Showcase(Study, Small(), Quick(), opts, compute)
-		return res, err
-	}
-	cfg, err := Preset(name)
-	if err != nil {
-		return nil, err
-	}
-	return LoadOrRun(cfg, opts...)
+	return run.Notebook(Study, Preset, Small, Quick, opts, compute)
 }
 
 func compute(cfg Config, prov *run.Provenance, o run.Options) (*Result, error) {

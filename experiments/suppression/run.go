@@ -183,15 +183,7 @@ func Run(cfg Config, opts ...run.Option) (*Result, error) {
 // result when `protolab run suppression --preset small` made one, else Quick's result (loaded or computed); at
 // other presets LoadOrRun of that preset.
 func Notebook(opts ...run.Option) (*Result, error) {
-	if name := run.PresetName(); name != "small" {
-		cfg, err := Preset(name)
-		if err != nil {
-			return nil, err
-		}
-		return LoadOrRun(cfg, opts...)
-	}
-	r, _, err := run.Showcase(Study, Small(), Quick(), opts, compute)
-	return r, err
+	return run.Notebook(Study, Preset, Small, Quick, opts, compute)
 }
 
 // CompareRules runs (or loads) the notebook's configuration (Quick at the Small preset, else the preset) once per

@@ -2,71 +2,16 @@ package mamba
 
 import (
 	"fmt"
-	"math"
 	"testing"
 
-	"github.com/gomlx/gomlx/pkg/core/dtypes"
 	. "github.com/gomlx/gomlx/pkg/core/graph"
-	"github.com/gomlx/gomlx/pkg/core/shapes"
-	"github.com/gomlx/gomlx/pkg/core/tensors"
 	"github.com/gomlx/gomlx/pkg/ml/context"
 
 	"github.com/protolab/protolab/workbench/wbtest"
 )
 
-// initValues builds mixer on a [1, 3, D] float64 input with D = 64 and returns the initial values of its variables
-// by name.
-func initValues(t *testing.T, mixer func(ctx *context.Context, x *Node) *Node) map[string][]float64 {
-	t.Helper()
-	ctx := context.New()
-	ctx.SetParam(context.ParamInitialSeed, int64(17))
-	context.MustExecOnce(wbtest.Backend(t), ctx, mixer, tensors.FromShape(shapes.Make(dtypes.Float64, 1, 3, D)))
-	out := map[string][]float64{}
-	for v := range ctx.IterVariables() {
-		if v.Trainable && v.Shape().DType == dtypes.Float64 {
-			out[v.Name()] = wbtest.Flat64(v.MustValue())
-		}
-	}
-	return out
-}
-
-// D is the width of the initialisation tests: every checked weight has at least 256 entries.
-const D = 64
-
-// checkInitLaw checks that vals are drawn from N(0, std²) when std > 0, else from U(±1/√fanIn) (PyTorch's
-// nn.Linear and Conv1d default). Tolerances are 4 standard errors under the law: the mean square within
-// 4·v·√((κ−1)/n) of its variance v (kurtosis κ = 3 normal, 9/5 uniform); for the uniform law every entry within
-// the bound; for the normal law the fraction beyond √3·std, which a uniform law of the same variance never
-// exceeds, within 4·√(p(1−p)/n) of p = P(|Z| > √3) — so neither law passes for the other at n ≥ 256.
-func checkInitLaw(t *testing.T, label string, vals []float64, std float64, fanIn int) {
-	t.Helper()
-	if len(vals) < 256 {
-		t.Fatalf("%s: %d values, want ≥ 256 for the test's tolerances", label, len(vals))
-	}
-	n := float64(len(vals))
-	ms, tail, maxAbs := 0.0, 0.0, 0.0
-	v, kurt, bound := std*std, 3.0, math.Sqrt(3)*std
-	if std == 0 {
-		bound = 1 / math.Sqrt(float64(fanIn))
-		v, kurt = bound*bound/3, 9.0/5
-	}
-	for _, x := range vals {
-		ms += x * x / n
-		maxAbs = max(maxAbs, math.Abs(x))
-		if math.Abs(x) > bound {
-			tail += 1 / n
-		}
-	}
-	if tol := 4 * v * math.Sqrt((kurt-1)/n); math.Abs(ms-v) > tol {
-		t.Errorf("%s: mean square %g, want %g ± %g", label, ms, v, tol)
-	}
-	if std == 0 && maxAbs > bound*(1+1e-12) {
-		t.Errorf("%s: max |w| = %g beyond U(±%g)", label, maxAbs, bound)
-	}
-	if p := math.Erfc(math.Sqrt(1.5)); std > 0 && math.Abs(tail-p) > 4*math.Sqrt(p*(1-p)/n) {
-		t.Errorf("%s: fraction beyond √3·σ = %g, want %g for N(0, %g²)", label, tail, p, std)
-	}
-}
+// D is the width of the initialisation test (wbtest.InitValues builds every mixer at it).
+const D = wbtest.InitWidth
 
 // With init_std 0 the projections are PyTorch's U(±1/√fan_in) (docs/spec/protot.md §2.4); with init_std and
 // output_init_std set they are N(0, init_std²) and, for the projection into the residual stream, N(0,
@@ -78,17 +23,17 @@ func TestMixer_InitPolicy(t *testing.T) {
 		if std > 0 {
 			cfg.OutputInitStd = std / 2
 		}
-		vals := initValues(t, func(ctx *context.Context, x *Node) *Node { return Mixer(ctx, cfg, x) })
+		vals := wbtest.InitValues(t, func(ctx *context.Context, x *Node) *Node { return Mixer(ctx, cfg, x) })
 		d := cfg.Inner(D)
 		for name, fanIn := range map[string]int{VarIn: D, VarXProj: d, VarOut: d} {
 			s := cfg.InitStd
 			if name == VarOut {
 				s = cfg.OutputInitStd
 			}
-			checkInitLaw(t, fmt.Sprintf("std=%g %s", std, name), vals[name], s, fanIn)
+			wbtest.CheckInitLaw(t, fmt.Sprintf("std=%g %s", std, name), vals[name], s, fanIn)
 		}
 		// dt_proj and the convolution keep mamba_simple's own initialisation under every std.
-		checkInitLaw(t, fmt.Sprintf("std=%g %s", std, VarDTProj), vals[VarDTProj], 0, cfg.Rank(D))
-		checkInitLaw(t, fmt.Sprintf("std=%g %s", std, VarConvKernel), vals[VarConvKernel], 0, cfg.ConvSize)
+		wbtest.CheckInitLaw(t, fmt.Sprintf("std=%g %s", std, VarDTProj), vals[VarDTProj], 0, cfg.Rank(D))
+		wbtest.CheckInitLaw(t, fmt.Sprintf("std=%g %s", std, VarConvKernel), vals[VarConvKernel], 0, cfg.ConvSize)
 	}
 }

@@ -98,6 +98,23 @@ func Showcase[C Config, R any](study string, full, quick C, opts []Option, compu
 	return r, false, err
 }
 
+// Notebook returns what a study's notebook cells and `make run` show at the preset $PROTOLAB_PRESET names
+// (PresetName): at the Small preset Showcase's choice between full (the protocol preset) and quick, at any other
+// preset LoadOrRun of preset(name) (an unknown name is preset's error).
+func Notebook[C Config, R any](study string, preset func(name string) (C, error), full, quick func() C, opts []Option,
+	compute func(C, *Provenance, Options) (R, error)) (R, error) {
+	if name := PresetName(); name != "small" && name != "" {
+		cfg, err := preset(name)
+		if err != nil {
+			var zero R
+			return zero, err
+		}
+		return LoadOrRun(study, cfg, opts, compute)
+	}
+	r, _, err := Showcase(study, full(), quick(), opts, compute)
+	return r, err
+}
+
 // relPath shortens path to a path relative to the working directory when it lies below it.
 func relPath(path string) string {
 	if wd, err := os.Getwd(); err == nil {

@@ -163,3 +163,33 @@ func TestShowcase_PrefersTheStoredProtocolRun(t *testing.T) {
 	require.Contains(t, log.String(), "showing the stored protocol run")
 	require.Equal(t, 2, calls, "the stored runs are loaded, not computed again")
 }
+
+// Notebook shows Showcase's choice at the Small preset and LoadOrRun of the named preset elsewhere; an unknown
+// preset is the preset function's error.
+func TestNotebook_FollowsThePresetVariable(t *testing.T) {
+	compute := func(c studyCfg, prov *run.Provenance, o run.Options) (*studyResult, error) {
+		return &studyResult{Provenance: prov, Square: c.N * c.N}, nil
+	}
+	tiny := func() studyCfg { return studyCfg{N: 1, Name: "tiny"} }
+	small := func() studyCfg { return studyCfg{N: 10, Name: "small"} }
+	quick := func() studyCfg { return studyCfg{N: 2, Name: "quick"} }
+	preset := func(name string) (studyCfg, error) { return run.SelectPreset(name, tiny, small, small) }
+	opts := []run.Option{run.Out(t.TempDir())}
+	for _, c := range []struct {
+		env  string
+		want int
+	}{{"tiny", 1}, {"small", 4}, {"", 4}, {"paper", 100}} {
+		t.Setenv(run.PresetEnv, c.env)
+		r, err := run.Notebook("sq", preset, small, quick, opts, compute)
+		require.NoError(t, err, c.env)
+		require.Equal(t, c.want, r.Square, "PROTOLAB_PRESET=%q", c.env)
+	}
+	// The paper preset (here the Small config) has now been stored: Small shows it, not the quick run.
+	t.Setenv(run.PresetEnv, "small")
+	r, err := run.Notebook("sq", preset, small, quick, opts, compute)
+	require.NoError(t, err)
+	require.Equal(t, 100, r.Square)
+	t.Setenv(run.PresetEnv, "huge")
+	_, err = run.Notebook("sq", preset, small, quick, opts, compute)
+	require.ErrorContains(t, err, "huge")
+}
