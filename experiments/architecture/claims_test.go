@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/protolab/protolab/docs"
+	"github.com/protolab/protolab/layers/decoder"
 	"github.com/protolab/protolab/workbench/report"
 )
 
@@ -60,7 +61,7 @@ func TestClaims_HandBuiltVerdicts(t *testing.T) {
 		require.Equal(t, empty[i].Claim, c.Claim)
 	}
 	protot, mamba, deltanet, ranking := got[0], got[1], got[2], got[3]
-	require.Equal(t, "protot_ppl_protot", protot.ID)
+	require.Equal(t, "protot_ppl_ratio_protot", protot.ID)
 	require.InDelta(t, f["protot"], protot.Ours.Value, 1e-12)
 	require.InDelta(t, 0, protot.Ours.SE, 1e-12) // every seed has the same ratio
 	require.Equal(t, 3, protot.Ours.Seeds)
@@ -130,4 +131,13 @@ func TestChooseLR_SkipsDiverged(t *testing.T) {
 	require.Equal(t, 3e-3, lr)
 	_, ok = chooseLR([]float64{1e-3}, []float64{0}, []bool{true})
 	require.False(t, ok)
+}
+
+// The ratio rows of papers.md are the quotients of the paper's perplexities, rounded to the digits typed.
+func TestRatioIDs_AreThePerplexityQuotients(t *testing.T) {
+	for mixer, id := range ratioIDs {
+		p, err := docs.Paper(id)
+		require.NoError(t, err)
+		require.InDelta(t, paperRatio(t, paperIDs[mixer], paperIDs[decoder.MixerAttention]), p.Value, 5e-4, id)
+	}
 }
