@@ -213,7 +213,7 @@ func Markdown(rows []Row, title, preamble string) string {
 func paperText(p Paper) string {
 	s := p.Text
 	if s == "" {
-		s = "(in words)"
+		s = "no number: the claim states it"
 	}
 	if p.Source != "" {
 		s += " — " + p.Source
