@@ -24,8 +24,9 @@ test-notebooks: setup
 	$(PROTOLAB) report --out $(OUT)/test/runs --md $(OUT)/test/REPORT.md
 
 ## reproduce: every study's full protocol at the Small preset (seeds, equal budgets, held-out evaluation; about an
-## hour each on 2 cores, outside CI), stored under out/runs, then the scorecard.
-reproduce:
+## hour each on 2 cores, outside CI), stored under out/runs, then the scorecard. WordNet is installed first: the
+## interp protocol compares the units on WordNet glosses too.
+reproduce: wordnet
 	@set -e; for s in $(PROTOCOL_STUDIES); do \
 	  echo "reproduce: $$s"; $(PROTOLAB) run $$s --preset small --out $(OUT)/runs; done
 	$(MAKE) report

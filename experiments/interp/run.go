@@ -9,6 +9,7 @@ import (
 	"github.com/protolab/protolab/layers/protot"
 	"github.com/protolab/protolab/models/pair"
 	"github.com/protolab/protolab/workbench/data"
+	"github.com/protolab/protolab/workbench/data/wordnet"
 	"github.com/protolab/protolab/workbench/lmdata"
 	"github.com/protolab/protolab/workbench/meter"
 	"github.com/protolab/protolab/workbench/naming"
@@ -144,6 +145,15 @@ func compute(cfg Config, prov *run.Provenance, o run.Options) (*Result, error) {
 	prov.Seed = cfg.Seed
 	start, cpu0 := time.Now(), meter.CPUSeconds()
 	res := &Result{Provenance: prov, Departures: Departures(cfg)}
+	// A required corpus whose data is missing fails here, before any model trains.
+	for _, cc := range cfg.Corpora {
+		if !cc.Optional && (cc.Source == lmdata.SourceWordNet || cc.Labels == LabelsLexical) {
+			if _, err := wordnet.Dir(); err != nil {
+				return nil, errors.WithMessagef(err, "corpus %s is required by this configuration "+
+					"(corpora[].optional=false)", cc.Source)
+			}
+		}
+	}
 	noted := map[string]bool{}
 	for i := range cfg.Seeds {
 		sc := cfg
@@ -156,7 +166,7 @@ func compute(cfg Config, prov *run.Provenance, o run.Options) (*Result, error) {
 			}
 			cr, note, err := runCorpus(sc, cc, prov, o)
 			if err != nil {
-				return nil, errors.WithMessagef(err, "interp: corpus %s, seed %d", cc.Source, sc.Seed)
+				return nil, errors.WithMessagef(err, "corpus %s, seed %d", cc.Source, sc.Seed)
 			}
 			if note != "" {
 				if !noted[note] {

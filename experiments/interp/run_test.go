@@ -2,6 +2,7 @@ package interp
 
 import (
 	"math"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -11,6 +12,7 @@ import (
 	"github.com/protolab/protolab/layers/decoder"
 	"github.com/protolab/protolab/models/pair"
 	"github.com/protolab/protolab/workbench/data"
+	"github.com/protolab/protolab/workbench/data/wordnet"
 	"github.com/protolab/protolab/workbench/lmdata"
 	"github.com/protolab/protolab/workbench/naming"
 	"github.com/protolab/protolab/workbench/plot"
@@ -326,14 +328,20 @@ func TestConfig_PresetsValidate(t *testing.T) {
 		require.NoError(t, c.Validate(), name)
 		require.Equal(t, pairs[name], c.Config, name)
 	}
-	// Quick is Small with one training seed; the protocol has enough seeds for a claim, and evaluates on fresh
-	// documents of a generator seed that is neither the training corpus's nor the held-back one.
+	// Quick is Small with one training seed and WordNet optional; the protocol has enough seeds for a claim, needs
+	// WordNet, and evaluates on fresh documents of a generator seed that is neither the training corpus's nor the
+	// held-back one.
 	q, s := Quick(), Small()
 	require.NoError(t, q.Validate())
 	require.Equal(t, pair.Small(), q.Config)
 	require.GreaterOrEqual(t, s.Seeds, MinClaimSeeds)
+	require.Len(t, s.Corpora, 2)
+	require.Equal(t, lmdata.SourceWordNet, s.Corpora[1].Source)
+	require.False(t, s.Corpora[1].Optional, "the protocol must not store a result without WordNet")
+	require.True(t, q.Corpora[1].Optional)
 	q.Seeds = s.Seeds
-	require.Equal(t, s, q, "Small and Quick differ only in the number of seeds")
+	q.Corpora[1].Optional = false
+	require.Equal(t, s, q, "Small and Quick differ only in the number of seeds and WordNet's being required")
 	for _, c := range []Config{Tiny(), Quick(), Small(), Paper()} {
 		require.NotZero(t, c.Eval.DataSeed)
 		require.NotEqual(t, c.Data.Synthetic.Seed, c.Eval.DataSeed)
@@ -397,4 +405,21 @@ func TestBuildEvalSet_Lexical(t *testing.T) {
 	require.Positive(t, counts["gender=male"])
 	_, err = buildEvalSet(prep, cc, 40, 1, false, nil)
 	require.Error(t, err, "lexical labels need a lexicon")
+}
+
+// A configuration that requires WordNet (the Small protocol) fails before any model trains when the database is
+// missing, naming the variable to set; an optional corpus would be skipped with a note instead.
+func TestRun_RequiredWordNetMissingFailsFirst(t *testing.T) {
+	t.Setenv(wordnet.EnvDir, t.TempDir())
+	cfg := Tiny()
+	cfg.Corpora = []CorpusConfig{Synthetic(), WordNet()}
+	cfg.Corpora[1].Optional = false
+	require.NoError(t, cfg.Validate())
+	out := t.TempDir()
+	_, err := Run(cfg, run.Out(out))
+	require.ErrorContains(t, err, "corpus wordnet is required")
+	require.ErrorContains(t, err, wordnet.EnvDir)
+	entries, err := os.ReadDir(out)
+	require.NoError(t, err)
+	require.Empty(t, entries, "nothing trained or stored")
 }
