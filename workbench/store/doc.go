@@ -14,8 +14,11 @@
 // The header maps each tensor name to {"dtype": "F32", "shape": [2, 3], "data_offsets": [begin, end]}, with the
 // offsets relative to the start of the data buffer, plus an optional "__metadata__" object of string values.
 // Save writes the tensors in name order, contiguously. Load checks that the header length fits in the file, that the
-// header is a JSON object without duplicate names, that each dtype is known, that each byte range has exactly
-// shape × dtype-size bytes and lies inside the data buffer, and that the ranges neither overlap nor leave holes; every
+// header is a JSON object without duplicate names, that each dtype is known, that each shape is present with
+// non-negative dimensions, that each byte range is one [begin, end] pair inside the data buffer with exactly
+// shape × dtype-size bytes (a product checked for int64 overflow before it is formed, so a crafted shape cannot wrap
+// to a small size), that the ranges neither overlap nor leave holes, and that BOOL bytes are 0 or 1. Nothing is
+// allocated before these checks against the file's size pass, and no input makes Load panic (FuzzLoad); every
 // error names the file and, where there is one, the tensor.
 //
 // Supported dtypes (safetensors name → gomlx dtype): F64 Float64, F32 Float32, F16 Float16, BF16 BFloat16, I64 Int64,

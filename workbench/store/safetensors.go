@@ -42,9 +42,9 @@ var (
 
 // headerEntry is one tensor's record in the JSON header.
 type headerEntry struct {
-	DType       string   `json:"dtype"`
-	Shape       []int    `json:"shape"`
-	DataOffsets [2]int64 `json:"data_offsets"`
+	DType       string  `json:"dtype"`
+	Shape       []int   `json:"shape"`
+	DataOffsets []int64 `json:"data_offsets"` // [begin, end]; a []int64 so that Load sees a third element
 }
 
 // hostIsLittleEndian reports whether tensor memory already has the file's byte order.
@@ -85,7 +85,7 @@ func Save(path string, tensorsByName map[string]*tensors.Tensor, metadata map[st
 		if dims == nil {
 			dims = []int{} // a scalar: "shape": []
 		}
-		header[name] = headerEntry{DType: dtName, Shape: dims, DataOffsets: [2]int64{offset, offset + size}}
+		header[name] = headerEntry{DType: dtName, Shape: dims, DataOffsets: []int64{offset, offset + size}}
 		offset += size
 	}
 	if len(metadata) > 0 {
@@ -143,9 +143,19 @@ func Load(path string) (map[string]*tensors.Tensor, map[string]string, error) {
 	if err != nil {
 		return nil, nil, errors.Wrapf(err, "store.Load %s", path)
 	}
-	entries, metadata, dataStart, err := readHeader(f, info.Size())
+	out, metadata, err := load(f, info.Size())
 	if err != nil {
 		return nil, nil, errors.Wrapf(err, "store.Load %s", path)
+	}
+	return out, metadata, nil
+}
+
+// load is Load on the fileSize bytes of f. Nothing is allocated before the header's sizes have been checked
+// against fileSize.
+func load(f io.ReaderAt, fileSize int64) (map[string]*tensors.Tensor, map[string]string, error) {
+	entries, metadata, dataStart, err := readHeader(f, fileSize)
+	if err != nil {
+		return nil, nil, err
 	}
 	out := make(map[string]*tensors.Tensor, len(entries))
 	for _, e := range entries {
@@ -153,17 +163,29 @@ func Load(path string) (map[string]*tensors.Tensor, map[string]string, error) {
 		if t.Size() > 0 {
 			var rerr error
 			if err := t.MutableBytes(func(data []byte) {
-				_, rerr = f.ReadAt(data, dataStart+e.begin)
+				if _, rerr = f.ReadAt(data, dataStart+e.begin); rerr == nil && e.shape.DType == dtypes.Bool {
+					rerr = checkBools(data)
+				}
 			}); err != nil {
-				return nil, nil, errors.Wrapf(err, "store.Load %s: tensor %q", path, e.name)
+				return nil, nil, errors.Wrapf(err, "tensor %q", e.name)
 			}
 			if rerr != nil {
-				return nil, nil, errors.Wrapf(rerr, "store.Load %s: reading tensor %q", path, e.name)
+				return nil, nil, errors.Wrapf(rerr, "reading tensor %q", e.name)
 			}
 		}
 		out[e.name] = t
 	}
 	return out, metadata, nil
+}
+
+// checkBools returns an error for a BOOL byte other than 0 or 1, which Go's bool cannot hold.
+func checkBools(data []byte) error {
+	for i, b := range data {
+		if b > 1 {
+			return errors.Errorf("BOOL element %d is byte %d, want 0 or 1", i, b)
+		}
+	}
+	return nil
 }
 
 // ReadHeader returns the shapes of a safetensors file's tensors and its metadata without reading the data; it runs
@@ -318,24 +340,53 @@ func validateEntry(name string, msg json.RawMessage, dataSize int64) (entry, err
 	if !ok {
 		return entry{}, errors.Errorf("tensor %q: unknown or unsupported dtype %q", name, h.DType)
 	}
-	elems := int64(1)
-	for _, d := range h.Shape {
-		if d < 0 {
-			return entry{}, errors.Errorf("tensor %q: negative dimension in shape %v", name, h.Shape)
-		}
-		if d > 0 && elems > math.MaxInt64/int64(d) {
-			return entry{}, errors.Errorf("tensor %q: shape %v is too large", name, h.Shape)
-		}
-		elems *= int64(d)
+	if len(h.DataOffsets) != 2 {
+		return entry{}, errors.Errorf("tensor %q: data_offsets %v has %d values, want [begin, end]",
+			name, h.DataOffsets, len(h.DataOffsets))
 	}
 	begin, end := h.DataOffsets[0], h.DataOffsets[1]
 	if begin < 0 || end < begin || end > dataSize {
 		return entry{}, errors.Errorf("tensor %q: data_offsets [%d, %d] out of range (data buffer has %d bytes)",
 			name, begin, end, dataSize)
 	}
-	if want := elems * int64(dt.Size()); end-begin != want {
+	if h.Shape == nil { // "shape": [] decodes to an empty slice, a missing or null shape to nil
+		return entry{}, errors.Errorf("tensor %q: no shape (a scalar has \"shape\": [])", name)
+	}
+	for _, d := range h.Shape {
+		if d < 0 {
+			return entry{}, errors.Errorf("tensor %q: negative dimension in shape %v", name, h.Shape)
+		}
+	}
+	want, ok := tensorBytes(h.Shape, dt.Size())
+	if !ok {
+		return entry{}, errors.Errorf("tensor %q: shape %v of %s is too large: its byte size overflows int64",
+			name, h.Shape, h.DType)
+	}
+	if end-begin != want {
 		return entry{}, errors.Errorf("tensor %q: data_offsets [%d, %d] span %d bytes, but %s%v needs %d",
 			name, begin, end, end-begin, h.DType, h.Shape, want)
 	}
 	return entry{name: name, shape: shapes.Make(dt, h.Shape...), begin: begin, end: end}, nil
+}
+
+// tensorBytes returns the byte size of a tensor with non-negative dimensions dims and elements of elemSize bytes,
+// and false when the size overflows int64. Each multiplication is checked before it is done, so no product wraps.
+// The dimensions other than zeros must multiply without overflow even when a zero makes the size 0, so that no
+// loaded shape has a wrapping element count.
+func tensorBytes(dims []int, elemSize int) (int64, bool) {
+	size, zero := int64(elemSize), false
+	for _, d := range dims {
+		if d == 0 {
+			zero = true
+			continue
+		}
+		if int64(d) > math.MaxInt64/size {
+			return 0, false
+		}
+		size *= int64(d)
+	}
+	if zero {
+		return 0, true
+	}
+	return size, true
 }
