@@ -6,7 +6,10 @@
 //     concepts (referent gender, country, topic, grammatical number, agreement at several distances) are known
 //     for every word and returned as labels (DocLabels), with sentence-level labels for classification tasks and
 //     minimal pairs (Agreement) for multiple-choice tasks. DocLabels.AlignTokens maps the word labels onto tokens.
-//   - ReadText, ReadJSONL, ReadParquet and ReadFiles: user corpora (.txt, .jsonl, FineWeb-Edu .parquet).
+//   - ReadText, ReadJSONL, ReadParquet and ReadFiles: user corpora (.txt, .jsonl, FineWeb-Edu .parquet). A .txt
+//     file is cut into documents by SplitText: its blank-line-separated paragraphs, a paragraph longer than
+//     TextChunkBytes (or a file with no blank line) cut into chunks of at most TextChunkBytes at line ends;
+//     ReadConfig.TextSplit "file" keeps each file whole. A .jsonl line or a .parquet row is one document.
 //   - FineWeb: downloads FineWeb-Edu sample shards from the Hugging Face hub (needs internet): the data of
 //     docs/spec/protot.md §3.
 //   - Sub-package wordnet: glosses and example sentences of WordNet 3.0 with supersense labels and synonyms.

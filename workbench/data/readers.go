@@ -3,6 +3,7 @@ package data
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"io"
 	"io/fs"
@@ -15,12 +16,25 @@ import (
 	"github.com/pkg/errors"
 )
 
-// ReadConfig configures the file readers. The zero value reads everything from the "text" field.
+// ReadConfig configures the file readers. The zero value reads everything from the "text" field and splits .txt
+// files into paragraphs (SplitText).
 type ReadConfig struct {
 	Field    string `json:"field"`     // JSONL field / Parquet column holding the text; "" means "text"
 	MaxDocs  int    `json:"max_docs"`  // stop after this many documents; 0: no limit
 	MaxBytes int64  `json:"max_bytes"` // stop once this many bytes of text are read; 0: no limit
+	// TextSplit is how a .txt file becomes documents: TextSplitParagraphs (also "") or TextSplitFile. Omitted from
+	// the JSON when empty, so configs (and their cache keys) written before it existed are unchanged.
+	TextSplit string `json:"text_split,omitempty"`
 }
+
+// Values of ReadConfig.TextSplit.
+const (
+	TextSplitParagraphs = "paragraphs" // SplitText: blank-line-separated paragraphs, long ones cut into chunks
+	TextSplitFile       = "file"       // the whole file is one document
+)
+
+// TextChunkBytes is the largest document SplitText makes of a long paragraph (or of a file with no blank line).
+const TextChunkBytes = 4096
 
 func (c ReadConfig) field() string {
 	if c.Field == "" {
@@ -33,14 +47,20 @@ func (c ReadConfig) validate() error {
 	if c.MaxDocs < 0 || c.MaxBytes < 0 {
 		return errors.Errorf("read config: max_docs=%d, max_bytes=%d, want >= 0", c.MaxDocs, c.MaxBytes)
 	}
-	return nil
+	switch c.TextSplit {
+	case "", TextSplitParagraphs, TextSplitFile:
+		return nil
+	}
+	return errors.Errorf("read config: text_split=%q, want %q (the default) or %q", c.TextSplit, TextSplitParagraphs,
+		TextSplitFile)
 }
 
-// limiter tracks MaxDocs / MaxBytes across files.
+// limiter tracks MaxDocs / MaxBytes across files, and stops reading once ctx (when set) is done.
 type limiter struct {
 	cfg   ReadConfig
 	docs  int
 	bytes int64
+	ctx   context.Context
 }
 
 // add records one document and reports whether reading may continue.
@@ -51,17 +71,73 @@ func (l *limiter) add(text string) bool {
 }
 
 func (l *limiter) full() bool {
-	return (l.cfg.MaxDocs > 0 && l.docs >= l.cfg.MaxDocs) || (l.cfg.MaxBytes > 0 && l.bytes >= l.cfg.MaxBytes)
+	return (l.cfg.MaxDocs > 0 && l.docs >= l.cfg.MaxDocs) || (l.cfg.MaxBytes > 0 && l.bytes >= l.cfg.MaxBytes) ||
+		(l.ctx != nil && l.ctx.Err() != nil)
 }
 
-// ReadText reads a UTF-8 text file as one document. Errors: missing file, invalid UTF-8 (e.g. a binary file),
-// or a file with no non-whitespace text.
+// ReadText reads a UTF-8 text file and splits it into documents with SplitText. Errors: missing file, invalid UTF-8
+// (e.g. a binary file), or a file with no non-whitespace text.
 func ReadText(path string) (*Corpus, error) {
 	c := &Corpus{Source: path}
 	if err := readText(path, c, &limiter{}); err != nil {
 		return nil, err
 	}
 	return c, nil
+}
+
+// SplitText cuts the text of a .txt file into documents, so that one file of prose is a corpus:
+//   - a document is a paragraph: a run of lines that are not blank, separated from the next by one or more blank
+//     lines (lines holding only whitespace); its lines are kept as they are, joined by "\n";
+//   - a paragraph longer than TextChunkBytes bytes (in particular a file with no blank line at all, such as one
+//     sentence per line) is cut into chunks of at most TextChunkBytes bytes, each ending at a line end; a single
+//     line longer than that is cut at its last space before the limit, or else at a character boundary.
+//
+// It returns no documents for a text of whitespace only.
+func SplitText(text string) []string {
+	var docs []string
+	var para []string // the lines of the current paragraph
+	flush := func() {
+		if len(para) > 0 {
+			docs = append(docs, chunkText(strings.Join(para, "\n"), TextChunkBytes)...)
+			para = para[:0]
+		}
+	}
+	for _, line := range strings.Split(text, "\n") {
+		if strings.TrimSpace(line) == "" {
+			flush()
+			continue
+		}
+		para = append(para, line)
+	}
+	flush()
+	return docs
+}
+
+// chunkText cuts p into pieces of at most max bytes, at line ends where possible, else at spaces, else at character
+// boundaries; the separator at a cut is dropped, and pieces of whitespace only are skipped.
+func chunkText(p string, max int) []string {
+	var out []string
+	keep := func(s string) {
+		if strings.TrimSpace(s) != "" {
+			out = append(out, s)
+		}
+	}
+	for len(p) > max {
+		cut, skip := strings.LastIndexByte(p[:max+1], '\n'), 1
+		if cut <= 0 {
+			cut = strings.LastIndexByte(p[:max+1], ' ')
+		}
+		if cut <= 0 {
+			cut, skip = max, 0
+			for cut > 0 && !utf8.RuneStart(p[cut]) {
+				cut--
+			}
+		}
+		keep(p[:cut])
+		p = p[cut+skip:]
+	}
+	keep(p)
+	return out
 }
 
 func readText(path string, c *Corpus, lim *limiter) error {
@@ -75,8 +151,17 @@ func readText(path string, c *Corpus, lim *limiter) error {
 	if len(bytes.TrimSpace(b)) == 0 {
 		return errors.Errorf("text file %q is empty", path)
 	}
-	c.Texts = append(c.Texts, string(b))
-	lim.add(string(b))
+	if lim.cfg.TextSplit == TextSplitFile {
+		c.Texts = append(c.Texts, string(b))
+		lim.add(string(b))
+		return nil
+	}
+	for _, doc := range SplitText(string(b)) {
+		c.Texts = append(c.Texts, doc)
+		if !lim.add(doc) {
+			return nil
+		}
+	}
 	return nil
 }
 
@@ -150,10 +235,15 @@ func readJSONL(path, field string, c *Corpus, lim *limiter) error {
 var readableExts = []string{".txt", ".jsonl", ".parquet"}
 
 // ReadFiles reads every file matched by pattern, which is a directory (walked recursively; files with other
-// extensions are ignored), a glob, or a single file. It dispatches on the extension: .txt (ReadText), .jsonl
-// (ReadJSONL), .parquet (ReadParquet), in sorted path order, and stops at cfg's limits. Errors: nothing matches,
-// a matched file with an unknown extension, or any file error.
+// extensions are ignored), a glob, or a single file. It dispatches on the extension: .txt (SplitText, or one
+// document per file with cfg.TextSplit "file"), .jsonl (ReadJSONL), .parquet (ReadParquet), in sorted path order,
+// and stops at cfg's limits. Errors: nothing matches, a matched file with an unknown extension, or any file error.
 func ReadFiles(pattern string, cfg ReadConfig) (*Corpus, error) {
+	return ReadFilesContext(context.Background(), pattern, cfg)
+}
+
+// ReadFilesContext is ReadFiles that stops between documents once ctx is done and then returns ctx's error.
+func ReadFilesContext(ctx context.Context, pattern string, cfg ReadConfig) (*Corpus, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
@@ -162,7 +252,7 @@ func ReadFiles(pattern string, cfg ReadConfig) (*Corpus, error) {
 		return nil, err
 	}
 	c := &Corpus{Source: pattern}
-	lim := &limiter{cfg: cfg}
+	lim := &limiter{cfg: cfg, ctx: ctx}
 	for _, p := range paths {
 		if lim.full() {
 			break
@@ -178,6 +268,9 @@ func ReadFiles(pattern string, cfg ReadConfig) (*Corpus, error) {
 		if err != nil {
 			return nil, err
 		}
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, errors.WithMessagef(err, "reading %q", pattern)
 	}
 	if err := c.Validate(); err != nil {
 		return nil, errors.WithMessagef(err, "ReadFiles(%q)", pattern)

@@ -46,7 +46,7 @@ func TestReadText(t *testing.T) {
 	p := writeFile(t, filepath.Join(dir, "a.txt"), "Hello world.\n\nSecond paragraph.\n")
 	c, err := ReadText(p)
 	require.NoError(t, err)
-	require.Equal(t, []string{"Hello world.\n\nSecond paragraph.\n"}, c.Texts)
+	require.Equal(t, []string{"Hello world.", "Second paragraph."}, c.Texts) // SplitText's paragraphs
 
 	_, err = ReadText(filepath.Join(dir, "missing.txt"))
 	require.ErrorContains(t, err, "missing.txt")
