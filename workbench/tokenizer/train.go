@@ -2,6 +2,7 @@ package tokenizer
 
 import (
 	"bytes"
+	"context"
 	"io"
 	"iter"
 	"slices"
@@ -13,19 +14,32 @@ import (
 // crosses the boundary between two texts. It returns an error for an invalid cfg, an empty corpus, or a
 // cfg.VocabSize larger than the data supports (fewer than cfg.NumMerges() pairs reach cfg.MinPairCount).
 func Train(texts []string, cfg Config) (*Tokenizer, error) {
-	return TrainSeq(slices.Values(texts), cfg)
+	return TrainContext(context.Background(), texts, cfg)
+}
+
+// TrainContext is Train that stops once ctx is done, checked before each text is counted and after each merge,
+// and then returns ctx's error: a long training on a large corpus can be interrupted.
+func TrainContext(ctx context.Context, texts []string, cfg Config) (*Tokenizer, error) {
+	return trainSeq(ctx, slices.Values(texts), cfg)
 }
 
 // TrainSeq is Train on a sequence of texts, read once; use it to stream documents.
 func TrainSeq(texts iter.Seq[string], cfg Config) (*Tokenizer, error) {
+	return trainSeq(context.Background(), texts, cfg)
+}
+
+func trainSeq(ctx context.Context, texts iter.Seq[string], cfg Config) (*Tokenizer, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, errors.WithMessage(err, "tokenizer.Train")
 	}
 	c := newChunkCounter(cfg.Pretokenize)
 	for s := range texts {
+		if err := ctx.Err(); err != nil {
+			return nil, errors.WithMessage(err, "tokenizer.Train: counting the corpus")
+		}
 		c.add([]byte(s))
 	}
-	return c.train(cfg)
+	return c.train(ctx, cfg)
 }
 
 // readerBlockSize is the read size of TrainReader; a variable so tests can force many small blocks.
@@ -58,7 +72,7 @@ func TrainReader(r io.Reader, cfg Config) (*Tokenizer, error) {
 		}
 	}
 	c.add(pending)
-	return c.train(cfg)
+	return c.train(context.Background(), cfg)
 }
 
 // safeCut returns the last position p > 0 with b[p-1] == '\n' and b[p] an ASCII non-space byte, or 0.
@@ -104,8 +118,8 @@ func (c *chunkCounter) add(text []byte) {
 	})
 }
 
-// train runs the merge loop on the counted chunks.
-func (c *chunkCounter) train(cfg Config) (*Tokenizer, error) {
+// train runs the merge loop on the counted chunks; it stops with ctx's error once ctx is done.
+func (c *chunkCounter) train(ctx context.Context, cfg Config) (*Tokenizer, error) {
 	if c.bytes == 0 {
 		return nil, errors.New("tokenizer: cannot train on an empty corpus")
 	}
@@ -118,7 +132,10 @@ func (c *chunkCounter) train(cfg Config) (*Tokenizer, error) {
 		words[i] = w
 	}
 	c.index, c.chunks = nil, nil // free the strings before the merge loop
-	merges := learnMerges(words, c.counts, cfg.NumMerges(), int64(cfg.MinPairCount), cfg.Progress)
+	merges := learnMerges(ctx, words, c.counts, cfg.NumMerges(), int64(cfg.MinPairCount), cfg.Progress)
+	if err := ctx.Err(); err != nil {
+		return nil, errors.WithMessagef(err, "tokenizer.Train: after %d of %d merges", len(merges), cfg.NumMerges())
+	}
 	if len(merges) < cfg.NumMerges() {
 		return nil, errors.Errorf("tokenizer: vocabulary larger than the data supports: vocab_size=%d needs %d "+
 			"merges, but the corpus (%d bytes) supports only %d merges of pairs occurring at least "+
@@ -141,8 +158,9 @@ func splitKey(k uint64) (a, b int32) { return int32(k >> 32), int32(uint32(k)) }
 //
 // Pair counts are updated incrementally: index maps a pair to the words that contained it when it appeared
 // (possibly stale, never missing), and a max-heap with lazy deletion holds (count, pair) entries; an entry
-// is valid when its count equals the pair's current count.
-func learnMerges(words [][]int32, freq []int64, numMerges int, minCount int64,
+// is valid when its count equals the pair's current count. It returns early, with the merges so far, once ctx is
+// done.
+func learnMerges(ctx context.Context, words [][]int32, freq []int64, numMerges int, minCount int64,
 	progress func(done, total int)) [][2]int32 {
 	m := &merger{
 		words:   words,
@@ -164,7 +182,7 @@ func learnMerges(words [][]int32, freq []int64, numMerges int, minCount int64,
 	m.heap.init()
 
 	merges := make([][2]int32, 0, numMerges)
-	for len(merges) < numMerges {
+	for len(merges) < numMerges && ctx.Err() == nil {
 		best, ok := m.popBest()
 		if !ok {
 			break // no pair reaches minCount: the caller reports the shortfall
