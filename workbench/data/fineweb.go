@@ -81,7 +81,7 @@ func FineWebShards(repo HubRepo, cfg FineWebConfig) ([]string, error) {
 	if cfg.NumShards <= 0 {
 		return nil, errors.Errorf("FineWeb: num_shards=%d, want > 0", cfg.NumShards)
 	}
-	if err := cfg.Read.validate(); err != nil {
+	if err := cfg.Read.Validate(); err != nil {
 		return nil, err
 	}
 	prefix := strings.Trim(cfg.Subset, "/") + "/"

@@ -13,7 +13,7 @@ import (
 // such as a FineWeb-Edu shard. Only that column is decoded; null and empty values are skipped. Errors: missing or
 // corrupt file, missing, repeated or non-string column, no documents.
 func ReadParquet(path string, cfg ReadConfig) (*Corpus, error) {
-	if err := cfg.validate(); err != nil {
+	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
 	c := &Corpus{Source: path}

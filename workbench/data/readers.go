@@ -43,7 +43,8 @@ func (c ReadConfig) field() string {
 	return c.Field
 }
 
-func (c ReadConfig) validate() error {
+// Validate reports the first invalid field of the read config, naming its key.
+func (c ReadConfig) Validate() error {
 	if c.MaxDocs < 0 || c.MaxBytes < 0 {
 		return errors.Errorf("read config: max_docs=%d, max_bytes=%d, want >= 0", c.MaxDocs, c.MaxBytes)
 	}
@@ -180,7 +181,7 @@ func firstInvalidUTF8(b []byte) int {
 // texts are skipped; a line that is not a JSON object, lacks the field or has a non-string field is an error
 // naming the file and line number. A file with no documents is an error.
 func ReadJSONL(path string, cfg ReadConfig) (*Corpus, error) {
-	if err := cfg.validate(); err != nil {
+	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
 	c := &Corpus{Source: path}
@@ -244,7 +245,7 @@ func ReadFiles(pattern string, cfg ReadConfig) (*Corpus, error) {
 
 // ReadFilesContext is ReadFiles that stops between documents once ctx is done and then returns ctx's error.
 func ReadFilesContext(ctx context.Context, pattern string, cfg ReadConfig) (*Corpus, error) {
-	if err := cfg.validate(); err != nil {
+	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
 	paths, err := listFiles(pattern)

@@ -3,11 +3,20 @@
 // documents, trains (or loads) a byte-level BPE tokenizer on the training documents only, encodes and packs both
 // splits into fixed-length sequences, and serves them as fit.Batches.
 //
+// Documents of file sources (data.source, read by data.ReadFiles): a .jsonl line or a .parquet row is one
+// document; a .txt file is cut into its blank-line-separated paragraphs, and a paragraph longer than
+// data.TextChunkBytes (4 KiB) — in particular a file with no blank line — into chunks of at most that size ending
+// at line ends (data.SplitText). data.read.text_split=file keeps each .txt file whole, one document per file.
+//
+// PrepareContext checks its context between documents (reading, tokenizer training, encoding) and between the
+// tokenizer's merges, so that an interrupt stops data preparation within a fraction of a second.
+//
 // Every language model ProtoLab trains (models/lm, for every study) is prepared on this path, so that
 // their numbers are comparable.
 package lmdata
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -84,11 +93,16 @@ func (c Config) Validate() error {
 			return errors.WithMessage(err, "data.synthetic")
 		}
 	}
+	if err := c.Read.Validate(); err != nil {
+		return errors.WithMessage(err, "data.read")
+	}
 	return errors.WithMessage(c.Tokenizer.Validate(), "data.tokenizer")
 }
 
 // LoadCorpus loads the corpus named by cfg.Source.
-func LoadCorpus(cfg Config) (*data.Corpus, error) {
+func LoadCorpus(cfg Config) (*data.Corpus, error) { return loadCorpus(context.Background(), cfg) }
+
+func loadCorpus(ctx context.Context, cfg Config) (*data.Corpus, error) {
 	switch strings.ToLower(cfg.Source) {
 	case SourceSynthetic:
 		return data.Synthetic(cfg.Synthetic)
@@ -103,7 +117,7 @@ func LoadCorpus(cfg Config) (*data.Corpus, error) {
 		}
 		return db.Corpus(), nil
 	}
-	return data.ReadFiles(cfg.Source, cfg.Read)
+	return data.ReadFilesContext(ctx, cfg.Source, cfg.Read)
 }
 
 // Prepared is a tokenized, split and packed corpus.
@@ -122,22 +136,32 @@ type Prepared struct {
 // instead of training a tokenizer (and must have the configured vocabulary size); when it names a missing file the
 // trained tokenizer is saved there. An empty path trains without saving.
 func Prepare(cfg Config, tokenizerPath string) (*Prepared, error) {
+	return PrepareContext(context.Background(), cfg, tokenizerPath)
+}
+
+// PrepareContext is Prepare that stops once ctx is done, between documents and between tokenizer merges, and then
+// returns ctx's error; the tokenizer file is written only once the tokenizer is complete.
+func PrepareContext(ctx context.Context, cfg Config, tokenizerPath string) (*Prepared, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	corpus, err := LoadCorpus(cfg)
+	corpus, err := loadCorpus(ctx, cfg)
 	if err != nil {
 		return nil, err
 	}
+	if err := ctx.Err(); err != nil {
+		return nil, errors.WithMessage(err, "data: loading the corpus")
+	}
 	if len(corpus.Texts) < 2 {
-		return nil, errors.Errorf("data: corpus %q has %d documents; need at least 2 to split train/validation",
-			corpus.Source, len(corpus.Texts))
+		return nil, errors.Errorf("data: corpus %q has %d documents; need at least 2 to split train/validation "+
+			"(a .txt file is split at blank lines and into chunks of at most %d bytes: give more text or more files)",
+			corpus.Source, len(corpus.Texts), data.TextChunkBytes)
 	}
 	p := &Prepared{Config: cfg, Corpus: corpus}
 	if p.Train, p.Val, err = corpus.Split(cfg.ValFraction, cfg.Seed); err != nil {
 		return nil, errors.WithMessagef(err, "data: splitting %q", corpus.Source)
 	}
-	if p.Tokenizer, err = loadOrTrainTokenizer(p.Train.Texts, cfg.Tokenizer, tokenizerPath); err != nil {
+	if p.Tokenizer, err = loadOrTrainTokenizer(ctx, p.Train.Texts, cfg.Tokenizer, tokenizerPath); err != nil {
 		return nil, err
 	}
 	eos, ok := p.Tokenizer.SpecialID("<|eos|>")
@@ -146,17 +170,26 @@ func Prepare(cfg Config, tokenizerPath string) (*Prepared, error) {
 			p.Tokenizer.SpecialTokens())
 	}
 	p.EOS = eos
-	if p.TrainSeqs, err = data.Pack(p.Encode(p.Train.Texts), cfg.SeqLen, eos); err != nil {
+	trainIDs, err := p.encode(ctx, p.Train.Texts)
+	if err != nil {
+		return nil, errors.WithMessage(err, "data: encoding the training split")
+	}
+	valIDs, err := p.encode(ctx, p.Val.Texts)
+	if err != nil {
+		return nil, errors.WithMessage(err, "data: encoding the validation split")
+	}
+	if p.TrainSeqs, err = data.Pack(trainIDs, cfg.SeqLen, eos); err != nil {
 		return nil, errors.WithMessage(err, "data: packing the training split")
 	}
-	if p.ValSeqs, err = data.Pack(p.Encode(p.Val.Texts), cfg.SeqLen, eos); err != nil {
+	if p.ValSeqs, err = data.Pack(valIDs, cfg.SeqLen, eos); err != nil {
 		return nil, errors.WithMessagef(err, "data: packing the validation split (%d documents; raise val_fraction or "+
 			"lower seq_len)", len(p.Val.Texts))
 	}
 	return p, nil
 }
 
-func loadOrTrainTokenizer(texts []string, cfg tokenizer.Config, path string) (*tokenizer.Tokenizer, error) {
+func loadOrTrainTokenizer(ctx context.Context, texts []string, cfg tokenizer.Config, path string) (
+	*tokenizer.Tokenizer, error) {
 	if path != "" {
 		if _, err := os.Stat(path); err == nil {
 			tok, err := tokenizer.Load(path)
@@ -171,7 +204,7 @@ func loadOrTrainTokenizer(texts []string, cfg tokenizer.Config, path string) (*t
 			return tok, nil
 		}
 	}
-	tok, err := tokenizer.Train(texts, cfg)
+	tok, err := tokenizer.TrainContext(ctx, texts, cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -188,11 +221,20 @@ func loadOrTrainTokenizer(texts []string, cfg tokenizer.Config, path string) (*t
 
 // Encode tokenizes each text (no special tokens added).
 func (p *Prepared) Encode(texts []string) [][]int32 {
+	out, _ := p.encode(context.Background(), texts)
+	return out
+}
+
+// encode is Encode that stops with ctx's error once ctx is done, checked before each text.
+func (p *Prepared) encode(ctx context.Context, texts []string) ([][]int32, error) {
 	out := make([][]int32, len(texts))
 	for i, t := range texts {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
 		out[i] = p.Tokenizer.Encode(t)
 	}
-	return out
+	return out, nil
 }
 
 // TrainBatches returns shuffled training batches [B, T+1] that cycle over epochs and resume exactly.
