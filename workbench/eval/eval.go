@@ -1,6 +1,7 @@
 package eval
 
 import (
+	stdctx "context"
 	"math"
 	"math/rand/v2"
 	"sort"
@@ -34,7 +35,13 @@ type PerplexityResult struct {
 // Perplexity evaluates lossFn on every batch ([B,T+1] int32 tensors, all the same shape so one graph serves them) with
 // the model variables in ctx. It returns an error for no batches or a non-finite loss.
 func Perplexity(backend backends.Backend, ctx *context.Context, lossFn TokenLossFn, batches []*tensors.Tensor) (
-	res PerplexityResult, err error) {
+	PerplexityResult, error) {
+	return PerplexityContext(stdctx.Background(), backend, ctx, lossFn, batches)
+}
+
+// PerplexityContext is Perplexity that stops before the next batch once interrupt is done, returning its error.
+func PerplexityContext(interrupt stdctx.Context, backend backends.Backend, ctx *context.Context, lossFn TokenLossFn,
+	batches []*tensors.Tensor) (res PerplexityResult, err error) {
 	if len(batches) == 0 {
 		return res, errors.New("eval.Perplexity: no batches to evaluate")
 	}
@@ -48,6 +55,9 @@ func Perplexity(backend backends.Backend, ctx *context.Context, lossFn TokenLoss
 	}
 	sum, count := 0.0, 0
 	for i, b := range batches {
+		if err := interrupt.Err(); err != nil {
+			return res, errors.WithMessagef(err, "eval.Perplexity: before batch %d of %d", i, len(batches))
+		}
 		out, err := exec.Exec(b)
 		if err != nil {
 			return res, errors.Wrapf(err, "eval.Perplexity: batch %d", i)
@@ -134,6 +144,12 @@ func NewDecoder(backend backends.Backend, ctx *context.Context, step StepFn, sta
 // returns the generated tokens per row (without the prompt). Prompts are fed one token per step through the same
 // executable (no separate prefill graph), so its cost is one step per prompt token.
 func (d *Decoder) Generate(prompts [][]int32, cfg SampleConfig) ([][]int32, GenerateStats, error) {
+	return d.GenerateContext(stdctx.Background(), prompts, cfg)
+}
+
+// GenerateContext is Generate that stops before the next step once interrupt is done, returning its error.
+func (d *Decoder) GenerateContext(interrupt stdctx.Context, prompts [][]int32, cfg SampleConfig) ([][]int32,
+	GenerateStats, error) {
 	var stats GenerateStats
 	if err := cfg.Validate(); err != nil {
 		return nil, stats, errors.Wrap(err, "eval.Generate")
@@ -171,6 +187,9 @@ func (d *Decoder) Generate(prompts [][]int32, cfg SampleConfig) ([][]int32, Gene
 			case len(out[r]) > 0:
 				cur[r] = out[r][len(out[r])-1]
 			}
+		}
+		if err := interrupt.Err(); err != nil {
+			return nil, stats, errors.WithMessagef(err, "eval.Generate: at position %d", pos)
 		}
 		args := append([]any{tensors.FromFlatDataAndDimensions(cur, d.batch, 1), int32(pos)}, state...)
 		res, err := d.exec.Exec(args...)
