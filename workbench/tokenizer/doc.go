@@ -65,4 +65,8 @@
 //	  "special_tokens": ["<|bos|>", "<|eos|>", "<|pad|>"],  // non-empty, distinct; ids 256+M ..
 //	  "merges": [[32, 116], [104, 101], [256, 257], [101, 32]]  // merges[r] = [a, b], a, b < 256+r, no repeats
 //	}
+//
+// The bytes all tokens decode to may total at most MaxVocabBytes (64 MiB): merges [[97,97],[256,256],[257,257],…]
+// double a token's length each time, so 40 of them would claim a terabyte. MarshalJSON refuses a tokenizer over
+// that limit, so every file Save writes loads again.
 package tokenizer
