@@ -1,6 +1,7 @@
 package lm
 
 import (
+	stdctx "context"
 	"strings"
 
 	"github.com/gomlx/gomlx/backends"
@@ -31,7 +32,19 @@ type Model struct {
 	Result *Result
 	// Cached is true when the model was opened from Dir rather than trained by this call.
 	Cached bool
-	data   *lmdata.Prepared
+	// Interrupt, when set, stops the model's long calls once it is done: Data's preparation between documents,
+	// Perplexity between batches and Generate between decoding steps; they then return its error. Train and
+	// LoadOrTrain set it to their run.Context; the CLI sets it on a model it opens.
+	Interrupt stdctx.Context
+	data      *lmdata.Prepared
+}
+
+// interrupt is Interrupt, or a context that is never done.
+func (m *Model) interrupt() stdctx.Context {
+	if m.Interrupt == nil {
+		return stdctx.Background()
+	}
+	return m.Interrupt
 }
 
 // Data returns the model's prepared corpus (split, tokenized and packed as in training), preparing it on first use;
@@ -42,7 +55,7 @@ func (m *Model) Data() (*lmdata.Prepared, error) {
 		if m.Dir != "" {
 			tokPath = m.Dir + "/" + TokenizerFile
 		}
-		p, err := prepare(m.Config.Data, tokPath)
+		p, err := prepare(run.NewOptions(run.Context(m.Interrupt), run.Progress(nil)), m.Config.Data, tokPath)
 		if err != nil {
 			return nil, err
 		}
@@ -77,7 +90,7 @@ func (m *Model) TokenLossesGraph(ctx *context.Context, batch *Node) *Node {
 
 // Perplexity evaluates the model's next-token cross-entropy on [B, T+1] token batches.
 func (m *Model) Perplexity(batches []*tensors.Tensor) (eval.PerplexityResult, error) {
-	return eval.Perplexity(m.Backend, m.Ctx, m.TokenLossesGraph, batches)
+	return eval.PerplexityContext(m.interrupt(), m.Backend, m.Ctx, m.TokenLossesGraph, batches)
 }
 
 // TokenLosses returns, for each row of ids (padded to one length with any valid token), the negative
@@ -184,7 +197,7 @@ func (m *Model) Generate(prompts []string, sc eval.SampleConfig) ([]string, [][]
 	if err != nil {
 		return nil, nil, stats, err
 	}
-	out, stats, err := dec.Generate(ids, sc)
+	out, stats, err := dec.GenerateContext(m.interrupt(), ids, sc)
 	if err != nil {
 		return nil, nil, stats, err
 	}

@@ -86,6 +86,7 @@ func LoadOrTrain(cfg Config, opts ...run.Option) (*Model, error) {
 			if err := sameConfig(dir, m.Config, cfg); err != nil {
 				return nil, err
 			}
+			m.Interrupt = o.Context
 			o.Logf("lm", "loaded %s (validation perplexity %.3f)", cfg.Name(), m.Result.Val.Perplexity)
 			return m, nil
 		}
@@ -149,7 +150,7 @@ func train(cfg Config, dir string, batches [][]*tensors.Tensor, o run.Options) (
 	res := &Result{Config: cfg, Provenance: prov, NumParams: cfg.NumParams()}
 	var prep *lmdata.Prepared
 	if err := prov.Time("data", func() (err error) {
-		prep, err = prepare(cfg.Data, tokPath)
+		prep, err = prepare(o, cfg.Data, tokPath)
 		return err
 	}); err != nil {
 		return nil, err
@@ -174,7 +175,7 @@ func train(cfg Config, dir string, batches [][]*tensors.Tensor, o run.Options) (
 		return nil, err
 	}
 	m := &Model{Config: cfg, Tokenizer: prep.Tokenizer, Ctx: run.NewContext(cfg.Seed), Backend: backend, Dir: dir,
-		Result: res, data: prep}
+		Result: res, data: prep, Interrupt: o.Context}
 	goCtx, cancel := stdctx.WithCancel(o.Context)
 	defer cancel()
 	fitOpts := []fit.Option{fit.TokensPerBatch(cfg.Data.BatchSize * cfg.Data.SeqLen), fit.Progress(o.Progress),

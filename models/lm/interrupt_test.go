@@ -1,0 +1,61 @@
+package lm
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/protolab/protolab/workbench/eval"
+	"github.com/protolab/protolab/workbench/run"
+)
+
+// TestTrain_InterruptedDuringDataPreparation cancels the run's context while the tokenizer trains: Train returns the
+// context's error, the folder holds only its config (no tokenizer, checkpoint or result, no temporary file), and the
+// same call then trains the run to the end. An opened model's Interrupt stops Perplexity and Generate.
+func TestTrain_InterruptedDuringDataPreparation(t *testing.T) {
+	cfg := tinyConfig()
+	cfg.Data.Seed = 17 // data no other test prepares, so that the tokenizer really trains here (prepare memoises)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	interrupted := cfg
+	interrupted.Data.Tokenizer.Progress = func(done, total int) {
+		if done == 3 {
+			cancel()
+		}
+	}
+	dir := filepath.Join(t.TempDir(), "run")
+	_, err := Train(interrupted, dir, run.Context(ctx), run.Progress(nil))
+	require.ErrorIs(t, err, context.Canceled)
+	entries, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	var names []string
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	require.Contains(t, names, ConfigFile)
+	for _, n := range names {
+		require.NotContains(t, []string{TokenizerFile, CheckpointDir, WeightsFile, ResultFile}, n)
+		require.NotContains(t, n, ".tmp", "a temporary file was left behind")
+	}
+
+	m, err := Train(cfg, dir, run.Progress(nil))
+	require.NoError(t, err)
+	require.FileExists(t, filepath.Join(dir, ResultFile))
+
+	m, err = Open(dir)
+	require.NoError(t, err)
+	d, err := m.Data()
+	require.NoError(t, err)
+	vals, err := d.ValTensors(1)
+	require.NoError(t, err)
+	stopped, stop := context.WithCancel(context.Background())
+	stop()
+	m.Interrupt = stopped
+	_, err = m.Perplexity(vals)
+	require.ErrorIs(t, err, context.Canceled)
+	_, _, _, err = m.Generate([]string{"the"}, eval.SampleConfig{MaxNewTokens: 3, StopToken: -1})
+	require.ErrorIs(t, err, context.Canceled)
+}
