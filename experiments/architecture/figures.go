@@ -15,7 +15,7 @@ import (
 )
 
 // FromEnv returns the preset named by $PROTOLAB_PRESET (tiny|small|paper; default small), as notebooks use it.
-func FromEnv() (Config, error) { return Preset(run.PresetName()) }
+func FromEnv() (Config, error) { return run.FromEnv(Preset) }
 
 // WordNetAvailable reports whether the "wordnet" data source can be loaded and, if not, why. When neither
 // $PROTOLAB_WORDNET nor the current folder's module finds the database, it also looks under $PROTOLAB_ROOT (the

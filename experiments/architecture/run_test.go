@@ -209,7 +209,7 @@ func TestFromEnv(t *testing.T) {
 	require.Equal(t, Tiny().Train.Steps, cfg.Train.Steps)
 	t.Setenv("PROTOLAB_PRESET", "huge")
 	_, err = FromEnv()
-	require.ErrorContains(t, err, `"huge"`)
+	require.ErrorContains(t, err, `PROTOLAB_PRESET="huge" is not a preset`)
 }
 
 // TestRun_TinyStudy runs the whole study for one mixer, with WordNet missing: it is skipped with the reason and

@@ -138,7 +138,7 @@ func Paper() Config {
 func Preset(name string) (Config, error) { return run.SelectPreset(name, Tiny, Small, Paper) }
 
 // FromEnv returns the preset named by $PROTOLAB_PRESET (default "small"), as notebooks and `make run` select it.
-func FromEnv() (Config, error) { return Preset(run.PresetName()) }
+func FromEnv() (Config, error) { return run.FromEnv(Preset) }
 
 // ReplicateSeeds returns the training seeds of the replicates: Seeds, or {seed} when Seeds is empty.
 func (c Config) ReplicateSeeds() []uint64 {

@@ -86,7 +86,7 @@ func Paper() Config {
 func Preset(name string) (Config, error) { return run.SelectPreset(name, Tiny, Small, Paper) }
 
 // FromEnv returns the preset named by $PROTOLAB_PRESET (default small).
-func FromEnv() (Config, error) { return Preset(run.PresetName()) }
+func FromEnv() (Config, error) { return run.FromEnv(Preset) }
 
 // Validate reports the first problem of the configuration, naming its key.
 func (c Config) Validate() error {

@@ -139,7 +139,7 @@ func Paper() Config {
 func Preset(name string) (Config, error) { return run.SelectPreset(name, Tiny, Small, Paper) }
 
 // FromEnv returns the preset named by $PROTOLAB_PRESET (tiny|small|paper; default small), as notebooks use it.
-func FromEnv() (Config, error) { return Preset(run.PresetName()) }
+func FromEnv() (Config, error) { return run.FromEnv(Preset) }
 
 // Quick is what a notebook computes at the Small preset when the protocol (Small) has not been run and stored: the
 // same decoder and contexts with one warm-up and one timed training step per configuration (10 timed decoding

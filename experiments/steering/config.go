@@ -178,7 +178,7 @@ func Paper() Config {
 func Preset(name string) (Config, error) { return run.SelectPreset(name, Tiny, Small, Paper) }
 
 // FromEnv returns the preset named by $PROTOLAB_PRESET (default "small"), as notebooks and `make run` select it.
-func FromEnv() (Config, error) { return Preset(run.PresetName()) }
+func FromEnv() (Config, error) { return run.FromEnv(Preset) }
 
 // Models returns the PRISM model configurations, one per training seed.
 func (c Config) Models() []lm.Config {

@@ -190,8 +190,11 @@ func Notebook(opts ...run.Option) (*Result, error) {
 // rule, for TradeoffChart: an exploration on the development data, not the protocol.
 func CompareRules(rules []string, opts ...run.Option) ([]*Result, error) {
 	cfg := Quick()
-	if name := run.PresetName(); name != "small" {
-		var err error
+	name, err := run.PresetName()
+	if err != nil {
+		return nil, err
+	}
+	if name != "small" {
 		if cfg, err = Preset(name); err != nil {
 			return nil, err
 		}

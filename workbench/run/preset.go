@@ -13,12 +13,29 @@ const (
 	OutEnv    = "PROTOLAB_OUT"    // folder for runs and figures of notebooks
 )
 
-// PresetName returns $PROTOLAB_PRESET, or "small" when it is unset or empty.
-func PresetName() string {
-	if p := os.Getenv(PresetEnv); p != "" {
-		return p
+// PresetName returns the preset $PROTOLAB_PRESET names, "small" when it is unset or empty. Any other value than
+// tiny, small and paper is an error naming the variable and its value.
+func PresetName() (string, error) {
+	switch p := os.Getenv(PresetEnv); p {
+	case "":
+		return "small", nil
+	case "tiny", "small", "paper":
+		return p, nil
+	default:
+		return "", errors.Errorf("%s=%q is not a preset; set it to tiny, small or paper (or unset it for small)",
+			PresetEnv, p)
 	}
-	return "small"
+}
+
+// FromEnv returns the preset PresetName names, built by preset (a study's Preset function); an invalid
+// $PROTOLAB_PRESET is PresetName's error. Notebooks and `make run` select their preset this way.
+func FromEnv[C any](preset func(name string) (C, error)) (C, error) {
+	name, err := PresetName()
+	if err != nil {
+		var zero C
+		return zero, err
+	}
+	return preset(name)
 }
 
 // SelectPreset returns the preset called name ("tiny", "small" — also "" — or "paper") built by the matching

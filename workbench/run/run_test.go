@@ -1,6 +1,7 @@
 package run_test
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -129,10 +130,22 @@ func TestSelectPreset_AndEnvironment(t *testing.T) {
 	_, err := run.SelectPreset("huge", mk("T"), mk("S"), mk("P"))
 	require.ErrorContains(t, err, `unknown preset "huge"`)
 
-	t.Setenv(run.PresetEnv, "")
-	require.Equal(t, "small", run.PresetName())
-	t.Setenv(run.PresetEnv, "tiny")
-	require.Equal(t, "tiny", run.PresetName())
+	for env, want := range map[string]string{"": "small", "tiny": "tiny", "small": "small", "paper": "paper"} {
+		t.Setenv(run.PresetEnv, env)
+		got, err := run.PresetName()
+		require.NoError(t, err, env)
+		require.Equal(t, want, got, env)
+	}
+	for _, bad := range []string{"huge", "Tiny", " small"} {
+		t.Setenv(run.PresetEnv, bad)
+		_, err := run.PresetName()
+		require.ErrorContains(t, err, fmt.Sprintf("PROTOLAB_PRESET=%q is not a preset; set it to tiny, small or "+
+			"paper", bad))
+		_, err = run.FromEnv(func(name string) (string, error) {
+			return run.SelectPreset(name, mk("T"), mk("S"), mk("P"))
+		})
+		require.ErrorContains(t, err, "PROTOLAB_PRESET")
+	}
 	t.Setenv(run.OutEnv, "/tmp/o")
 	require.Equal(t, "/tmp/o/runs", run.OutRoot())
 	t.Setenv(run.OutEnv, "")

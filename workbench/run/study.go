@@ -103,7 +103,12 @@ func Showcase[C Config, R any](study string, full, quick C, opts []Option, compu
 // preset LoadOrRun of preset(name) (an unknown name is preset's error).
 func Notebook[C Config, R any](study string, preset func(name string) (C, error), full, quick func() C, opts []Option,
 	compute func(C, *Provenance, Options) (R, error)) (R, error) {
-	if name := PresetName(); name != "small" && name != "" {
+	name, err := PresetName()
+	if err != nil {
+		var zero R
+		return zero, err
+	}
+	if name != "small" {
 		cfg, err := preset(name)
 		if err != nil {
 			var zero R
