@@ -11,7 +11,10 @@ import (
 
 // ReadParquet reads one document per row from the string column cfg.Field (default "text") of a Parquet file,
 // such as a FineWeb-Edu shard. Only that column is decoded; null and empty values are skipped. Errors: missing or
-// corrupt file, missing, repeated or non-string column, no documents.
+// corrupt file, missing, repeated or non-string column, no documents. Before parquet-go decodes anything, the footer
+// and the column's page headers are checked against the file's size and against bounds on page sizes (256 MiB),
+// values per page (2^24) and footer memory (parquetcheck.go), so that no file makes it allocate what the file
+// cannot back; encrypted files are not supported.
 func ReadParquet(path string, cfg ReadConfig) (*Corpus, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
@@ -36,13 +39,23 @@ func readParquet(path, column string, c *Corpus, lim *limiter) (err error) {
 	if err != nil {
 		return errors.Wrapf(err, "stat parquet file %q", path)
 	}
+	return readParquetFrom(f, st.Size(), path, column, c, lim)
+}
+
+// readParquetFrom is readParquet on the size bytes of f, named path in errors.
+func readParquetFrom(f io.ReaderAt, size int64, path, column string, c *Corpus, lim *limiter) (err error) {
 	// parquet-go may panic on some malformed inputs; report those as errors about the file.
 	defer func() {
 		if r := recover(); r != nil {
 			err = errors.Errorf("parquet file %q is corrupt: %v", path, r)
 		}
 	}()
-	pf, err := parquet.OpenFile(f, st.Size(), parquet.SkipBloomFilters(true))
+	dataEnd, err := checkParquetFooter(f, size)
+	if err != nil {
+		return errors.WithMessagef(err, "parquet file %q is corrupt or not a parquet file", path)
+	}
+	// The page index and bloom filters are not needed to read a column from start to end, and are more claims.
+	pf, err := parquet.OpenFile(f, size, parquet.SkipBloomFilters(true), parquet.SkipPageIndex(true))
 	if err != nil {
 		return errors.Wrapf(err, "parquet file %q is corrupt or not a parquet file", path)
 	}
@@ -60,6 +73,13 @@ func readParquet(path, column string, c *Corpus, lim *limiter) (err error) {
 	}
 	buf := make([]parquet.Value, 256)
 	for gi, rg := range pf.RowGroups() {
+		if cols := pf.Metadata().RowGroups[gi].Columns; len(cols) <= leaf.ColumnIndex {
+			return errors.Errorf("parquet file %q: row group %d has %d column chunks, want one per column",
+				path, gi, len(cols))
+		}
+		if err := checkParquetChunk(f, dataEnd, &pf.Metadata().RowGroups[gi].Columns[leaf.ColumnIndex]); err != nil {
+			return errors.WithMessagef(err, "parquet file %q: column %q of row group %d is corrupt", path, column, gi)
+		}
 		pages := rg.ColumnChunks()[leaf.ColumnIndex].Pages()
 		done, err := readPages(pages, buf, c, lim)
 		_ = pages.Close()

@@ -177,9 +177,9 @@ func firstInvalidUTF8(b []byte) int {
 	return -1
 }
 
-// ReadJSONL reads one document per line from the string field cfg.Field of JSON objects. Blank lines and empty
-// texts are skipped; a line that is not a JSON object, lacks the field or has a non-string field is an error
-// naming the file and line number. A file with no documents is an error.
+// ReadJSONL reads one document per line from the string field cfg.Field of JSON objects. Blank lines and empty or
+// null texts are skipped; a line that is not valid UTF-8, is not a JSON object, lacks the field or has a non-string
+// field is an error naming the file and line number. A file with no documents is an error.
 func ReadJSONL(path string, cfg ReadConfig) (*Corpus, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
@@ -200,6 +200,11 @@ func readJSONL(path, field string, c *Corpus, lim *limiter) error {
 		return errors.Wrapf(err, "opening JSONL file %q", path)
 	}
 	defer func() { _ = f.Close() }()
+	return readJSONLFrom(f, path, field, c, lim)
+}
+
+// readJSONLFrom is readJSONL on the lines of f, named path in errors.
+func readJSONLFrom(f io.Reader, path, field string, c *Corpus, lim *limiter) error {
 	r := bufio.NewReaderSize(f, 1<<20)
 	for lineNo := 1; ; lineNo++ {
 		line, readErr := r.ReadBytes('\n')
@@ -207,9 +212,17 @@ func readJSONL(path, field string, c *Corpus, lim *limiter) error {
 			return errors.Wrapf(readErr, "reading %s:%d", path, lineNo)
 		}
 		if len(bytes.TrimSpace(line)) > 0 {
+			// encoding/json would silently turn invalid UTF-8 into U+FFFD.
+			if !utf8.Valid(line) {
+				return errors.Errorf("%s:%d: not valid UTF-8 (first bad byte at column %d)", path, lineNo,
+					firstInvalidUTF8(line)+1)
+			}
 			var obj map[string]json.RawMessage
 			if err := json.Unmarshal(line, &obj); err != nil {
 				return errors.Wrapf(err, "%s:%d: not a JSON object", path, lineNo)
+			}
+			if obj == nil { // the line is "null"
+				return errors.Errorf("%s:%d: not a JSON object: null", path, lineNo)
 			}
 			raw, ok := obj[field]
 			if !ok {
