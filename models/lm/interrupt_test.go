@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -13,8 +14,9 @@ import (
 )
 
 // TestTrain_InterruptedDuringDataPreparation cancels the run's context while the tokenizer trains: Train returns the
-// context's error, the folder holds only its config (no tokenizer, checkpoint or result, no temporary file), and the
-// same call then trains the run to the end. An opened model's Interrupt stops Perplexity and Generate.
+// context's error, the folder holds at most its config and lock (no tokenizer, checkpoint or result, no
+// temporary file; a folder the call created may be removed), and the same call then trains the run to the end. An
+// opened model's Interrupt stops Perplexity and Generate.
 func TestTrain_InterruptedDuringDataPreparation(t *testing.T) {
 	cfg := tinyConfig()
 	cfg.Data.Seed = 17 // data no other test prepares, so that the tokenizer really trains here (prepare memoises)
@@ -30,15 +32,10 @@ func TestTrain_InterruptedDuringDataPreparation(t *testing.T) {
 	_, err := Train(interrupted, dir, run.Context(ctx), run.Progress(nil))
 	require.ErrorIs(t, err, context.Canceled)
 	entries, err := os.ReadDir(dir)
-	require.NoError(t, err)
-	var names []string
+	require.True(t, err == nil || os.IsNotExist(err), "%v", err)
 	for _, e := range entries {
-		names = append(names, e.Name())
-	}
-	require.Contains(t, names, ConfigFile)
-	for _, n := range names {
-		require.NotContains(t, []string{TokenizerFile, CheckpointDir, WeightsFile, ResultFile}, n)
-		require.NotContains(t, n, ".tmp", "a temporary file was left behind")
+		require.True(t, e.Name() == ConfigFile || strings.HasSuffix(e.Name(), ".lock"),
+			"an interrupted data preparation left %s", e.Name())
 	}
 
 	m, err := Train(cfg, dir, run.Progress(nil))
