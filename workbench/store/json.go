@@ -74,19 +74,34 @@ func SaveJSON(path string, v any) error {
 }
 
 // LoadJSON reads the JSON file at path into v (a pointer). Fields of the file that v lacks are ignored, so results
-// written by older code still load. Errors name the file; a syntax error also gives the line and column.
+// written by older code still load. Errors name the file; a syntax or type error also gives the line and column, and
+// an empty file, a file that ends inside the value (truncated) or one holding only null says so.
 func LoadJSON(path string, v any) error {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return errors.Wrap(err, "store.LoadJSON")
 	}
-	if len(bytes.TrimSpace(data)) == 0 {
+	trimmed := bytes.TrimSpace(data)
+	if len(trimmed) == 0 {
 		return errors.Errorf("store.LoadJSON %s: file is empty", path)
 	}
+	if string(trimmed) == "null" { // json.Unmarshal would leave v as it is
+		return errors.Errorf("store.LoadJSON %s: file holds null, not a %T", path, v)
+	}
 	if err := json.Unmarshal(data, v); err != nil {
+		// The offsets count the bytes read up to and including the offending one; line:col names that byte.
 		var syn *json.SyntaxError
 		if errors.As(err, &syn) {
-			line, col := lineCol(data, syn.Offset)
+			if syn.Offset >= int64(len(data)) {
+				line, col := lineCol(data, int64(len(data)))
+				return errors.Errorf("store.LoadJSON %s:%d:%d: %v (truncated file)", path, line, col, err)
+			}
+			line, col := lineCol(data, syn.Offset-1)
+			return errors.Errorf("store.LoadJSON %s:%d:%d: %v", path, line, col, err)
+		}
+		var typ *json.UnmarshalTypeError
+		if errors.As(err, &typ) {
+			line, col := lineCol(data, typ.Offset-1)
 			return errors.Errorf("store.LoadJSON %s:%d:%d: %v", path, line, col, err)
 		}
 		return errors.Wrapf(err, "store.LoadJSON %s", path)
@@ -96,9 +111,7 @@ func LoadJSON(path string, v any) error {
 
 // lineCol converts a byte offset into a 1-based line and column.
 func lineCol(data []byte, offset int64) (line, col int) {
-	if offset > int64(len(data)) {
-		offset = int64(len(data))
-	}
+	offset = max(0, min(offset, int64(len(data))))
 	before := data[:offset]
 	line = bytes.Count(before, []byte{'\n'}) + 1
 	col = int(offset) - bytes.LastIndexByte(before, '\n')

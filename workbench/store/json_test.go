@@ -70,9 +70,14 @@ func TestLoadJSON_Errors(t *testing.T) {
 		t.Errorf("missing file: err = %v", err)
 	}
 	cases := map[string]struct{ content, want string }{
-		"empty":  {"  \n", "empty"},
-		"syntax": {"{\n  \"name\": \"x\",\n  oops\n}", ":3:"},
-		"type":   {`{"losses": "not a list"}`, "losses"},
+		"empty":     {"  \n", "empty"},
+		"syntax":    {"{\n  \"name\": \"x\",\n  oops\n}", ":3:3: invalid character 'o'"},
+		"type":      {"{\n  \"losses\": \"not a list\"}", ":2:24: json: cannot unmarshal string into Go struct field result.losses"},
+		"truncated": {"{\n  \"name\": \"x\",\n  \"losses\": [1, 2", ":3:18: unexpected end of JSON input (truncated file)"},
+		"cut after": {"{\"name\": \"x\"", "unexpected end of JSON input (truncated file)"},
+		"null":      {"null\n", "file holds null, not a *store.result"},
+		"zeros":     {"\x00\x00\x00\x00", ":1:1: invalid character '\\x00'"},
+		"trailing":  {"{\"name\": \"x\"} {}", ":1:15: invalid character '{' after top-level value"},
 	}
 	for name, c := range cases {
 		path := filepath.Join(dir, name+".json")
