@@ -178,6 +178,17 @@ type Hit struct {
 	Text  string  `json:"text"`  // the decoded sequence
 }
 
+// QueryLength returns the number of tokens of a text query ("prompt|completion", or a text without "|") and the
+// most a query row holds, window = data.seq_len + 1: Query keeps only the last window tokens of a longer query.
+func (a *Attributor) QueryLength(text string) (tokens, window int) {
+	prompt, completion, split := strings.Cut(text, "|")
+	if !split {
+		prompt, completion = "", text
+	}
+	tok := a.data.Tokenizer
+	return len(tok.Encode(prompt)) + len(tok.Encode(completion)), a.Model.Config.Data.SeqLen + 1
+}
+
 // Query ranks the corpus for a text query ("prompt|completion": the completion's cross-entropy is attributed; a
 // text without "|" attributes every token after the first) with one of Methods and returns the top sequences,
 // highest score first. EK-FAC factors and the reference are fitted on first use.

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"flag"
 	"fmt"
 	"io"
 	"slices"
@@ -14,32 +15,46 @@ import (
 )
 
 const attributeSynopsis = `--query "prompt|completion" [--method prism|ekfac|graddot|...] [--top 10] ` +
-	`[--preset tiny|small|paper] [--set "key=value;..."] [--out DIR] | --compare`
+	`[--preset tiny|small|paper] [--set "key=value;..."]... [--out DIR] | --compare`
 
 // cmdAttribute ranks the training sequences of the attribution study's PRISM model (trained or loaded under --out)
 // for a query text with one attribution method, or (--compare) loads or runs the attribution study and prints its
-// table.
+// table. A query longer than the model's window (data.seq_len + 1 tokens) is cut to its last tokens, and the output
+// says so first.
 func cmdAttribute(args []string, stdout io.Writer) error {
 	fs := newFlags("attribute", attributeSynopsis, stdout)
-	query := fs.String("query", "", `text to attribute; with "|" only the completion after it is attributed`)
+	query := fs.String("query", "", `text to attribute; with "|" only the completion after it is attributed; `+
+		`at most data.seq_len+1 tokens are read (the last ones; the output says when a query is cut)`)
 	method := fs.String("method", attribution.MethodPrism, "method: "+strings.Join(attribution.Methods, ", "))
 	top := fs.Int("top", 10, "number of training sequences to print")
 	preset := fs.String("preset", "small", "preset: tiny, small or paper")
-	set := fs.String("set", "", `overrides of the attribution study's config, e.g. `+
-		`"prism.top_k=8;attribution.train_seqs=500" (see protolab keys attribution)`)
+	set := newSetFlag(fs, "prism.top_k=8;attribution.train_seqs=500", "protolab keys attribution")
 	out := fs.String("out", run.OutRoot(), "root folder of stored models and results (the model and its "+
 		"attribution cache are kept there)")
 	compare := fs.Bool("compare", false, "load or run the attribution study (every method on the validation "+
 		"queries) and print its comparison table")
-	if err := fs.Parse(args); err != nil {
+	if _, err := parseArgs(fs, args); err != nil {
 		return err
-	}
-	if fs.NArg() > 0 {
-		return errors.Errorf("attribute: unexpected arguments %q", fs.Args())
 	}
 	if (*query == "") == !*compare {
 		fs.Usage()
 		return errors.New("attribute: give --query TEXT or --compare")
+	}
+	if *compare {
+		var queryOnly []string
+		fs.Visit(func(f *flag.Flag) {
+			if f.Name == "method" || f.Name == "top" {
+				queryOnly = append(queryOnly, "--"+f.Name)
+			}
+		})
+		if len(queryOnly) > 0 {
+			verb := "applies"
+			if len(queryOnly) > 1 {
+				verb = "apply"
+			}
+			return errors.Errorf("attribute: %s %s to --query; --compare runs every method on the validation "+
+				"queries", strings.Join(queryOnly, " and "), verb)
+		}
 	}
 	if *top < 1 {
 		return errors.Errorf("attribute: --top=%d, want ≥ 1", *top)
@@ -52,13 +67,15 @@ func cmdAttribute(args []string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if err := run.Override(&cfg, *set); err != nil {
+	if err := run.Override(&cfg, set.String()); err != nil {
 		return err
 	}
 	if err := cfg.Validate(); err != nil { // before training anything
 		return err
 	}
-	opts := []run.Option{run.Out(*out), run.Overrides(*set)}
+	ctx, stop := interruptContext()
+	defer stop()
+	opts := []run.Option{run.Out(*out), run.Overrides(set.String()), run.Context(ctx)}
 	if *compare {
 		res, err := attribution.LoadOrRun(cfg, opts...)
 		if err != nil {
@@ -73,6 +90,10 @@ func cmdAttribute(args []string, stdout io.Writer) error {
 	at, err := attribution.NewAttributor(m, cfg.Attribution)
 	if err != nil {
 		return err
+	}
+	if n, window := at.QueryLength(*query); n > window {
+		fmt.Fprintf(stdout, "note: the query has %d tokens, more than the model reads (data.seq_len+1 = %d): only "+
+			"its last %d tokens are read, the first %d are dropped\n", n, window, window, n-window)
 	}
 	hits, err := at.Query(*query, *method, *top)
 	if err != nil {

@@ -37,6 +37,25 @@ func TestAttribute_TinyQuery(t *testing.T) {
 	var buf bytes.Buffer
 	require.ErrorContains(t, dispatch([]string{"attribute", "--preset", "tiny", "--out", out, "--query", "the king",
 		"--method", "tracin"}, &buf), `unknown method "tracin"`)
+
+	// A query longer than the model's window is cut to its last tokens, and the output says so first.
+	long := strings.Repeat("the king of the north went home. ", 40)
+	buf.Reset()
+	require.NoError(t, dispatch([]string{"attribute", "--preset", "tiny", "--out", out, "--query", long, "--top", "2"},
+		&buf))
+	note := regexp.MustCompile(`^note: the query has (\d+) tokens, more than the model reads \(data.seq_len\+1 = ` +
+		`(\d+)\): only its last (\d+) tokens are read, the first (\d+) are dropped\n`).FindStringSubmatch(buf.String())
+	require.NotNil(t, note, buf.String())
+	n, _ := strconv.Atoi(note[1])
+	window, _ := strconv.Atoi(note[2])
+	dropped, _ := strconv.Atoi(note[4])
+	require.Greater(t, n, window)
+	require.Equal(t, note[2], note[3])
+	require.Equal(t, n-window, dropped)
+	buf.Reset()
+	require.NoError(t, dispatch([]string{"attribute", "--preset", "tiny", "--out", out, "--query", "the king|went",
+		"--top", "2"}, &buf))
+	require.NotContains(t, buf.String(), "note:", "a short query is not cut")
 }
 
 func TestAttribute_Errors(t *testing.T) {

@@ -1,11 +1,8 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"io"
-	"os"
-	"os/signal"
 	"strconv"
 	"strings"
 
@@ -17,7 +14,7 @@ import (
 )
 
 const benchSynopsis = "throughput|decode [--mixers attention,protot,deltanet,mamba] [--ctx 256,1024,4096,8192] " +
-	"[--preset tiny|small|paper] [--set \"key=value;...\"] [--out DIR]"
+	"[--preset tiny|small|paper] [--set \"key=value;...\"]... [--out DIR]"
 
 // cmdBench runs the speed study (experiments/speed) in one mode: training tokens/s and peak memory against the
 // context, or decoding time per token, for each mixer, next to theory/cost's predictions. It always measures (a
@@ -28,31 +25,26 @@ func cmdBench(args []string, stdout io.Writer) error {
 	mixers := fs.String("mixers", "", "comma-separated mixers (default: the preset's, all four)")
 	ctxs := fs.String("ctx", "", "comma-separated context lengths T, ascending (default: the preset's)")
 	preset := fs.String("preset", "small", "preset: tiny, small or paper")
-	set := fs.String("set", "", `overrides of the speed study's config, e.g. "token_budget=4096;protot.chunk_size=32"`)
+	set := newSetFlag(fs, "token_budget=4096;protot.chunk_size=32", "protolab keys speed")
 	out := fs.String("out", run.OutRoot(), "root folder of stored results (run.Out), where notebook 10 looks")
-	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
-		if err := fs.Parse(args); err != nil {
-			return err // --help
-		}
-		fs.Usage()
-		return errors.New("bench: the first argument must be throughput or decode")
-	}
-	mode := args[0]
-	if mode != speed.ModeThroughput && mode != speed.ModeDecode {
-		return errors.Errorf("bench: unknown mode %q; want throughput or decode", mode)
-	}
-	if err := fs.Parse(args[1:]); err != nil {
+	words, err := parseArgs(fs, args, "throughput|decode")
+	if err != nil {
 		return err
 	}
-	if fs.NArg() > 0 {
-		return errors.Errorf("bench: unexpected arguments %q", fs.Args())
+	if len(words) == 0 {
+		fs.Usage()
+		return errors.New("bench: name the mode: throughput or decode")
+	}
+	mode := words[0]
+	if mode != speed.ModeThroughput && mode != speed.ModeDecode {
+		return errors.Errorf("bench: unknown mode %q; want throughput or decode", mode)
 	}
 	cfg, err := speed.Preset(*preset)
 	if err != nil {
 		return err
 	}
 	cfg.Mode = mode
-	if err := run.Override(&cfg, *set); err != nil {
+	if err := run.Override(&cfg, set.String()); err != nil {
 		return err
 	}
 	if *mixers != "" {
@@ -71,9 +63,9 @@ func cmdBench(args []string, stdout io.Writer) error {
 	if err := cfg.Validate(); err != nil { // before measuring anything
 		return err
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	ctx, stop := interruptContext()
 	defer stop()
-	res, err := speed.Run(cfg, run.Out(*out), run.Overrides(*set), run.Context(ctx))
+	res, err := speed.Run(cfg, run.Out(*out), run.Overrides(set.String()), run.Context(ctx))
 	if err != nil {
 		return err
 	}

@@ -8,18 +8,24 @@
 //	protolab bench throughput|decode [--mixers …] [--ctx …] [--preset P] [--set …] [--out DIR]
 //	protolab attribute --query "prompt|completion" [--method …] | --compare
 //
-// Every command has --help. The backend is chosen by $GOMLX_BACKEND (default: XLA where a plugin is installed,
-// otherwise the pure-Go backend).
+// Every command has --help. Flags and the positional word (<study>, the bench mode) may come in any order; any other
+// word is an error naming it, and every flag is checked before any work starts. --set may be repeated: the
+// assignments of every --set are applied in order, so a later value of a key wins.
+//
+// Ctrl-C (or SIGTERM) stops the command at the next safe point (a training run checkpoints first; data preparation,
+// evaluation and sampling stop between documents, batches or steps) and the exit status is 130 (143 for SIGTERM);
+// a second Ctrl-C exits at once. Files are written under a temporary name and renamed, so none is left half-written.
+//
+// The backend is chosen by $GOMLX_BACKEND (default: XLA where a plugin is installed, otherwise the pure-Go backend).
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"os"
-	"os/signal"
 
 	"github.com/pkg/errors"
 
@@ -46,7 +52,16 @@ var commands = []command{
 }
 
 func main() {
-	if err := dispatch(os.Args[1:], os.Stdout); err != nil {
+	err := dispatch(os.Args[1:], os.Stdout)
+	if code := interruptExitCode(); code != 0 {
+		if err != nil { // where it stopped
+			fmt.Fprintf(os.Stderr, "protolab: %v\n", err)
+		}
+		fmt.Fprintln(os.Stderr, "protolab: interrupted; files written so far are complete, and the same command "+
+			"resumes a training run from its last checkpoint")
+		os.Exit(code)
+	}
+	if err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			os.Exit(0)
 		}
@@ -94,7 +109,7 @@ func newFlags(name, synopsis string, stdout io.Writer) *flag.FlagSet {
 	return fs
 }
 
-// baselineConfig returns the baseline study's preset with the overrides applied.
+// baselineConfig returns the baseline study's preset with the overrides applied and validated.
 func baselineConfig(preset, set string) (baseline.Config, error) {
 	cfg, err := baseline.Preset(preset)
 	if err != nil {
@@ -107,27 +122,25 @@ func baselineConfig(preset, set string) (baseline.Config, error) {
 }
 
 func cmdTrain(args []string, stdout io.Writer) error {
-	fs := newFlags("train", "--preset tiny|small|paper [--set \"key=value;...\"] --out DIR", stdout)
+	fs := newFlags("train", "--preset tiny|small|paper [--set \"key=value;...\"]... --out DIR", stdout)
 	preset := fs.String("preset", "small", "preset: tiny, small or paper")
-	set := fs.String("set", "", `overrides, e.g. "model.num_layers=4;train.lr=3e-4" (see protolab keys baseline)`)
+	set := newSetFlag(fs, "model.num_layers=4;train.lr=3e-4", "protolab keys baseline; data.source=FILE trains on "+
+		"your own .txt/.jsonl/.parquet data")
 	out := fs.String("out", "", "the run folder (required); an interrupted run resumes from its checkpoints, a "+
 		"folder holding another configuration is refused")
-	if err := fs.Parse(args); err != nil {
+	if _, err := parseArgs(fs, args); err != nil {
 		return err
-	}
-	if fs.NArg() > 0 {
-		return errors.Errorf("train: unexpected arguments %q", fs.Args())
 	}
 	if *out == "" {
 		return errors.New("train: --out DIR is required")
 	}
-	cfg, err := baselineConfig(*preset, *set)
+	cfg, err := baselineConfig(*preset, set.String())
 	if err != nil {
 		return err
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	ctx, stop := interruptContext()
 	defer stop()
-	m, err := lm.Train(cfg.Config, *out, run.Overrides(*set), run.Context(ctx))
+	m, err := lm.Train(cfg.Config, *out, run.Overrides(set.String()), run.Context(ctx))
 	if err != nil {
 		return err
 	}
@@ -144,19 +157,22 @@ func cmdEval(args []string, stdout io.Writer) error {
 	fs := newFlags("eval", "--out DIR [--batches N]", stdout)
 	out := fs.String("out", "", "a folder written by protolab train (required)")
 	batches := fs.Int("batches", 0, "validation batches to evaluate (0: the run's eval_batches)")
-	if err := fs.Parse(args); err != nil {
+	if _, err := parseArgs(fs, args); err != nil {
 		return err
-	}
-	if fs.NArg() > 0 {
-		return errors.Errorf("eval: unexpected arguments %q", fs.Args())
 	}
 	if *out == "" {
 		return errors.New("eval: --out DIR is required")
+	}
+	if *batches < 0 {
+		return errors.Errorf("eval: --batches=%d, want ≥ 0 (0: the run's eval_batches)", *batches)
 	}
 	m, err := lm.Open(*out)
 	if err != nil {
 		return err
 	}
+	ctx, stop := interruptContext()
+	defer stop()
+	m.Interrupt = ctx
 	prep, err := m.Data()
 	if err != nil {
 		return err
@@ -187,11 +203,8 @@ func cmdGenerate(args []string, stdout io.Writer) error {
 	temp := fs.Float64("temperature", 0.8, "sampling temperature (0: greedy)")
 	topK := fs.Int("top-k", 40, "sample among the k most likely tokens (0: all)")
 	seed := fs.Uint64("seed", 1, "sampling seed")
-	if err := fs.Parse(args); err != nil {
+	if _, err := parseArgs(fs, args); err != nil {
 		return err
-	}
-	if fs.NArg() > 0 {
-		return errors.Errorf("generate: unexpected arguments %q", fs.Args())
 	}
 	if *out == "" || *prompt == "" {
 		return errors.New("generate: --out DIR and --prompt TEXT are required")
@@ -199,16 +212,27 @@ func cmdGenerate(args []string, stdout io.Writer) error {
 	if *n <= 0 {
 		return errors.Errorf("generate: --n=%d, want > 0", *n)
 	}
+	sc := eval.DefaultSampleConfig()
+	sc.MaxNewTokens, sc.Temperature, sc.TopK, sc.Seed, sc.StopToken = *tokens, *temp, *topK, *seed, -1
+	switch { // every flag before loading the model
+	case *tokens <= 0:
+		return errors.Errorf("generate: --tokens=%d, want > 0", *tokens)
+	case !(*temp >= 0) || math.IsInf(*temp, 0):
+		return errors.Errorf("generate: --temperature=%g, want a finite value ≥ 0 (0: greedy)", *temp)
+	case *topK < 0:
+		return errors.Errorf("generate: --top-k=%d, want ≥ 0 (0: every token)", *topK)
+	}
 	m, err := lm.Open(*out)
 	if err != nil {
 		return err
 	}
+	ctx, stop := interruptContext()
+	defer stop()
+	m.Interrupt = ctx
 	prompts := make([]string, *n)
 	for i := range prompts {
 		prompts[i] = *prompt
 	}
-	sc := eval.DefaultSampleConfig()
-	sc.MaxNewTokens, sc.Temperature, sc.TopK, sc.Seed, sc.StopToken = *tokens, *temp, *topK, *seed, -1
 	if eos, ok := m.Tokenizer.SpecialID("<|eos|>"); ok {
 		sc.StopToken = eos
 	}

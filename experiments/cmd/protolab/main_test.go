@@ -3,11 +3,16 @@ package main
 import (
 	"bytes"
 	"flag"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/protolab/protolab/models/lm"
+	"github.com/protolab/protolab/workbench/store"
+	"github.com/protolab/protolab/workbench/tokenizer"
 )
 
 func TestHelp_EveryCommand(t *testing.T) {
@@ -26,14 +31,30 @@ func TestHelp_EveryCommand(t *testing.T) {
 func TestTrainEvalGenerate_Tiny(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "run")
 	var out bytes.Buffer
-	require.NoError(t, dispatch([]string{"train", "--preset", "tiny", "--set", "train.steps=10;train.eval_every=5;train.warmup_steps=2", "--out", dir}, &out))
+	require.NoError(t, dispatch([]string{"train", "--preset", "tiny", "--set", "train.steps=99;train.eval_every=5",
+		"--set", "train.steps=10;train.warmup_steps=2", "--out", dir}, &out))
 	require.Contains(t, out.String(), "perplexity")
+	var cfg lm.Config
+	require.NoError(t, store.LoadJSON(filepath.Join(dir, lm.ConfigFile), &cfg))
+	require.Equal(t, 10, cfg.Train.Steps, "the second --set's train.steps wins")
+	require.Equal(t, 5, cfg.Train.EvalEvery, "the first --set is applied too")
 	out.Reset()
 	require.NoError(t, dispatch([]string{"eval", "--out", dir, "--batches", "2"}, &out))
 	require.Contains(t, out.String(), `"perplexity"`)
 	out.Reset()
 	require.NoError(t, dispatch([]string{"generate", "--out", dir, "--prompt", "the", "--n", "2", "--tokens", "5"}, &out))
 	require.Equal(t, 2, bytes.Count(out.Bytes(), []byte("\n")))
+
+	// A tokenizer of another vocabulary in the folder: eval and generate refuse it, naming both sizes.
+	tok, err := tokenizer.Train([]string{"the queen and the king went home"}, tokenizer.Config{VocabSize: 260,
+		Pretokenize: tokenizer.PretokenizeGPT2, MinPairCount: 1})
+	require.NoError(t, err)
+	require.NoError(t, tok.Save(filepath.Join(dir, lm.TokenizerFile)))
+	for _, args := range [][]string{{"eval", "--out", dir}, {"generate", "--out", dir, "--prompt", "the"}} {
+		err := dispatch(args, &out)
+		require.ErrorContains(t, err, "has 260 tokens", args[0])
+		require.ErrorContains(t, err, fmt.Sprintf("model.vocab_size=%d", cfg.Model.VocabSize), args[0])
+	}
 }
 
 func TestTrain_Errors(t *testing.T) {

@@ -97,11 +97,8 @@ func cmdReport(args []string, stdout io.Writer) error {
 	fs := newFlags("report", "[--out DIR] [--md FILE]", stdout)
 	out := fs.String("out", run.OutRoot(), "root folder of the stored results (run.Out)")
 	md := fs.String("md", defaultReport(), "the markdown scorecard to write; an HTML page is written beside it")
-	if err := fs.Parse(args); err != nil {
+	if _, err := parseArgs(fs, args); err != nil {
 		return err
-	}
-	if fs.NArg() > 0 {
-		return errors.Errorf("report: unexpected arguments %q", fs.Args())
 	}
 	rows, err := scorecardRows(*out)
 	if err != nil {

@@ -2,14 +2,11 @@ package main
 
 import (
 	"encoding/json"
+	"flag"
 	"fmt"
 	"io"
-	"os"
-	"os/signal"
 	"sort"
 	"strings"
-
-	stdctx "context"
 
 	"github.com/pkg/errors"
 
@@ -110,48 +107,40 @@ func studyConfig(s study, preset, set string) (any, error) {
 	return cfg, s.validate(cfg)
 }
 
-// studyArgs splits "<study> [flags]" and checks that no stray word follows the flags.
-func studyArgs(args []string) (string, []string, error) {
-	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
-		return "", args, nil
+// studyArg parses "<study> [flags]" (the study may also follow the flags) and returns the study, or an error when
+// none or more than one word is given.
+func studyArg(fs *flag.FlagSet, args []string) (study, error) {
+	words, err := parseArgs(fs, args, "<study>")
+	if err != nil {
+		return study{}, err
 	}
-	return args[0], args[1:], nil
+	if len(words) == 0 {
+		fs.Usage()
+		return study{}, errors.Errorf("%s: name a study", strings.TrimPrefix(fs.Name(), "protolab "))
+	}
+	return findStudy(words[0])
 }
 
 func cmdRun(args []string, stdout io.Writer) error {
-	fs := newFlags("run", "<study> [--preset tiny|small|paper] [--set \"key=value;...\"] [--out DIR] [--fresh]",
+	fs := newFlags("run", "<study> [--preset tiny|small|paper] [--set \"key=value;...\"]... [--out DIR] [--fresh]",
 		stdout)
 	preset := fs.String("preset", "small", "preset: tiny, small or paper")
-	set := fs.String("set", "", `overrides, e.g. "train.steps=100;seed=2" (see protolab keys <study>)`)
+	set := newSetFlag(fs, "train.steps=100;seed=2", "protolab keys <study>")
 	out := fs.String("out", run.OutRoot(), "root folder of stored models and results (shared by the studies and "+
 		"notebooks)")
 	fresh := fs.Bool("fresh", false, "run even when a result for this configuration is stored (models are "+
 		"still loaded when trained before)")
-	name, rest, err := studyArgs(args)
-	if err := fs.Parse(rest); err != nil {
-		return err
-	}
-	if err == nil && name == "" {
-		fs.Usage()
-		err = errors.New("run: name a study")
-	}
+	s, err := studyArg(fs, args)
 	if err != nil {
 		return err
 	}
-	if fs.NArg() > 0 {
-		return errors.Errorf("run: unexpected arguments %q", fs.Args())
-	}
-	s, err := findStudy(name)
+	cfg, err := studyConfig(s, *preset, set.String())
 	if err != nil {
 		return err
 	}
-	cfg, err := studyConfig(s, *preset, *set)
-	if err != nil {
-		return err
-	}
-	ctx, stop := signal.NotifyContext(stdctx.Background(), os.Interrupt)
+	ctx, stop := interruptContext()
 	defer stop()
-	res, err := s.run(cfg, *fresh, run.Out(*out), run.Overrides(*set), run.Context(ctx))
+	res, err := s.run(cfg, *fresh, run.Out(*out), run.Overrides(set.String()), run.Context(ctx))
 	if err != nil {
 		return err
 	}
@@ -169,21 +158,7 @@ func cmdRun(args []string, stdout io.Writer) error {
 func cmdKeys(args []string, stdout io.Writer) error {
 	fs := newFlags("keys", "<study> [--preset tiny|small|paper]", stdout)
 	preset := fs.String("preset", "small", "preset whose values to show")
-	name, rest, err := studyArgs(args)
-	if err := fs.Parse(rest); err != nil {
-		return err
-	}
-	if err == nil && name == "" {
-		fs.Usage()
-		err = errors.New("keys: name a study")
-	}
-	if err != nil {
-		return err
-	}
-	if fs.NArg() > 0 {
-		return errors.Errorf("keys: unexpected arguments %q", fs.Args())
-	}
-	s, err := findStudy(name)
+	s, err := studyArg(fs, args)
 	if err != nil {
 		return err
 	}
