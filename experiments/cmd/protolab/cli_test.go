@@ -54,6 +54,9 @@ func TestArgs_FlagsAfterTheStudyOrBeforeIt(t *testing.T) {
 		require.Contains(t, buf.String(), "model.num_layers=2\n", "%q: the Tiny preset's value", args)
 	}
 	var buf bytes.Buffer
+	require.NoError(t, dispatch([]string{"keys", "baseline", "--preset", "tiny"}, &buf))
+	require.Contains(t, buf.String(), "\ndata.read.text_split=\"\"\n", "a key JSON omits shows its zero value")
+	require.NotRegexp(t, `(?m)=$`, buf.String(), "every line is a valid --set assignment")
 	require.ErrorContains(t, dispatch([]string{"run", "--preset", "tiny"}, &buf), "run: name a study")
 	require.ErrorContains(t, dispatch([]string{"bench", "--preset", "tiny"}, &buf), "bench: name the mode")
 	require.ErrorContains(t, dispatch([]string{"bench", "--preset", "tiny", "prefill"}, &buf),

@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"reflect"
 	"sort"
 	"strings"
 
@@ -179,9 +180,49 @@ func cmdKeys(args []string, stdout io.Writer) error {
 	keys := run.Keys(cfg)
 	sort.Strings(keys)
 	for _, k := range keys {
-		fmt.Fprintf(stdout, "%s=%s\n", k, values[k])
+		v, ok := values[k]
+		if !ok { // omitted from the JSON (omitempty) because it holds its zero value
+			v = omittedValue(cfg, k)
+		}
+		fmt.Fprintf(stdout, "%s=%s\n", k, v)
 	}
 	return nil
+}
+
+// omittedValue returns the JSON of the field that the dotted key names in cfg (a pointer to a struct): for the keys
+// whose zero value JSON omits, so that every line of `protolab keys` is a valid --set assignment.
+func omittedValue(cfg any, key string) string {
+	v := reflect.ValueOf(cfg)
+	for _, name := range strings.Split(key, ".") {
+		var ok bool
+		if v, ok = fieldByJSON(reflect.Indirect(v), name); !ok {
+			return ""
+		}
+	}
+	b, _ := json.Marshal(v.Interface())
+	return string(b)
+}
+
+// fieldByJSON returns the field of struct v whose JSON name is name, looking into embedded structs as JSON does.
+func fieldByJSON(v reflect.Value, name string) (reflect.Value, bool) {
+	if v.Kind() != reflect.Struct {
+		return reflect.Value{}, false
+	}
+	t := v.Type()
+	for i := 0; i < t.NumField(); i++ {
+		f := t.Field(i)
+		tag, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if f.Anonymous && tag == "" {
+			if fv, ok := fieldByJSON(v.Field(i), name); ok {
+				return fv, true
+			}
+			continue
+		}
+		if f.IsExported() && (tag == name || (tag == "" && f.Name == name)) {
+			return v.Field(i), true
+		}
+	}
+	return reflect.Value{}, false
 }
 
 func flatten(prefix string, v any, out map[string]string) {
