@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"encoding/binary"
 	"io"
+	"math"
 	"os"
 	"sort"
 
@@ -300,7 +301,8 @@ func writeArrays(path string, values ...any) error {
 	})
 }
 
-// LoadCodeCache reads a cache written by Save, checking its magic and sizes.
+// LoadCodeCache reads a cache written by Save, checking its magic, that the header's sizes describe exactly the
+// file's bytes (before allocating), and every offset and index the scoring functions use.
 func LoadCodeCache(path string) (*CodeCache, error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -317,9 +319,19 @@ func LoadCodeCache(path string) (*CodeCache, error) {
 		return nil, errors.Wrapf(err, "influence.LoadCodeCache %s: header", path)
 	}
 	K, D, k, nSeq, nTok, nPost := header[0], header[1], header[2], header[3], header[4], header[5]
-	const maxLen = 1 << 40
-	if K <= 0 || D <= 0 || k <= 0 || k > K || nSeq < 0 || nTok < 0 || nPost < 0 || nTok*(k+D) > maxLen || nPost > nTok*k {
+	if K <= 0 || D <= 0 || k <= 0 || k > K || nSeq < 0 || nTok < 0 || nPost < 0 || K > math.MaxInt32 ||
+		D > math.MaxInt32 || nSeq > math.MaxInt32 || nTok > math.MaxInt32 { // postings hold int32 columns, sequences and tokens
 		return nil, errors.Errorf("influence.LoadCodeCache %s: bad header %v", path, header)
+	}
+	var l cacheLayout
+	l.add(int64(len(codeMagic))+8*int64(len(header)), 1)
+	l.add(nSeq+1, 8)
+	l.add(l.mul(nTok, k), 4+4) // Indices, Acts
+	l.add(l.mul(nTok, D), 4)
+	l.add(K+1, 8)
+	l.add(nPost, 4+4+4) // PostSeq, PostTok, PostAct
+	if err := l.check(f, header); err != nil {
+		return nil, errors.WithMessagef(err, "influence.LoadCodeCache %s", path)
 	}
 	c := &CodeCache{K: int(K), D: int(D), TopK: int(k),
 		SeqStart: make([]int64, nSeq+1), Indices: make([]int32, nTok*k), Acts: make([]float32, nTok*k),
@@ -330,11 +342,33 @@ func LoadCodeCache(path string) (*CodeCache, error) {
 			return nil, errors.Wrapf(err, "influence.LoadCodeCache %s: truncated", path)
 		}
 	}
-	if c.SeqStart[nSeq] != nTok || c.PostStart[K] != nPost {
-		return nil, errors.Errorf("influence.LoadCodeCache %s: offsets disagree with the header", path)
-	}
 	if _, err := r.ReadByte(); err != io.EOF {
 		return nil, errors.Errorf("influence.LoadCodeCache %s: trailing bytes", path)
 	}
+	if err := c.validate(); err != nil {
+		return nil, errors.WithMessagef(err, "influence.LoadCodeCache %s", path)
+	}
 	return c, nil
+}
+
+// validate checks what the scoring functions index with: the offsets of sequences and postings, the column of
+// every code entry, and the sequence and token of every posting (the token must belong to the sequence).
+func (c *CodeCache) validate() error {
+	if err := checkOffsets("sequence", c.SeqStart, int64(len(c.Indices)/c.TopK)); err != nil {
+		return err
+	}
+	if err := checkOffsets("posting", c.PostStart, int64(len(c.PostSeq))); err != nil {
+		return err
+	}
+	for p, j := range c.Indices {
+		if j < 0 || int(j) >= c.K {
+			return errors.Errorf("code entry %d: index %d outside [0, %d)", p, j, c.K)
+		}
+	}
+	for p, s := range c.PostSeq {
+		if s < 0 || int(s) >= c.NumSeqs() || int64(c.PostTok[p]) < c.SeqStart[s] || int64(c.PostTok[p]) >= c.SeqStart[s+1] {
+			return errors.Errorf("posting %d: token %d of sequence %d is not one of its tokens", p, c.PostTok[p], s)
+		}
+	}
+	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"encoding/binary"
 	"io"
+	"math"
 	"os"
 	"slices"
 
@@ -158,7 +159,8 @@ func (c *ColumnCache) Save(path string) error {
 	return writeArrays(path, columnMagic, header, c.ColStart, c.PostSeq, c.PostGrad)
 }
 
-// LoadColumnCache reads a cache written by Save, checking its magic, sizes and offsets.
+// LoadColumnCache reads a cache written by Save, checking its magic, that the header's sizes describe exactly the
+// file's bytes (before allocating), and its offsets and sequences.
 func LoadColumnCache(path string) (*ColumnCache, error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -175,9 +177,17 @@ func LoadColumnCache(path string) (*ColumnCache, error) {
 		return nil, errors.Wrapf(err, "influence.LoadColumnCache %s: header", path)
 	}
 	K, D, nSeq, nPost := header[0], header[1], header[2], header[3]
-	const maxLen = 1 << 40
-	if K <= 0 || D <= 0 || nSeq < 0 || nPost < 0 || nPost > nSeq*K || nPost*D > maxLen || K > maxLen {
+	if K <= 0 || D <= 0 || nSeq < 0 || nPost < 0 || K > math.MaxInt32 || D > math.MaxInt32 || nSeq > math.MaxInt32 ||
+		nPost > nSeq*K { // postings hold int32 sequences; both factors are below 2^31, so nSeq·K fits
 		return nil, errors.Errorf("influence.LoadColumnCache %s: bad header %v", path, header)
+	}
+	var l cacheLayout
+	l.add(int64(len(columnMagic))+8*int64(len(header)), 1)
+	l.add(K+1, 8)
+	l.add(nPost, 4)
+	l.add(l.mul(nPost, D), 4)
+	if err := l.check(f, header); err != nil {
+		return nil, errors.WithMessagef(err, "influence.LoadColumnCache %s", path)
 	}
 	c := &ColumnCache{K: int(K), D: int(D), NumSeqs: int(nSeq), ColStart: make([]int64, K+1),
 		PostSeq: make([]int32, nPost), PostGrad: make([]float32, nPost*D)}
