@@ -80,6 +80,9 @@ func usage(w io.Writer) {
 	for _, s := range studies {
 		fmt.Fprintf(w, "  %-12s %s\n", s.name, s.summary)
 	}
+	fmt.Fprintln(w, "\nFlags and the positional word may come in any order; --set may be repeated (applied in order, a "+
+		"later value\nof a key wins). Ctrl-C stops a command at the next safe point (exit status 130; a training "+
+		"run resumes\nfrom its last checkpoint when run again); a second Ctrl-C exits at once.")
 }
 
 func dispatch(args []string, stdout io.Writer) error {
