@@ -11,14 +11,15 @@ import (
 )
 
 // WriteFileAtomic creates or replaces path with what write produces. The bytes go to a temporary file in the same
-// folder (named ".<base>.tmp-*", so listings can skip it), which is synced, closed and renamed over path; on any error
-// the temporary file is removed and path is untouched. The folder must exist.
+// folder (named by TempPattern, ".<base>.tmp-<pid>-*", so listings can skip it and cleanups can tell whose it is),
+// which is synced, closed and renamed over path; on any error the temporary file is removed and path is untouched.
+// The folder must exist.
 func WriteFileAtomic(path string, write func(w io.Writer) error) (err error) {
 	dir, base := filepath.Split(path)
 	if dir == "" {
 		dir = "."
 	}
-	tmp, err := os.CreateTemp(dir, "."+base+".tmp-*")
+	tmp, err := os.CreateTemp(dir, TempPattern(base))
 	if err != nil {
 		return errors.Wrapf(err, "writing %s", path)
 	}
