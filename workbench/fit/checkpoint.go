@@ -1,10 +1,8 @@
 package fit
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
+	"encoding/json"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"sort"
@@ -37,6 +35,14 @@ type Checkpoint struct {
 	Config        Config    `json:"config"`         // the run's configuration
 	History       History   `json:"history"`        // metrics up to Step
 	Written       time.Time `json:"written"`        // when the checkpoint was written
+	// Run is the caller's description of the whole run (the RunConfig option: model, data, seed…), compared
+	// key by key on resume; absent when Train was not given one.
+	Run json.RawMessage `json:"run,omitempty"`
+
+	// Skipped lists the newer checkpoints LatestCheckpoint passed over because they failed verification, newest
+	// first, each as an error naming the file; it is not stored.
+	Skipped      []error `json:"-"`
+	skippedSteps []int   // the steps of Skipped
 }
 
 // checkpointName returns the file names of the checkpoint at step.
@@ -84,14 +90,14 @@ func saveCheckpoint(dir string, ctx *context.Context, ck *Checkpoint, keep int) 
 	if err := store.ExportContext(ctx, tensorsPath, nil, meta); err != nil {
 		return errors.WithMessagef(err, "fit: checkpoint at step %d", ck.Step)
 	}
-	size, sum, err := fileDigest(tensorsPath)
+	d, err := store.FileDigest(tensorsPath)
 	if err != nil {
 		return errors.WithMessagef(err, "fit: checkpoint at step %d", ck.Step)
 	}
 	ck.Format = CheckpointFormat
 	ck.Tensors = tensorsName
-	ck.TensorsSize = size
-	ck.TensorsSHA256 = sum
+	ck.TensorsSize = d.Size
+	ck.TensorsSHA256 = d.SHA256
 	ck.Written = time.Now().UTC()
 	if err := store.SaveJSON(filepath.Join(dir, jsonName), ck); err != nil {
 		return errors.WithMessagef(err, "fit: checkpoint at step %d", ck.Step)
@@ -101,7 +107,8 @@ func saveCheckpoint(dir string, ctx *context.Context, ck *Checkpoint, keep int) 
 
 // pruneCheckpoints keeps the newest keep sidecars (and their tensors files), deleting each older sidecar before its
 // tensors file. It also removes tensors files without a sidecar older than the newest checkpoint (left by a crash
-// between the two renames) and leftover temporary files of checkpoints.
+// between the two renames) and the temporary files of checkpoints that nobody is writing (store.StaleTemp: this
+// process's leftovers and those of dead processes; never another live process's file in progress).
 func pruneCheckpoints(dir string, keep int) error {
 	steps, err := checkpointSteps(dir)
 	if err != nil || len(steps) == 0 {
@@ -128,7 +135,7 @@ func pruneCheckpoints(dir string, keep int) error {
 	}
 	for _, e := range entries {
 		name := e.Name()
-		stray := strings.HasPrefix(name, ".ckpt-") && strings.Contains(name, ".tmp-")
+		stray := strings.HasPrefix(name, ".ckpt-") && store.StaleTemp(dir, name)
 		if step, ok := parseCheckpointName(name, "safetensors"); ok && !kept[step] && step < newest {
 			stray = true
 		}
@@ -141,24 +148,11 @@ func pruneCheckpoints(dir string, keep int) error {
 	return nil
 }
 
-// fileDigest returns the size and hex SHA-256 of a file.
-func fileDigest(path string) (int64, string, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return 0, "", errors.Wrap(err, "hashing")
-	}
-	defer f.Close()
-	h := sha256.New()
-	n, err := io.Copy(h, f)
-	if err != nil {
-		return 0, "", errors.Wrapf(err, "hashing %s", path)
-	}
-	return n, hex.EncodeToString(h.Sum(nil)), nil
-}
-
-// LatestCheckpoint reads the sidecar of the newest checkpoint in dir and checks that its tensors file exists with the
-// recorded size and SHA-256; it does not load the tensors. Errors name the folder or file: a missing folder, no
-// checkpoint (wrapping ErrNoCheckpoint), an unreadable or invalid sidecar, a missing or corrupt tensors file.
+// LatestCheckpoint returns the sidecar of the newest checkpoint in dir that verifies: a readable sidecar of this
+// format and step naming a tensors file that exists with the recorded size and SHA-256 (the tensors are not
+// loaded). Newer checkpoints that fail verification (a crash, a full disk, a flipped byte) are passed over and listed
+// in the result's Skipped, each error naming its file, so that the caller can warn. Errors name the folder or file:
+// a missing folder, no checkpoint (wrapping ErrNoCheckpoint), or no checkpoint that verifies (listing each failure).
 func LatestCheckpoint(dir string) (*Checkpoint, error) {
 	info, err := os.Stat(dir)
 	if err != nil {
@@ -177,32 +171,64 @@ func LatestCheckpoint(dir string) (*Checkpoint, error) {
 	if len(steps) == 0 {
 		return nil, errors.Wrapf(ErrNoCheckpoint, "fit: folder %s holds no ckpt-NNNNNNNN.json", dir)
 	}
-	jsonName, _ := checkpointName(steps[len(steps)-1])
+	var skipped []error
+	for i := len(steps) - 1; i >= 0; i-- {
+		ck, err := verifyCheckpoint(dir, steps[i])
+		if err == nil {
+			ck.Skipped, ck.skippedSteps = skipped, steps[i+1:]
+			return ck, nil
+		}
+		skipped = append(skipped, err)
+	}
+	msgs := make([]string, len(skipped))
+	for i, e := range skipped {
+		msgs[i] = e.Error()
+	}
+	return nil, errors.Errorf("fit: no checkpoint in %s is intact (%s); delete the folder to train from the start",
+		dir, strings.Join(msgs, "; "))
+}
+
+// verifyCheckpoint reads and checks the checkpoint of step in dir (see LatestCheckpoint).
+func verifyCheckpoint(dir string, step int) (*Checkpoint, error) {
+	jsonName, _ := checkpointName(step)
 	jsonPath := filepath.Join(dir, jsonName)
 	var ck Checkpoint
 	if err := store.LoadJSON(jsonPath, &ck); err != nil {
-		return nil, errors.WithMessage(err, "fit: corrupt checkpoint sidecar (delete it to fall back to an older one)")
+		return nil, errors.WithMessage(err, "fit: corrupt checkpoint sidecar")
 	}
 	switch {
 	case ck.Format != CheckpointFormat:
 		return nil, errors.Errorf("fit: checkpoint %s has format %q, want %q", jsonPath, ck.Format, CheckpointFormat)
-	case ck.Step != steps[len(steps)-1]:
-		return nil, errors.Errorf("fit: checkpoint %s records step %d, but its name says %d", jsonPath, ck.Step,
-			steps[len(steps)-1])
+	case ck.Step != step:
+		return nil, errors.Errorf("fit: checkpoint %s records step %d, but its name says %d", jsonPath, ck.Step, step)
 	case ck.Tensors == "" || filepath.Base(ck.Tensors) != ck.Tensors:
 		return nil, errors.Errorf("fit: checkpoint %s names tensors file %q, want a file name in the same folder",
 			jsonPath, ck.Tensors)
 	}
 	tensorsPath := filepath.Join(dir, ck.Tensors)
-	size, sum, err := fileDigest(tensorsPath)
-	if err != nil {
-		return nil, errors.WithMessagef(err, "fit: checkpoint %s: tensors file missing or unreadable", jsonPath)
-	}
-	if size != ck.TensorsSize || sum != ck.TensorsSHA256 {
-		return nil, errors.Errorf("fit: checkpoint %s: tensors file %s is corrupt (%d bytes, sha256 %.12s…; "+
-			"recorded %d bytes, sha256 %.12s…)", jsonPath, tensorsPath, size, sum, ck.TensorsSize, ck.TensorsSHA256)
+	if err := (store.Digest{Size: ck.TensorsSize, SHA256: ck.TensorsSHA256}).Verify(tensorsPath,
+		"the checkpoint "+jsonName+" is unusable"); err != nil {
+		return nil, errors.WithMessage(err, "fit: checkpoint tensors")
 	}
 	return &ck, nil
+}
+
+// setAside renames the files of a checkpoint that failed verification to "<name>.corrupt", so that neither resuming
+// nor pruning takes them for a checkpoint, and returns the new names of those that existed.
+func setAside(dir string, step int) ([]string, error) {
+	var moved []string
+	jsonName, tensorsName := checkpointName(step)
+	for _, name := range []string{jsonName, tensorsName} {
+		path := filepath.Join(dir, name)
+		if _, err := os.Lstat(path); err != nil {
+			continue
+		}
+		if err := os.Rename(path, path+".corrupt"); err != nil {
+			return moved, errors.Wrapf(err, "fit: setting aside the corrupt checkpoint file %s", path)
+		}
+		moved = append(moved, path+".corrupt")
+	}
+	return moved, nil
 }
 
 // LoadLatest loads the newest checkpoint in dir into ctx (weights, optimizer state, step counter, RNG state) and

@@ -1,10 +1,13 @@
 package fit
 
 import (
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/gomlx/gomlx/pkg/ml/context"
 	"github.com/pkg/errors"
@@ -75,32 +78,67 @@ func TestLoadLatest_Errors(t *testing.T) {
 		t.Errorf("empty folder: error %v is not ErrNoCheckpoint", err)
 	}
 
+	// Damage to the newest checkpoint (step 4): LoadLatest falls back to step 2 and names the damaged file in
+	// Skipped; Train resumes from step 2 with a warning, sets the damaged files aside and ends where the undamaged
+	// run ended. Damage to both checkpoints is an error naming both.
+	want, err := LoadLatest(good, run.NewContext(1))
+	if err != nil {
+		t.Fatal(err)
+	}
 	damage := []struct {
 		name   string
-		damage func(dir string)
+		damage func(dir string, step int)
 		want   []string
 	}{
-		{"invalid JSON", func(dir string) { write(t, dir, "ckpt-00000004.json", "{\"step\": 4,\n oops") },
-			[]string{"ckpt-00000004.json", "corrupt checkpoint sidecar"}},
-		{"empty JSON", func(dir string) { write(t, dir, "ckpt-00000004.json", "") },
-			[]string{"ckpt-00000004.json", "empty"}},
-		{"wrong format", func(dir string) { write(t, dir, "ckpt-00000004.json", `{"format": "other", "step": 4}`) },
-			[]string{"ckpt-00000004.json", "format"}},
-		{"missing tensors", func(dir string) { remove(t, dir, "ckpt-00000004.safetensors") },
-			[]string{"ckpt-00000004.json", "ckpt-00000004.safetensors", "missing"}},
-		{"flipped byte", func(dir string) { flipByte(t, filepath.Join(dir, "ckpt-00000004.safetensors"), 200) },
-			[]string{"ckpt-00000004.safetensors", "corrupt"}},
-		{"truncated tensors", func(dir string) { truncate(t, filepath.Join(dir, "ckpt-00000004.safetensors"), 100) },
-			[]string{"ckpt-00000004.safetensors", "corrupt"}},
+		{"invalid JSON", func(dir string, step int) { write(t, dir, sidecar(step), "{\"step\": 4,\n oops") },
+			[]string{"corrupt checkpoint sidecar"}},
+		{"empty JSON", func(dir string, step int) { write(t, dir, sidecar(step), "") }, []string{"empty"}},
+		{"wrong format", func(dir string, step int) { write(t, dir, sidecar(step), `{"format": "other", "step": 4}`) },
+			[]string{"format"}},
+		{"missing tensors", func(dir string, step int) { remove(t, dir, tensorsOf(step)) },
+			[]string{"missing"}},
+		{"flipped byte", func(dir string, step int) { flipByte(t, filepath.Join(dir, tensorsOf(step)), 200) },
+			[]string{"corrupt"}},
+		{"truncated tensors", func(dir string, step int) { truncate(t, filepath.Join(dir, tensorsOf(step)), 100) },
+			[]string{"corrupt"}},
 	}
 	for _, d := range damage {
 		dir := copyDir(t, good)
-		d.damage(dir)
-		_, err := LoadLatest(dir, run.NewContext(1))
-		requireErrorMentions(t, d.name, err, d.want...)
+		d.damage(dir, 4)
+		ck, err := LoadLatest(dir, run.NewContext(1))
+		if err != nil || ck.Step != 2 || len(ck.Skipped) != 1 {
+			t.Fatalf("%s: LoadLatest = %+v, %+v; want step 2 with one skipped checkpoint", d.name, ck, err)
+		}
+		requireErrorMentions(t, d.name+" (skipped)", ck.Skipped[0], d.want...)
+		requireErrorMentions(t, d.name+" (skipped)", ck.Skipped[0], "ckpt-00000004.")
+
+		both := copyDir(t, dir)
+		d.damage(both, 2)
+		_, err = LoadLatest(both, run.NewContext(1))
+		requireErrorMentions(t, d.name+" (both)", err, append(d.want, "no checkpoint in", "ckpt-00000004.",
+			"ckpt-00000002.")...)
 		// Train must refuse to resume from it rather than start over.
-		r := trainTest(t, cfg, nil, CheckpointDir(dir))
-		requireErrorMentions(t, d.name+" (Train)", r.err, "resuming")
+		r := trainTest(t, cfg, nil, CheckpointDir(both))
+		requireErrorMentions(t, d.name+" (Train, both)", r.err, "resuming", "no checkpoint in")
+
+		var progress strings.Builder
+		r = trainTest(t, cfg, nil, CheckpointDir(dir), Progress(&progress))
+		if r.err != nil {
+			t.Fatalf("%s: resuming past the damaged checkpoint: %+v", d.name, r.err)
+		}
+		if !strings.Contains(progress.String(), "warning: skipped checkpoint 4") {
+			t.Errorf("%s: no warning naming the skipped checkpoint in %q", d.name, progress.String())
+		}
+		got, w := r.hist.Steps[len(r.hist.Steps)-1], want.History.Steps[len(want.History.Steps)-1]
+		if got.Step != w.Step || got.Loss != w.Loss || got.GradNorm != w.GradNorm || got.LR != w.LR {
+			t.Errorf("%s: resumed run ends with %+v, want %+v", d.name, got, w)
+		}
+		if ck, err := LatestCheckpoint(dir); err != nil || ck.Step != 4 || len(ck.Skipped) != 0 {
+			t.Errorf("%s: after resuming, LatestCheckpoint = %+v, %v; want an intact step 4", d.name, ck, err)
+		}
+		if !exists(filepath.Join(dir, sidecar(4)+".corrupt")) && !exists(filepath.Join(dir, tensorsOf(4)+".corrupt")) {
+			t.Errorf("%s: the damaged files were not set aside as *.corrupt", d.name)
+		}
 	}
 
 	// A context whose variable has another shape.
@@ -117,12 +155,26 @@ func TestLoadLatest_Errors(t *testing.T) {
 }
 
 // TestCheckpoint_CrashLeftovers: files a crash can leave (a tensors file whose sidecar was never renamed into place,
-// a temporary file) are ignored by LatestCheckpoint and removed by the next save.
+// temporary files of dead writers) are ignored by LatestCheckpoint and removed by the next save, while a temporary
+// file another live process is writing is left alone.
 func TestCheckpoint_CrashLeftovers(t *testing.T) {
 	dir, _ := finishedDir(t)
+	dead := deadPID(t)
+	live := os.Getppid() // the go command running this test
 	write(t, dir, "ckpt-00000006.safetensors", "half a file")
 	write(t, dir, "ckpt-00000003.safetensors", "orphan")
-	write(t, dir, ".ckpt-00000006.json.tmp-123", "{")
+	deadTmp := fmt.Sprintf(".ckpt-00000006.json.tmp-%d-123", dead)
+	ownTmp := fmt.Sprintf(".ckpt-00000007.json.tmp-%d-123", os.Getpid())
+	liveTmp := fmt.Sprintf(".ckpt-00000006.safetensors.tmp-%d-456", live)
+	write(t, dir, deadTmp, "{")
+	write(t, dir, ownTmp, "{")
+	write(t, dir, liveTmp, "half")
+	write(t, dir, ".ckpt-00000005.json.tmp-789", "{") // an older version's name, without a PID: kept while recent
+	write(t, dir, ".ckpt-00000004.json.tmp-790", "{") // the same, two hours old: abandoned
+	old := time.Now().Add(-2 * time.Hour)
+	if err := os.Chtimes(filepath.Join(dir, ".ckpt-00000004.json.tmp-790"), old, old); err != nil {
+		t.Fatal(err)
+	}
 	ck, err := LatestCheckpoint(dir)
 	if err != nil || ck.Step != 4 {
 		t.Fatalf("LatestCheckpoint = %+v, %+v; want step 4", ck, err)
@@ -140,11 +192,21 @@ func TestCheckpoint_CrashLeftovers(t *testing.T) {
 	for _, e := range entries {
 		names = append(names, e.Name())
 	}
-	want := "ckpt-00000004.json ckpt-00000004.safetensors ckpt-00000005.json ckpt-00000005.safetensors " +
-		"ckpt-00000006.safetensors"
+	want := ".ckpt-00000005.json.tmp-789 " + liveTmp + " ckpt-00000004.json ckpt-00000004.safetensors " +
+		"ckpt-00000005.json ckpt-00000005.safetensors ckpt-00000006.safetensors"
 	if got := strings.Join(names, " "); got != want {
 		t.Errorf("folder after a save: %s\nwant: %s", got, want)
 	}
+}
+
+// deadPID returns the PID of a process that has exited.
+func deadPID(t *testing.T) int {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	if err := cmd.Run(); err != nil {
+		t.Fatal(err)
+	}
+	return cmd.Process.Pid
 }
 
 // TestLoadLatest_FreshContextForEval loads weights into a context that has never seen the model, then builds the
@@ -211,4 +273,12 @@ func truncate(t *testing.T, path string, size int64) {
 	if err := os.Truncate(path, size); err != nil {
 		t.Fatal(err)
 	}
+}
+
+func sidecar(step int) string   { j, _ := checkpointName(step); return j }
+func tensorsOf(step int) string { _, ts := checkpointName(step); return ts }
+
+func exists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
 }

@@ -81,8 +81,14 @@
 // first run's), restores the data positions and the History, and continues. Because the step is deterministic and
 // the data positions are restored, the resumed run reproduces the uninterrupted one (tested to 1e-12 in float64; on
 // the pure-Go backend the curves are bit-identical). The checkpoint's Config must equal the resumed run's, apart from
-// checkpoint_every, keep_checkpoints and log_every. A missing, corrupt or mismatched checkpoint is an error, never a
-// silent fresh start.
+// checkpoint_every, keep_checkpoints and log_every, and with RunConfig the run it records (model, data, seed) must
+// equal the one given. A newest checkpoint that fails verification (unreadable sidecar, tensors file missing or not
+// matching its SHA-256) is set aside as *.corrupt with a warning line, and the run resumes from the newest intact
+// one; when none is intact, or one is mismatched, Train returns an error, never a silent fresh start.
+//
+// Train locks dir (store.Lock) while it runs, so a second Train on the same folder, in any process, fails at once
+// naming the holder. Temporary files carry their writer's PID; pruning removes only this process's leftovers and
+// those of dead processes, never another live process's file in progress.
 //
 // LoadLatest(dir, ctx) loads the newest checkpoint into a context for evaluation. gomlx panics when a checked,
 // non-reuse context creates a variable that already exists, so graphs built on a context after LoadLatest (or after

@@ -14,6 +14,7 @@ type options struct {
 	progress       io.Writer
 	tokensPerBatch int
 	noDecay        []string
+	run            any
 }
 
 // Option changes one of Train's optional settings.
@@ -50,3 +51,8 @@ func TokensPerBatch(n int) Option { return func(o *options) { o.tokensPerBatch =
 func NoDecay(elements ...string) Option {
 	return func(o *options) { o.noDecay = append(o.noDecay, elements...) }
 }
+
+// RunConfig records run (anything JSON-encodable: the model's whole configuration, its data, its seed) in every
+// checkpoint, and makes Train refuse to resume from a checkpoint that recorded another one, naming the differing
+// keys. Config alone covers only the optimisation; this catches a checkpoint folder reused by another model or data.
+func RunConfig(run any) Option { return func(o *options) { o.run = run } }

@@ -2,11 +2,13 @@ package fit
 
 import (
 	stdctx "context"
+	"encoding/json"
 	"fmt"
 	"math"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/gomlx/gomlx/backends"
@@ -16,6 +18,7 @@ import (
 	"github.com/gomlx/gomlx/pkg/ml/context"
 	"github.com/pkg/errors"
 
+	"github.com/protolab/protolab/workbench/run"
 	"github.com/protolab/protolab/workbench/store"
 )
 
@@ -30,8 +33,11 @@ type LossFn func(ctx *context.Context, inputs []*Node) *Node
 // With CheckpointDir, a checkpoint holding the newest state is written every checkpoint_every steps and at the end,
 // and a run whose folder already holds a checkpoint resumes from it: variables, step, data position and history are
 // restored, so the resumed run continues exactly as the uninterrupted one would. ctx should then be fresh (like the
-// first run's); the checkpoint's config must equal cfg, except checkpoint_every, keep_checkpoints and log_every. A run
-// already complete returns its history at once.
+// first run's); the checkpoint's config must equal cfg, except checkpoint_every, keep_checkpoints and log_every, and
+// with RunConfig its recorded run must equal the one given. A newest checkpoint that fails verification is set aside
+// (renamed *.corrupt) with a warning line on the progress writer, and the run resumes from the newest good one. The
+// folder is locked (store.Lock) while Train runs: a second Train on it, in this process or another, fails at once
+// naming the holder. A run already complete returns its history at once.
 //
 // On an error Train returns the History so far (nil if it failed while setting up). A step whose loss or
 // gradient norm is NaN or Inf stops training with an error naming the step; the step's update is not applied (ctx
@@ -53,6 +59,7 @@ func Train(backend backends.Backend, ctx *context.Context, loss LossFn, train, v
 	}
 	tr := &trainer{backend: backend, ctx: ctx, loss: loss, train: train, val: val, cfg: cfg, o: o,
 		hist: &History{}}
+	defer func() { _ = tr.lock.Release() }()
 	if err := tr.start(); err != nil {
 		return nil, err
 	}
@@ -69,6 +76,8 @@ type trainer struct {
 	cfg        Config
 	o          options
 
+	lock      *store.DirLock  // of the checkpoint folder, held while training
+	runJSON   json.RawMessage // options.run, encoded
 	hist      *History
 	step      int     // updates completed
 	elapsed0  float64 // wall time of earlier sessions
@@ -86,10 +95,23 @@ func (tr *trainer) start() error {
 	tr.lastCkpt = -1
 	tr.lastVal = math.NaN()
 	execCtx := tr.ctx
+	if tr.o.run != nil {
+		b, err := json.Marshal(tr.o.run)
+		if err != nil {
+			return errors.Wrap(err, "fit.Train: encoding RunConfig")
+		}
+		tr.runJSON = b
+	}
 	if tr.o.dir != "" {
 		if err := os.MkdirAll(tr.o.dir, 0o755); err != nil {
 			return errors.Wrap(err, "fit.Train: checkpoint folder")
 		}
+		// Two processes writing checkpoints into one folder would prune each other's files.
+		lock, err := store.Lock(tr.o.dir)
+		if err != nil {
+			return errors.WithMessage(err, "fit.Train: checkpoint folder")
+		}
+		tr.lock = lock
 		ck, err := LatestCheckpoint(tr.o.dir)
 		switch {
 		case errors.Is(err, ErrNoCheckpoint):
@@ -125,6 +147,26 @@ func (tr *trainer) resume(ck *Checkpoint) error {
 		return errors.Errorf("fit.Train: the checkpoint in %s was written with a different config (%v); resume "+
 			"with the same config or use a new folder", tr.o.dir, diff)
 	}
+	if tr.runJSON != nil && ck.Run != nil {
+		diff, err := run.DiffKeys(ck.Run, tr.runJSON)
+		if err != nil {
+			return errors.WithMessage(err, "fit.Train: comparing the checkpoint's run with this one")
+		}
+		if len(diff) > 0 {
+			return errors.Errorf("fit.Train: the checkpoint in %s belongs to another run (%s); resume with the same "+
+				"configuration or use a new folder", tr.o.dir, strings.Join(diff, "; "))
+		}
+	}
+	// Newer checkpoints that failed verification are set aside, so that pruning never keeps them in place of good
+	// ones and the next resume does not stumble on them again.
+	for i, step := range ck.skippedSteps {
+		moved, err := setAside(tr.o.dir, step)
+		if err != nil {
+			return errors.WithMessage(err, "fit.Train: resuming")
+		}
+		tr.warnf("fit: warning: skipped checkpoint %d: %v; resuming from step %d (the damaged files are now %s)",
+			step, ck.Skipped[len(ck.Skipped)-1-i], ck.Step, strings.Join(moved, ", "))
+	}
 	if _, err := store.ImportContext(tr.ctx, filepath.Join(tr.o.dir, ck.Tensors)); err != nil {
 		return errors.WithMessage(err, "fit.Train: resuming")
 	}
@@ -140,6 +182,13 @@ func (tr *trainer) resume(ck *Checkpoint) error {
 		tr.lastVal = ck.History.Evals[n-1].Loss
 	}
 	return nil
+}
+
+// warnf writes one warning line to the progress writer, when there is one.
+func (tr *trainer) warnf(format string, args ...any) {
+	if tr.o.progress != nil {
+		fmt.Fprintf(tr.o.progress, format+"\n", args...)
+	}
 }
 
 // stepGraph is the training step: loss, gradients, AdamW. Outputs: loss, gradient norm, learning rate.
@@ -286,7 +335,7 @@ func (tr *trainer) checkpoint(session time.Time) error {
 		return errors.Wrapf(err, "fit.Train: step %d: training data state", tr.step)
 	}
 	ck := &Checkpoint{Step: tr.step, TrainState: st, ValState: tr.valStart, Config: tr.cfg, History: *tr.hist,
-		Elapsed: tr.elapsed0 + time.Since(session).Seconds()}
+		Elapsed: tr.elapsed0 + time.Since(session).Seconds(), Run: tr.runJSON}
 	if err := saveCheckpoint(tr.o.dir, tr.ctx, ck, tr.cfg.KeepCheckpoints); err != nil {
 		return err
 	}
