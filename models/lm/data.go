@@ -1,6 +1,7 @@
 package lm
 
 import (
+	"bytes"
 	"encoding/json"
 	"os"
 	"sync"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/protolab/protolab/workbench/lmdata"
 	"github.com/protolab/protolab/workbench/run"
+	"github.com/protolab/protolab/workbench/tokenizer"
 )
 
 // prepared memoises lmdata.Prepare within a process: the runs of a comparison or sweep, and the analyses of a
@@ -27,7 +29,8 @@ func PrepareData(d lmdata.Config) (*lmdata.Prepared, error) {
 }
 
 // prepare returns lmdata.PrepareContext(o.Context, d, tokPath), memoised by d (the tokenizer is a function of d);
-// with tokPath set, a memoised tokenizer is saved there when the file is missing. It logs to o.Progress when it
+// with tokPath set, a memoised tokenizer is saved there when the file is missing, and the memoised data is used only
+// when the file holds the same tokenizer (the folder's own tokenizer wins otherwise). It logs to o.Progress when it
 // prepares (rather than reuses) the data; an interrupted preparation returns o.Context's error and is not memoised.
 func prepare(o run.Options, d lmdata.Config, tokPath string) (*lmdata.Prepared, error) {
 	b, err := json.Marshal(d)
@@ -38,17 +41,23 @@ func prepare(o run.Options, d lmdata.Config, tokPath string) (*lmdata.Prepared, 
 	prepared.Lock()
 	defer prepared.Unlock()
 	for i, k := range prepared.keys {
-		if k == key {
-			p := prepared.vals[i]
-			if tokPath != "" {
-				if _, err := os.Stat(tokPath); os.IsNotExist(err) {
-					if err := p.Tokenizer.Save(tokPath); err != nil {
-						return nil, err
-					}
-				}
-			}
+		if k != key {
+			continue
+		}
+		p := prepared.vals[i]
+		if tokPath == "" {
 			return p, nil
 		}
+		same, err := sameTokenizer(p.Tokenizer, tokPath)
+		if err != nil {
+			return nil, err
+		}
+		if same {
+			return p, nil
+		}
+		// The folder's own tokenizer (e.g. trained by an older version) differs from the memoised one: the run
+		// was trained on the folder's, so prepare the data with it, without memoising.
+		return lmdata.PrepareContext(o.Context, d, tokPath)
 	}
 	o.Logf("lm", "preparing the data: source %q, %d-token vocabulary", d.Source, d.Tokenizer.VocabSize)
 	start := time.Now()
@@ -64,4 +73,30 @@ func prepare(o run.Options, d lmdata.Config, tokPath string) (*lmdata.Prepared, 
 		prepared.keys, prepared.vals = prepared.keys[1:], prepared.vals[1:]
 	}
 	return p, nil
+}
+
+// sameTokenizer reports whether the tokenizer file at path is tok, saving tok there when the file is missing. It
+// reads the file once and compares its parsed content, so a file another process replaces meanwhile is never half
+// trusted.
+func sameTokenizer(tok *tokenizer.Tokenizer, path string) (bool, error) {
+	b, err := os.ReadFile(path)
+	if os.IsNotExist(err) {
+		return true, tok.Save(path)
+	}
+	if err != nil {
+		return false, errors.Wrapf(err, "lm: reading the tokenizer %s", path)
+	}
+	onDisk, err := tokenizer.FromJSON(b)
+	if err != nil {
+		return false, errors.WithMessagef(err, "lm: the tokenizer %s is corrupt; delete it to retrain it", path)
+	}
+	want, err := tok.MarshalJSON()
+	if err != nil {
+		return false, errors.Wrap(err, "lm: encoding the tokenizer")
+	}
+	got, err := onDisk.MarshalJSON()
+	if err != nil {
+		return false, errors.Wrapf(err, "lm: encoding the tokenizer of %s", path)
+	}
+	return bytes.Equal(got, want), nil
 }

@@ -53,10 +53,14 @@
 //
 //	config.json          the resolved Config, written first; a folder holding another config is refused
 //	tokenizer.json       the BPE tokenizer, trained on the training split only
-//	checkpoints/         fit checkpoints: an interrupted run resumes from the newest
+//	checkpoints/         fit checkpoints: an interrupted run resumes from the newest intact one
 //	weights.safetensors  the trained weights (workbench/store names), metadata format WeightsFormat
-//	result.json          Result (history, validation perplexity, provenance), written last: a finished run
+//	result.json          Result (history, validation perplexity, provenance, the weights' SHA-256), written last:
+//	                     a finished run
+//	protolab.lock        present while a process trains in the folder (store.Lock), naming it
 //
-// Open checks that the files agree: the tokenizer's vocabulary is the model's, and the stored weights are exactly
-// the variables the config's model uses.
+// Train checks a folder before writing anything (another config, a corrupt config.json, run files without one, or
+// the user's files are refused, naming the keys or files and the fix), then locks it; RemoveRun clears a run folder
+// for `protolab train --fresh`. Open checks that the files agree: weights.safetensors has the recorded digest, the
+// tokenizer's vocabulary is the model's, and the stored weights are exactly the variables the config's model uses.
 package lm

@@ -1,6 +1,7 @@
 package lm
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"sort"
@@ -17,9 +18,12 @@ import (
 )
 
 // Open loads a run folder written by Train: config.json, tokenizer.json, result.json when the run finished, and the
-// weights of weights.safetensors, or of the newest checkpoint when the run did not finish. It checks that the files
-// agree with each other: the tokenizer's vocabulary is the model's, and the stored weights are exactly the variables
-// the config's model uses, with their shapes (a missing, extra or misshapen tensor is an error naming it).
+// weights of weights.safetensors, or of the newest intact checkpoint when the run did not finish (a damaged newer
+// checkpoint is skipped with a warning line on stderr naming it). It checks every file: weights.safetensors against
+// the digest result.json recorded (a flipped byte is an error naming the file and the fix), a corrupt config.json
+// or result.json is reported as corrupt with the JSON error, and the files must agree with each other: the
+// tokenizer's vocabulary is the model's, and the stored weights are exactly the variables the config's model uses,
+// with their shapes (a missing, extra or misshapen tensor is an error naming it).
 func Open(dir string) (*Model, error) {
 	cfgPath := filepath.Join(dir, ConfigFile)
 	if _, err := os.Stat(cfgPath); err != nil {
@@ -27,7 +31,8 @@ func Open(dir string) (*Model, error) {
 	}
 	var cfg Config
 	if err := store.LoadJSON(cfgPath, &cfg); err != nil {
-		return nil, errors.WithMessagef(err, "lm.Open: %s is corrupt", cfgPath)
+		return nil, errors.WithMessagef(err, "lm.Open: %s is corrupt (restore it, or retrain with `protolab train "+
+			"--fresh --out %s`)", cfgPath, dir)
 	}
 	if err := cfg.Validate(); err != nil {
 		return nil, errors.WithMessagef(err, "lm.Open: %s", cfgPath)
@@ -45,18 +50,31 @@ func Open(dir string) (*Model, error) {
 		return nil, err
 	}
 	m := &Model{Config: cfg, Tokenizer: tok, Ctx: run.NewContext(cfg.Seed), Backend: backend, Dir: dir, Cached: true}
-	weights := filepath.Join(dir, WeightsFile)
-	if _, err := os.Stat(weights); err == nil {
-		if _, err := store.ImportContext(m.Ctx, weights); err != nil {
-			return nil, errors.WithMessage(err, "lm.Open")
-		}
-	} else if _, err := fit.LoadLatest(filepath.Join(dir, CheckpointDir), m.Ctx); err != nil {
-		return nil, errors.WithMessagef(err, "lm.Open: %s has no %s and no usable checkpoint", dir, WeightsFile)
-	}
 	if resPath := filepath.Join(dir, ResultFile); fileExists(resPath) {
 		m.Result = &Result{}
 		if err := store.LoadJSON(resPath, m.Result); err != nil {
 			return nil, errors.WithMessagef(err, "lm.Open: %s is corrupt", resPath)
+		}
+	}
+	weights := filepath.Join(dir, WeightsFile)
+	if _, err := os.Stat(weights); err == nil {
+		if m.Result != nil && m.Result.Weights != nil {
+			fix := fmt.Sprintf("restore it, or retrain with `protolab train --fresh --out %s`", dir)
+			if err := m.Result.Weights.Verify(weights, fix); err != nil {
+				return nil, errors.WithMessage(err, "lm.Open")
+			}
+		}
+		if _, err := store.ImportContext(m.Ctx, weights); err != nil {
+			return nil, errors.WithMessage(err, "lm.Open")
+		}
+	} else {
+		ck, err := fit.LoadLatest(filepath.Join(dir, CheckpointDir), m.Ctx)
+		if err != nil {
+			return nil, errors.WithMessagef(err, "lm.Open: %s has no %s and no usable checkpoint", dir, WeightsFile)
+		}
+		for _, skipped := range ck.Skipped {
+			fmt.Fprintf(os.Stderr, "lm.Open: warning: skipped a damaged checkpoint, using step %d: %v\n", ck.Step,
+				skipped)
 		}
 	}
 	if err := m.checkWeights(); err != nil {

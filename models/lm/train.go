@@ -43,6 +43,9 @@ type Result struct {
 	Val        eval.PerplexityResult `json:"val"` // final validation perplexity over EvalBatches batches
 	// TrainTokensPerSec is the mean training throughput of the logged steps after the first (which compiles).
 	TrainTokensPerSec float64 `json:"train_tokens_per_sec"`
+	// Weights is the size and SHA-256 of weights.safetensors as written; Open checks the file against it (runs
+	// of older versions lack it).
+	Weights *store.Digest `json:"weights,omitempty"`
 }
 
 // TokenCounts sizes the data of a run.
@@ -106,14 +109,19 @@ func sameConfig(dir string, stored, want Config) error {
 	if err != nil {
 		return err
 	}
-	return errors.Errorf("%s holds another model than the one asked for (%s); use another folder, or delete this "+
-		"one to train afresh", dir, strings.Join(diff, "; "))
+	return errors.Errorf("%s holds another model than the one asked for (%s); %s", dir, strings.Join(diff, "; "),
+		freshHint)
 }
 
-// Train trains cfg and evaluates its validation perplexity. With dir set it refuses a folder that holds another
-// config (before writing anything), then writes config.json, tokenizer.json, checkpoints during training (a run
-// interrupted by run.Context or a crash resumes from them when Train is called again with the same config and
-// folder), weights.safetensors and, last, result.json. With dir empty everything stays in memory.
+// Train trains cfg and evaluates its validation perplexity. With dir set, before writing anything, it refuses a
+// folder that holds another config (naming the differing keys), a corrupt config.json, run files without one, or the
+// user's files, and opens (Model.Cached) rather than retrains a finished run of cfg. It then locks the folder (a
+// second process training there fails at once, naming this one) and writes config.json, tokenizer.json, checkpoints
+// during training (a run interrupted by run.Context or a crash resumes from them when Train is called again with the
+// same config and folder), weights.safetensors and, last, result.json recording the weights' digest. A run that
+// fails (not one interrupted by run.Context) in a folder this call created, before its first checkpoint, leaves no
+// folder behind. With dir empty everything stays in
+// memory. RemoveRun clears a run folder for a fresh start.
 func Train(cfg Config, dir string, opts ...run.Option) (*Model, error) {
 	return train(cfg, dir, nil, run.NewOptions(opts...))
 }
@@ -130,7 +138,7 @@ func TrainOn(cfg Config, batches [][]*tensors.Tensor, opts ...run.Option) (*Mode
 	return train(cfg, "", batches, run.NewOptions(opts...))
 }
 
-func train(cfg Config, dir string, batches [][]*tensors.Tensor, o run.Options) (*Model, error) {
+func train(cfg Config, dir string, batches [][]*tensors.Tensor, o run.Options) (_ *Model, retErr error) {
 	cfg = cfg.Resolved()
 	if err := cfg.Validate(); err != nil {
 		return nil, err
@@ -141,9 +149,15 @@ func train(cfg Config, dir string, batches [][]*tensors.Tensor, o run.Options) (
 	}
 	tokPath := ""
 	if dir != "" {
-		if err := claimDir(dir, cfg); err != nil {
+		rf, finished, err := claimDir(dir, cfg)
+		if err != nil {
 			return nil, err
 		}
+		if finished {
+			return openFinished(dir, cfg, o)
+		}
+		// An interrupted run keeps its folder (it resumes there); a failed one removes a folder it created.
+		defer func() { rf.release(retErr != nil && o.Context.Err() == nil) }()
 		tokPath = filepath.Join(dir, TokenizerFile)
 	}
 	prov := run.NewProvenance(&cfg, o.Overrides, cfg.Seed)
@@ -183,7 +197,7 @@ func train(cfg Config, dir string, batches [][]*tensors.Tensor, o run.Options) (
 		fit.OnStep(func(step int, x fit.Metrics) { o.Metric(step, run.MetricTrainLoss, x.Loss) }),
 		fit.OnEval(func(step int, e fit.EvalMetrics) { o.Metric(step, run.MetricValLoss, e.Loss) })}
 	if dir != "" {
-		fitOpts = append(fitOpts, fit.CheckpointDir(filepath.Join(dir, CheckpointDir)))
+		fitOpts = append(fitOpts, fit.CheckpointDir(filepath.Join(dir, CheckpointDir)), fit.RunConfig(cfg))
 	}
 	var seedErr error
 	if p := cfg.Prism; cfg.Head == HeadPrism && p.ProtoWarmup > 0 {
@@ -236,9 +250,15 @@ func train(cfg Config, dir string, batches [][]*tensors.Tensor, o run.Options) (
 	if dir != "" {
 		cfgJSON, _ := json.Marshal(cfg)
 		meta := map[string]string{"format": WeightsFormat, "config": string(cfgJSON), "git": prov.GitCommit}
-		if err := store.ExportContext(m.Ctx, filepath.Join(dir, WeightsFile), store.Trainable, meta); err != nil {
+		weights := filepath.Join(dir, WeightsFile)
+		if err := store.ExportContext(m.Ctx, weights, store.Trainable, meta); err != nil {
 			return nil, err
 		}
+		d, err := store.FileDigest(weights)
+		if err != nil {
+			return nil, errors.WithMessage(err, "lm: recording the weights' digest")
+		}
+		res.Weights = &d
 		if err := store.SaveJSON(filepath.Join(dir, ResultFile), res); err != nil {
 			return nil, err
 		}
@@ -246,22 +266,18 @@ func train(cfg Config, dir string, batches [][]*tensors.Tensor, o run.Options) (
 	return m, nil
 }
 
-// claimDir makes dir the run folder of cfg: it refuses a folder whose config.json records another config (naming
-// the differing keys) or cannot be read, and otherwise creates the folder and writes config.json.
-func claimDir(dir string, cfg Config) error {
-	path := filepath.Join(dir, ConfigFile)
-	if _, err := os.Stat(path); err == nil {
-		var stored Config
-		if err := store.LoadJSON(path, &stored); err != nil {
-			return errors.WithMessagef(err, "lm: %s is not a readable run config; move the folder away to train "+
-				"afresh", path)
-		}
-		return sameConfig(dir, stored, cfg)
+// openFinished opens the finished run of cfg in dir instead of training it again.
+func openFinished(dir string, cfg Config, o run.Options) (*Model, error) {
+	m, err := Open(dir)
+	if err != nil {
+		return nil, err
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return errors.Wrapf(err, "lm: creating the run folder %s", dir)
+	if err := sameConfig(dir, m.Config, cfg); err != nil {
+		return nil, err
 	}
-	return store.SaveJSON(path, cfg)
+	m.Interrupt = o.Context
+	o.Logf("lm", "%s already holds this finished run; loaded it (to train it again, %s)", dir, freshHint)
+	return m, nil
 }
 
 // loss returns the training loss of the model: next-token cross-entropy for the dense head, prismLoss for PRISM.

@@ -149,13 +149,17 @@ func TestTrain_RefusesAFolderOfAnotherConfig(t *testing.T) {
 	other.Model.NumLayers = 2
 	_, err = Train(other, dir, run.Progress(nil))
 	require.ErrorContains(t, err, "model.num_layers: 1 → 2")
+	require.ErrorContains(t, err, "train into another folder (--out), or replace the run there with `protolab train "+
+		"--fresh`")
 	after, err := os.ReadFile(filepath.Join(dir, ConfigFile))
 	require.NoError(t, err)
 	require.Equal(t, before, after)
 
 	require.NoError(t, os.WriteFile(filepath.Join(dir, ConfigFile), []byte("{"), 0o644))
 	_, err = Train(cfg, dir, run.Progress(nil))
-	require.ErrorContains(t, err, "not a readable run config")
+	require.ErrorContains(t, err, ConfigFile+" is corrupt")
+	require.ErrorContains(t, err, "unexpected end of JSON input")
+	require.ErrorContains(t, err, "--fresh")
 }
 
 // TestOpen_ChecksTheFilesAgree opens run folders whose files disagree with each other.

@@ -191,10 +191,15 @@ func PrepareContext(ctx context.Context, cfg Config, tokenizerPath string) (*Pre
 func loadOrTrainTokenizer(ctx context.Context, texts []string, cfg tokenizer.Config, path string) (
 	*tokenizer.Tokenizer, error) {
 	if path != "" {
-		if _, err := os.Stat(path); err == nil {
-			tok, err := tokenizer.Load(path)
+		// Read once and parse those bytes (not a check, then a second read another writer could race).
+		b, err := os.ReadFile(path)
+		if err != nil && !os.IsNotExist(err) {
+			return nil, errors.Wrapf(err, "reading the tokenizer %s", path)
+		}
+		if err == nil {
+			tok, err := tokenizer.FromJSON(b)
 			if err != nil {
-				return nil, err
+				return nil, errors.WithMessagef(err, "the tokenizer %s is corrupt; delete it to retrain", path)
 			}
 			if tok.VocabSize() != cfg.VocabSize || !reflect.DeepEqual(tok.SpecialTokens(), cfg.SpecialTokens) {
 				return nil, errors.Errorf("tokenizer %s has vocab_size %d and special tokens %q, but the config asks "+

@@ -2,7 +2,7 @@
 //
 //	protolab run <study> --preset tiny|small|paper --set "train.steps=100" [--out DIR] [--fresh]
 //	protolab keys <study> [--preset P]
-//	protolab train    --preset tiny|small|paper --set "model.num_layers=4;train.lr=3e-4" --out DIR
+//	protolab train    --preset tiny|small|paper --set "model.num_layers=4;train.lr=3e-4" --out DIR [--fresh]
 //	protolab eval     --out DIR [--batches N]
 //	protolab generate --out DIR --prompt "The queen" [--n 3] [--tokens 64] [--temperature 0.8] [--top-k 40]
 //	protolab bench throughput|decode [--mixers …] [--ctx …] [--preset P] [--set …] [--out DIR]
@@ -131,6 +131,8 @@ func cmdTrain(args []string, stdout io.Writer) error {
 		"your own .txt/.jsonl/.parquet data")
 	out := fs.String("out", "", "the run folder (required); an interrupted run resumes from its checkpoints, a "+
 		"folder holding another configuration is refused")
+	fresh := fs.Bool("fresh", false, "delete the run in --out first and train from scratch (only a ProtoLab run "+
+		"folder that no process is using; a folder holding other files is refused)")
 	if _, err := parseArgs(fs, args); err != nil {
 		return err
 	}
@@ -140,6 +142,11 @@ func cmdTrain(args []string, stdout io.Writer) error {
 	cfg, err := baselineConfig(*preset, set.String())
 	if err != nil {
 		return err
+	}
+	if *fresh {
+		if err := lm.RemoveRun(*out); err != nil {
+			return errors.WithMessage(err, "train --fresh")
+		}
 	}
 	ctx, stop := interruptContext()
 	defer stop()
