@@ -166,11 +166,12 @@ func TestInterrupt_DuringDataPreparationExits130(t *testing.T) {
 }
 
 // TestInterrupt_SecondCtrlCExitsAtOnce holds the first interrupt (the child keeps working, as a phase that checks
-// its context rarely would) and checks that a second one exits at once with status 130.
+// its context rarely would) and checks that a second one exits at once with status 130, leaving no file
+// half-written.
 func TestInterrupt_SecondCtrlCExitsAtOnce(t *testing.T) {
 	cmd, dir, stderr := startTrain(t, true)
 	require.NoError(t, cmd.Process.Signal(syscall.SIGINT))
-	time.Sleep(300 * time.Millisecond)
+	time.Sleep(100 * time.Millisecond)
 	var first []string // stderr after the first interrupt; its end would mean the child exited
 	for drained := false; !drained; {
 		select {
@@ -188,7 +189,26 @@ func TestInterrupt_SecondCtrlCExitsAtOnce(t *testing.T) {
 	t.Logf("exited %.2f s after the second interrupt", time.Since(start).Seconds())
 	require.Equal(t, 130, code, "stderr:\n%s", rest)
 	require.Contains(t, rest, "protolab: interrupted again; exiting at once")
-	requireOnlyConfig(t, dir)
+	requireNothingHalfWritten(t, dir)
+}
+
+// requireNothingHalfWritten checks that no temporary file is left under dir and that every JSON file there parses.
+func requireNothingHalfWritten(t *testing.T, dir string) {
+	t.Helper()
+	err := filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
+		if os.IsNotExist(err) && path == dir {
+			return filepath.SkipDir // the folder was not created (or was removed)
+		}
+		require.NoError(t, err)
+		require.NotContains(t, d.Name(), ".tmp", "a temporary file was left: %s", path)
+		if !d.IsDir() && strings.HasSuffix(path, ".json") {
+			b, err := os.ReadFile(path)
+			require.NoError(t, err)
+			require.True(t, json.Valid(b), "%s is not complete JSON", path)
+		}
+		return nil
+	})
+	require.NoError(t, err)
 }
 
 // TestInterrupt_ExitCodes checks the status main exits with: 128 + the signal's number.
