@@ -1,6 +1,7 @@
 package data
 
 import (
+	"context"
 	"fmt"
 	"runtime"
 	"slices"
@@ -99,6 +100,11 @@ func (c SyntheticConfig) Concepts() []Concept {
 //
 // Document i depends only on (cfg.Seed, i) and the sentence settings, so a smaller NumDocs gives a prefix.
 func Synthetic(cfg SyntheticConfig) (*Corpus, error) {
+	return SyntheticContext(context.Background(), cfg)
+}
+
+// SyntheticContext is Synthetic that stops between documents once ctx is done and then returns ctx's error.
+func SyntheticContext(ctx context.Context, cfg SyntheticConfig) (*Corpus, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -116,13 +122,16 @@ func Synthetic(cfg SyntheticConfig) (*Corpus, error) {
 	var wg sync.WaitGroup
 	for w := range workers {
 		wg.Go(func() {
-			for i := w; i < cfg.NumDocs; i += workers {
+			for i := w; i < cfg.NumDocs && ctx.Err() == nil; i += workers {
 				g := docGen{cfg: &cfg, lex: lex, r: newRNG(cfg.Seed, uint64(i))}
 				c.Texts[i], c.Labels[i] = g.document()
 			}
 		})
 	}
 	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return nil, errors.WithMessage(err, "data.Synthetic")
+	}
 	return c, nil
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"unicode/utf8"
 
@@ -68,4 +69,38 @@ func TestReadFiles_TextSplitAndContext(t *testing.T) {
 	cancel()
 	_, err = ReadFilesContext(ctx, p, ReadConfig{})
 	require.ErrorIs(t, err, context.Canceled)
+}
+
+// countdown is a context that reports itself cancelled from its (n+1)-th Err call on, counting the calls.
+type countdown struct {
+	context.Context
+	n, calls atomic.Int64
+}
+
+func (c *countdown) Err() error {
+	if c.calls.Add(1) > c.n.Load() {
+		return context.Canceled
+	}
+	return nil
+}
+
+// TestSyntheticContext_StopsBetweenDocuments cancels the generation of 5,000 documents after 10: the workers stop at
+// their next document (far fewer than 5,000 checks) and the context's error is returned.
+func TestSyntheticContext_StopsBetweenDocuments(t *testing.T) {
+	cfg := DefaultSyntheticConfig()
+	cfg.NumDocs = 5000
+	ctx := &countdown{Context: context.Background()}
+	ctx.n.Store(10)
+	_, err := SyntheticContext(ctx, cfg)
+	require.ErrorIs(t, err, context.Canceled)
+	require.Less(t, ctx.calls.Load(), int64(100), "generation went on after the cancel")
+
+	cfg.NumDocs = 20
+	ctx = &countdown{Context: context.Background()}
+	ctx.n.Store(1 << 30)
+	c, err := SyntheticContext(ctx, cfg)
+	require.NoError(t, err)
+	want, err := Synthetic(cfg)
+	require.NoError(t, err)
+	require.Equal(t, want.Texts, c.Texts)
 }

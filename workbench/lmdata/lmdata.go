@@ -105,7 +105,7 @@ func LoadCorpus(cfg Config) (*data.Corpus, error) { return loadCorpus(context.Ba
 func loadCorpus(ctx context.Context, cfg Config) (*data.Corpus, error) {
 	switch strings.ToLower(cfg.Source) {
 	case SourceSynthetic:
-		return data.Synthetic(cfg.Synthetic)
+		return data.SyntheticContext(ctx, cfg.Synthetic)
 	case SourceWordNet:
 		dir, err := wordnet.Dir()
 		if err != nil {
