@@ -92,7 +92,7 @@ func TestRun_EveryStudyAtTiny(t *testing.T) {
 	for _, s := range studies {
 		var first, second bytes.Buffer
 		require.NoError(t, dispatch([]string{"run", s.name, "--preset", "tiny", "--out", out}, &first), s.name)
-		require.Contains(t, first.String(), "result in "+filepath.Join(out, s.name), s.name)
+		require.Contains(t, first.String(), "\nresult in "+filepath.Join(out, s.name), s.name+": on a line of its own")
 		_, path, ok := strings.Cut(first.String(), "result in ")
 		require.True(t, ok)
 		require.FileExists(t, strings.TrimSpace(path))

@@ -145,7 +145,11 @@ func cmdRun(args []string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprint(stdout, res.String())
+	text := res.String()
+	fmt.Fprint(stdout, text)
+	if !strings.HasSuffix(text, "\n") {
+		fmt.Fprintln(stdout) // a report that does not end its last line must not run into the next one
+	}
 	if *out != "" {
 		path, err := store.CachePath(run.StudyDir(*out, s.name), run.ResultName, cfg) // the key's JSON is the config's
 		if err != nil {
