@@ -19,18 +19,26 @@ type BarGroup struct {
 // len(categories).
 func Bars(title string, categories []string, groups []BarGroup, options ...Option) *charts.Bar {
 	s := newSettings(options)
+	var values [][]float64
+	for _, g := range groups {
+		values = append(values, g.Values)
+	}
+	s.logY = s.logY && logSpan(values...)
 	bar := charts.NewBar()
 	bar.SetGlobalOptions(s.globalOptions(title, "axis", len(groups) > 1, opts.Grid{})...)
 	xAxis := opts.XAxis{Type: "category", Name: s.xName, NameLocation: "middle", NameGap: 28}
+	rotate := 0.0
 	if len(categories) > 8 {
-		xAxis.NameGap = 50
-		xAxis.AxisLabel = &opts.AxisLabel{Rotate: 30}
+		rotate = 30
+		xAxis.AxisLabel = &opts.AxisLabel{Rotate: rotate}
 	}
-	bar.SetGlobalOptions(
-		charts.WithXAxisOpts(xAxis),
-		charts.WithYAxisOpts(opts.YAxis{Type: valueAxisType(s.logY), Name: s.yName}),
-	)
+	yAxis := opts.YAxis{Type: valueAxisType(s.logY), Name: s.yName}
+	if s.zoomY {
+		yAxis.Scale = opts.Bool(true)
+	}
+	bar.SetGlobalOptions(charts.WithXAxisOpts(xAxis), charts.WithYAxisOpts(yAxis))
 	bar.SetXAxis(categories) // Bar.Validate copies these into the x axis.
+	var names []string
 	for i, g := range groups {
 		if len(g.Values) != len(categories) {
 			panic(errors.Errorf("plot.Bars(%q): group %q has %d values for %d categories",
@@ -41,8 +49,18 @@ func Bars(title string, categories []string, groups []BarGroup, options ...Optio
 			data[j] = opts.BarData{Value: cell(v, s.logY)}
 		}
 		bar.AddSeries(g.Name, data, charts.WithItemStyleOpts(opts.ItemStyle{Color: color(i)}))
+		names = append(names, g.Name)
 	}
-	bar.Accept(patcher{fns: []func(map[string]any){allAxisLabels("xAxis")}})
+	lo, hi := dataRange(s.logY, values...)
+	if !s.zoomY && !s.logY {
+		lo, hi = math.Min(lo, 0), math.Max(hi, 0)
+	}
+	_, labelH := categoryLabelSize(categories, rotate)
+	fr := frame{xLabelH: labelH, yLabelW: valueLabelWidth(lo, hi, s.logY)}
+	if len(groups) > 1 {
+		fr.legend = legendNames(names)
+	}
+	bar.Accept(patcher{fns: []func(map[string]any){allAxisLabels("xAxis"), s.layoutPatch(title, fr)}})
 	return bar
 }
 
@@ -71,21 +89,32 @@ func Heatmap(title string, xLabels, yLabels []string, values [][]float64, option
 	}
 	lo, hi, ramp := colorScale(lo, hi, s)
 
+	rotate := 0.0
+	if len(xLabels) > 8 {
+		rotate = 45
+	}
+	yLabelW, _ := categoryLabelSize(yLabels, 0)
+	_, xLabelH := categoryLabelSize(xLabels, rotate)
+	fr := frame{xLabelH: xLabelH, yLabelW: yLabelW + 4, colorName: s.colorName, colorDecimals: significantDecimals(lo, hi)}
+	if fr.colorName == "" {
+		fr.colorName = "value"
+	}
+	if !s.sized {
+		s.width, s.height = heatmapSize(title, len(xLabels), len(yLabels), fr, s)
+	}
 	hm := charts.NewHeatMap()
-	hm.SetGlobalOptions(s.globalOptions(title, "item", false,
-		opts.Grid{Top: "70", Bottom: "60", Left: "50", Right: "110", ContainLabel: opts.Bool(true)})...)
+	hm.SetGlobalOptions(s.globalOptions(title, "item", false, opts.Grid{})...)
 	xAxis := opts.XAxis{Type: "category", Data: xLabels, Name: s.xName, NameLocation: "middle", NameGap: 28,
 		SplitArea: &opts.SplitArea{Show: opts.Bool(true)}}
-	if len(xLabels) > 8 {
-		xAxis.NameGap = 50
-		xAxis.AxisLabel = &opts.AxisLabel{Rotate: 45}
+	if rotate > 0 {
+		xAxis.AxisLabel = &opts.AxisLabel{Rotate: rotate}
 	}
 	// HeatMap.SetXAxis is ignored by go-echarts v2.6.7 (HeatMap.Validate never copies it), so both axes
 	// get their categories here.
 	hm.SetGlobalOptions(
 		charts.WithXAxisOpts(xAxis),
-		// Inverse puts row 0 on top; the name then goes to the axis start, which is the top.
-		charts.WithYAxisOpts(opts.YAxis{Type: "category", Data: yLabels, Name: s.yName, NameLocation: "start",
+		// Inverse puts row 0 on top.
+		charts.WithYAxisOpts(opts.YAxis{Type: "category", Data: yLabels, Name: s.yName,
 			Inverse:   opts.Bool(true),
 			SplitArea: &opts.SplitArea{Show: opts.Bool(true)}}),
 		charts.WithVisualMapOpts(opts.VisualMap{
@@ -95,8 +124,29 @@ func Heatmap(title string, xLabels, yLabels []string, values [][]float64, option
 		}),
 	)
 	hm.AddSeries(title, data)
-	hm.Accept(patcher{fns: []func(map[string]any){allAxisLabels("xAxis"), allAxisLabels("yAxis")}})
+	hm.Accept(patcher{fns: []func(map[string]any){allAxisLabels("xAxis"), allAxisLabels("yAxis"),
+		s.layoutPatch(title, fr)}})
 	return hm
+}
+
+// Minimum cell size of a heatmap whose size is derived from its rows and columns: a row fits one label line.
+const (
+	heatmapRowH = 24.0
+	heatmapColW = 22.0
+)
+
+// heatmapSize returns a canvas size that gives each of the rows × cols cells at least heatmapRowH ×
+// heatmapColW pixels besides the title, labels, axis names and colour bar; the width is at least DefaultWidth.
+func heatmapSize(title string, cols, rows int, fr frame, s settings) (int, int) {
+	s.width = DefaultWidth
+	b := s.layout(title, fr)
+	need := b.left + fr.yLabelW + 8 + float64(cols)*heatmapColW + b.right
+	if need > float64(s.width) {
+		s.width = int(math.Ceil(need))
+		b = s.layout(title, fr)
+	}
+	h := b.top + float64(rows)*heatmapRowH + fr.xLabelH + 8 + b.bottom
+	return s.width, int(math.Ceil(math.Max(h, 240)))
 }
 
 // colorScale returns the colour range and ramp of a heatmap whose finite data span [lo, hi].
@@ -134,6 +184,11 @@ type Points struct {
 // non-finite coordinate (or ≤ 0 on a log axis) are dropped. Scatter panics when a group's lengths disagree.
 func Scatter(title string, groups []Points, options ...Option) *charts.Scatter {
 	s := newSettings(options)
+	var xs, ys [][]float64
+	for _, g := range groups {
+		xs, ys = append(xs, g.X), append(ys, g.Y)
+	}
+	s.logX, s.logY = s.logX && logSpan(xs...), s.logY && logSpan(ys...)
 	sc := charts.NewScatter()
 	sc.SetGlobalOptions(s.globalOptions(title, "item", len(groups) > 1, opts.Grid{})...)
 	sc.SetGlobalOptions(
@@ -141,6 +196,16 @@ func Scatter(title string, groups []Points, options ...Option) *charts.Scatter {
 			NameGap: 28, Scale: opts.Bool(true)}),
 		charts.WithYAxisOpts(opts.YAxis{Type: valueAxisType(s.logY), Name: s.yName, Scale: opts.Bool(true)}),
 	)
+	var names []string
+	for _, g := range groups {
+		names = append(names, g.Name)
+	}
+	lo, hi := dataRange(s.logY, ys...)
+	fr := frame{xLabelH: 22, yLabelW: valueLabelWidth(lo, hi, s.logY)}
+	if len(groups) > 1 {
+		fr.legend = legendNames(names)
+	}
+	sc.Accept(patcher{fns: []func(map[string]any){s.layoutPatch(title, fr)}})
 	for i, g := range groups {
 		if len(g.X) != len(g.Y) || (g.Labels != nil && len(g.Labels) != len(g.X)) {
 			panic(errors.Errorf("plot.Scatter(%q): group %q has len(X)=%d, len(Y)=%d, len(Labels)=%d",

@@ -2,6 +2,7 @@ package plot
 
 import (
 	"encoding/json"
+	"fmt"
 	"math"
 	"testing"
 
@@ -103,8 +104,8 @@ func TestLines_SeriesAxesAndBands(t *testing.T) {
 
 func TestLines_LogAxesDropAndGapNonPositive(t *testing.T) {
 	x := []float64{0, 1, 10, 100}
-	y := []float64{5, -1, 2, 3}
-	c := Lines("log", x, []Series{{Name: "a", Y: y, Lo: []float64{1, 1, 0, 1}, Hi: []float64{9, 9, 3, 4}}}, LogX(), LogY())
+	y := []float64{500, -1, 2, 3}
+	c := Lines("log", x, []Series{{Name: "a", Y: y, Lo: []float64{1, 1, 0, 1}, Hi: []float64{900, 9, 3, 4}}}, LogX(), LogY())
 	o := optionOf(t, c)
 	require.Equal(t, "log", list(t, o, "xAxis")[0]["type"])
 	require.Equal(t, "log", list(t, o, "yAxis")[0]["type"])
@@ -135,7 +136,7 @@ func TestLines_PerSeriesXAndPanics(t *testing.T) {
 
 func TestBars_GroupsAndCategories(t *testing.T) {
 	cats := []string{"ProtoT", "LLaMA", "DeltaNet"}
-	groups := []BarGroup{{Name: "train", Values: []float64{3.1, 2.9, 3.3}}, {Name: "valid", Values: []float64{3.4, 3.2, math.Inf(1)}}}
+	groups := []BarGroup{{Name: "train", Values: []float64{3.1, 290, 3.3}}, {Name: "valid", Values: []float64{3.4, 320, math.Inf(1)}}}
 	o := optionOf(t, Bars("perplexity", cats, groups, LogY(), AxisNames("model", "ppl")))
 	require.Equal(t, "perplexity", o["title"].(map[string]any)["text"])
 	xa := list(t, o, "xAxis")[0]
@@ -205,7 +206,7 @@ func TestHeatmap_CategoryAxesCellsAndScale(t *testing.T) {
 
 func TestScatter_GroupsLabelsAndLogAxes(t *testing.T) {
 	g := []Points{
-		{Name: "nouns", X: []float64{1, 10, -3}, Y: []float64{2, 20, 5}, Labels: []string{"cat", "dog", "neg"}},
+		{Name: "nouns", X: []float64{1, 10, -3}, Y: []float64{2, 200, 5}, Labels: []string{"cat", "dog", "neg"}},
 		{Name: "verbs", X: []float64{100}, Y: []float64{math.NaN()}},
 	}
 	o := optionOf(t, Scatter("embedding", g, LogX(), LogY()))
@@ -217,7 +218,7 @@ func TestScatter_GroupsLabelsAndLogAxes(t *testing.T) {
 	data := series[0]["data"].([]any)
 	require.Len(t, data, 2, "x = -3 cannot sit on a log axis")
 	require.Equal(t, "dog", data[1].(map[string]any)["name"])
-	require.Equal(t, []any{10.0, 20.0}, data[1].(map[string]any)["value"])
+	require.Equal(t, []any{10.0, 200.0}, data[1].(map[string]any)["value"])
 	require.Empty(t, series[1]["data"], "a NaN point is dropped")
 	require.Panics(t, func() { Scatter("bad", []Points{{Name: "a", X: []float64{1}, Y: nil}}) })
 }
@@ -232,4 +233,81 @@ func TestOptions_SizeAndRenderer(t *testing.T) {
 	require.Contains(t, f.script, `renderer: "svg"`, "SVG is the default renderer")
 	w, h = f.size()
 	require.Equal(t, [2]int{DefaultWidth, DefaultHeight}, [2]int{w, h})
+}
+
+// Every builder draws a plain legend (never paged) only when it has more than one entry, names its axes in
+// the middle of each axis, and gives the grid room for the wrapped legend rows.
+func TestLayout_PlainLegendMiddleNamesAndGridRoom(t *testing.T) {
+	var many []Series
+	for i := range 9 {
+		many = append(many, Series{Name: fmt.Sprintf("series %d with a long name", i), Y: []float64{1, 2}})
+	}
+	few := Lines("few", []float64{1, 2}, many[:2], AxisNames("x (s)", "y (m)"))
+	lots := Lines("many", []float64{1, 2}, many, AxisNames("x (s)", "y (m)"))
+	one := Bars("one", []string{"a"}, []BarGroup{{Name: "g", Values: []float64{1}}}, AxisNames("c", "v (ms)"))
+	for _, c := range []Chart{few, lots, one,
+		Scatter("s", []Points{{Name: "a", X: []float64{1}, Y: []float64{2}}}, AxisNames("x", "y")),
+		Heatmap("h", []string{"a"}, []string{"b"}, [][]float64{{1}}, AxisNames("x", "y"))} {
+		o := optionOf(t, c)
+		legend := o["legend"].(map[string]any)
+		require.Equal(t, "plain", legend["type"])
+		for _, key := range []string{"xAxis", "yAxis"} {
+			a := list(t, o, key)[0]
+			require.Equal(t, "middle", a["nameLocation"], key)
+			require.Greater(t, a["nameGap"].(float64), 10.0, key)
+		}
+		require.Equal(t, true, list(t, o, "grid")[0]["containLabel"])
+	}
+	require.Equal(t, false, optionOf(t, one)["legend"].(map[string]any)["show"], "one series needs no legend")
+	bottom := func(c Chart) float64 { return list(t, optionOf(t, c), "grid")[0]["bottom"].(float64) }
+	require.Greater(t, bottom(lots), bottom(few)+legendRowH, "nine long names take more rows than two")
+}
+
+// LogY over less than MinLogSpan gives a linear axis that spans the data; over more, a log axis with minor
+// ticks.
+func TestLayout_LogAxisOnlyOverTwoDecades(t *testing.T) {
+	narrow := optionOf(t, Lines("loss", []float64{1, 2, 3}, []Series{{Name: "a", Y: []float64{5.2, 3.1, 2.4}}}, LogY()))
+	ya := list(t, narrow, "yAxis")[0]
+	require.Equal(t, "value", ya["type"])
+	require.Equal(t, true, ya["scale"], "zoomed on the data, not from 0")
+	wide := optionOf(t, Lines("loss", []float64{1, 2, 3}, []Series{{Name: "a", Y: []float64{520, 3.1, 2.4}}}, LogY()))
+	ya = list(t, wide, "yAxis")[0]
+	require.Equal(t, "log", ya["type"])
+	require.Equal(t, map[string]any{"show": true}, ya["minorTick"])
+}
+
+// ZoomY lets a bar chart's value axis start near the data, so a 0.19% difference is visible.
+func TestBars_ZoomY(t *testing.T) {
+	g := []BarGroup{{Name: "PRISM", Values: []float64{31.25}}, {Name: "dense", Values: []float64{31.31}}}
+	require.Nil(t, list(t, optionOf(t, Bars("p", []string{"ppl"}, g)), "yAxis")[0]["scale"], "bars start at 0 by default")
+	require.Equal(t, true, list(t, optionOf(t, Bars("p", []string{"ppl"}, g, ZoomY())), "yAxis")[0]["scale"])
+}
+
+// A heatmap's height follows its rows (at least heatmapRowH pixels each), its colour bar carries the label,
+// and an explicit Size wins.
+func TestHeatmap_SizeFromRowsAndColourBarLabel(t *testing.T) {
+	rows := make([]string, 8)
+	values := make([][]float64, 8)
+	for i := range rows {
+		rows[i], values[i] = fmt.Sprintf("p%d", i), []float64{float64(i), 1}
+	}
+	c := Heatmap("h", []string{"a", "b"}, rows, values, ColorBar("ΔMSE (nats²)"))
+	_, h := renderFragment(c).size()
+	require.GreaterOrEqual(t, float64(h), 8*heatmapRowH+70, "eight rows of %v px besides the title", heatmapRowH)
+	vm := list(t, optionOf(t, c), "visualMap")[0]
+	require.Equal(t, []any{"ΔMSE (nats²)", ""}, vm["text"])
+	vm = list(t, optionOf(t, Heatmap("h", []string{"a"}, []string{"b"}, [][]float64{{1}})), "visualMap")[0]
+	require.Equal(t, []any{"value", ""}, vm["text"], "a heatmap without ColorBar is still labelled")
+	w, h := renderFragment(Heatmap("h", []string{"a", "b"}, rows, values, Size(500, 300))).size()
+	require.Equal(t, [2]int{500, 300}, [2]int{w, h})
+}
+
+// Dashed marks the predicted member of a measured/predicted pair.
+func TestLines_DashedSeries(t *testing.T) {
+	o := optionOf(t, Lines("p", []float64{1, 2}, []Series{{Name: "measured", Y: []float64{1, 2}},
+		{Name: "predicted", Y: []float64{1, 2}, Dashed: true}}))
+	series := list(t, o, "series")
+	require.Nil(t, series[0]["lineStyle"].(map[string]any)["type"])
+	require.Equal(t, "dashed", series[1]["lineStyle"].(map[string]any)["type"])
+	require.NotEqual(t, series[0]["symbol"], series[1]["symbol"])
 }

@@ -11,7 +11,15 @@
 //     method renders aligned text for reports.
 //
 // All builders take [Option] values ([Subtitle], [AxisNames], [LogX], [LogY], [Size], [Canvas], [ColorRange],
-// [Diverging]); options that do not apply to a chart type are ignored. Non-finite values (and values ≤ 0 on a
+// [Diverging], [ColorBar], [ZoomY]); options that do not apply to a chart type are ignored.
+//
+// Layout, the same for every builder (layout.go): the legend is plain (it wraps onto more rows, never pages)
+// and sits at the bottom; the grid leaves room for the wrapped title and subtitle, the legend rows and the axis
+// names, which are centred along their axes outside the tick labels (sizes estimated from the data and labels;
+// [Inspect] measures what Chromium drew and the tests check it). LogX and LogY give a log axis, with minor ticks,
+// only when the data span at least [MinLogSpan]; narrower data get a linear axis zoomed on the data. A heatmap's
+// size follows its rows and columns unless Size is given, and its colour bar carries the [ColorBar] label
+// (quantity and unit). [Series].Dashed draws the predicted member of a measured/predicted pair dashed. Non-finite values (and values ≤ 0 on a
 // log axis) become gaps ("-" in the echarts option) rather than breaking the JSON. Length mismatches between
 // x and y data are programming errors and panic.
 //

@@ -20,6 +20,9 @@ type Series struct {
 	// Lo and Hi, when both non-nil, are the lower and upper edges of an error band (e.g. mean ± 2·stderr),
 	// each of length len(Y). Points where either is non-finite (or ≤ 0 on a log y axis) have no band.
 	Lo, Hi []float64
+	// Dashed draws the curve dashed with hollow markers: use it for the predicted (theory) member of a
+	// measured/predicted pair, so the pair differs in style as well as colour.
+	Dashed bool
 }
 
 // Lines returns a line chart of the series against numeric x (a value axis, or log with LogX) with
@@ -28,6 +31,13 @@ type Series struct {
 // dropped. Lines panics when a series' lengths disagree or when it has only one of Lo and Hi.
 func Lines(title string, x []float64, series []Series, options ...Option) *charts.Line {
 	s := newSettings(options)
+	var xs, ys [][]float64
+	for _, ser := range series {
+		xs = append(xs, x, ser.X)
+		ys = append(ys, ser.Y, ser.Lo, ser.Hi)
+	}
+	s.logX = s.logX && logSpan(xs...)
+	s.logY = s.logY && logSpan(ys...)
 	line := charts.NewLine()
 	line.SetGlobalOptions(s.globalOptions(title, "axis", len(series) > 1, opts.Grid{})...)
 	line.SetGlobalOptions(
@@ -38,6 +48,7 @@ func Lines(title string, x []float64, series []Series, options ...Option) *chart
 		charts.WithYAxisOpts(opts.YAxis{Type: valueAxisType(s.logY), Name: s.yName, Scale: opts.Bool(true)}),
 	)
 	hasBands := false
+	var names []string
 	for i, ser := range series {
 		xs := ser.X
 		if xs == nil {
@@ -47,15 +58,23 @@ func Lines(title string, x []float64, series []Series, options ...Option) *chart
 			panic(errors.Wrapf(err, "plot.Lines(%q)", title))
 		}
 		c := color(i)
-		addLine(line, ser.Name, xs, ser.Y, c, s)
+		addLine(line, ser, xs, c, s)
+		names = append(names, ser.Name)
 		if ser.Lo != nil {
 			addBand(line, i, ser, xs, c, s)
 			hasBands = true
 		}
 	}
-	if hasBands {
-		line.Accept(patcher{fns: []func(map[string]any){quietBands}})
+	lo, hi := dataRange(s.logY, ys...)
+	fr := frame{xLabelH: 22, yLabelW: valueLabelWidth(lo, hi, s.logY)}
+	if len(series) > 1 {
+		fr.legend = legendNames(names)
 	}
+	fns := []func(map[string]any){s.layoutPatch(title, fr)}
+	if hasBands {
+		fns = append(fns, quietBands)
+	}
+	line.Accept(patcher{fns: fns})
 	return line
 }
 
@@ -72,8 +91,9 @@ func checkSeries(ser Series, xs []float64) error {
 	return nil
 }
 
-// addLine adds the visible curve: points [x, y].
-func addLine(line *charts.Line, name string, xs, ys []float64, c string, s settings) {
+// addLine adds the visible curve: points [x, y], dashed when ser.Dashed.
+func addLine(line *charts.Line, ser Series, xs []float64, c string, s settings) {
+	ys := ser.Y
 	data := make([]opts.LineData, 0, len(xs))
 	for j, xv := range xs {
 		if !usable(xv, s.logX) {
@@ -81,10 +101,14 @@ func addLine(line *charts.Line, name string, xs, ys []float64, c string, s setti
 		}
 		data = append(data, opts.LineData{Value: []any{xv, cell(ys[j], s.logY)}})
 	}
-	line.AddSeries(name, data,
-		charts.WithLineChartOpts(opts.LineChart{ShowSymbol: opts.Bool(len(data) <= maxSymbols), Symbol: "circle"}),
+	style, symbol := opts.LineStyle{Color: c, Width: 2}, "circle"
+	if ser.Dashed {
+		style, symbol = opts.LineStyle{Color: c, Width: 1.5, Type: "dashed"}, "triangle"
+	}
+	line.AddSeries(ser.Name, data,
+		charts.WithLineChartOpts(opts.LineChart{ShowSymbol: opts.Bool(len(data) <= maxSymbols), Symbol: symbol}),
 		charts.WithItemStyleOpts(opts.ItemStyle{Color: c}),
-		charts.WithLineStyleOpts(opts.LineStyle{Color: c, Width: 2}),
+		charts.WithLineStyleOpts(style),
 	)
 }
 

@@ -40,6 +40,9 @@ type settings struct {
 	colorRange   *[2]float64
 	diverging    bool
 	noAnimation  bool
+	sized        bool   // Size was given: builders keep it instead of deriving one (heatmaps)
+	colorName    string // the colour bar's label, with its unit (heatmaps)
+	zoomY        bool   // the value axis of a bar chart spans the data, not 0
 }
 
 func newSettings(options []Option) settings {
@@ -60,20 +63,36 @@ func AxisNames(x, y string) Option {
 	return func(s *settings) { s.xName, s.yName = x, y }
 }
 
-// LogX makes the x axis logarithmic (Lines, Scatter). Points with x ≤ 0 are dropped.
+// LogX makes the x axis logarithmic (Lines, Scatter) when the positive data span at least MinLogSpan; points
+// with x ≤ 0 are then dropped. Over a narrower span the axis is linear and spans the data, because a log axis
+// over less than two decades labels at most two ticks and hides the differences.
 func LogX() Option { return func(s *settings) { s.logX = true } }
 
-// LogY makes the y axis logarithmic (Lines, Scatter, Bars). Values ≤ 0 become gaps.
+// LogY makes the y axis logarithmic (Lines, Scatter, Bars) when the positive data span at least MinLogSpan;
+// values ≤ 0 then become gaps. Over a narrower span the axis is linear and spans the data (see LogX).
 func LogY() Option { return func(s *settings) { s.logY = true } }
+
+// MinLogSpan is the smallest ratio max/min of the positive data for which LogX and LogY draw a log axis.
+const MinLogSpan = 100.0
+
+// ColorBar labels a heatmap's colour bar: the quantity and its unit, e.g. "ΔMSE (nats²)". Without it the bar
+// is labelled "value".
+func ColorBar(label string) Option { return func(s *settings) { s.colorName = label } }
+
+// ZoomY makes the value axis of a bar chart span the data instead of starting at 0 (bars then start at the
+// axis minimum): use it when the differences between bars are the point and are small against the values.
+func ZoomY() Option { return func(s *settings) { s.zoomY = true } }
 
 // Size sets the chart size in CSS pixels; non-positive values keep the default.
 func Size(width, height int) Option {
 	return func(s *settings) {
 		if width > 0 {
 			s.width = width
+			s.sized = true
 		}
 		if height > 0 {
 			s.height = height
+			s.sized = true
 		}
 	}
 }
@@ -109,13 +128,26 @@ func (s settings) globalOptions(title, trigger string, legend bool, grid opts.Gr
 		}),
 		charts.WithTitleOpts(opts.Title{Title: title, Subtitle: s.subtitle}),
 		charts.WithTooltipOpts(opts.Tooltip{Show: opts.Bool(true), Trigger: trigger}),
-		charts.WithLegendOpts(opts.Legend{Show: opts.Bool(legend), Top: "bottom", Type: "scroll"}),
+		charts.WithLegendOpts(opts.Legend{Show: opts.Bool(legend), Bottom: "4", Type: "plain"}),
 		charts.WithGridOpts(grid),
 	}
 	if s.noAnimation {
 		g = append(g, charts.WithAnimation(false))
 	}
 	return g
+}
+
+// logSpan reports whether a log axis suits values: their positive part spans at least MinLogSpan.
+func logSpan(values ...[]float64) bool {
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for _, vs := range values {
+		for _, v := range vs {
+			if v > 0 && !math.IsInf(v, 0) {
+				lo, hi = math.Min(lo, v), math.Max(hi, v)
+			}
+		}
+	}
+	return hi >= lo && hi/lo >= MinLogSpan
 }
 
 // valueAxisType returns "log" or "value".
