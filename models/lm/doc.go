@@ -63,4 +63,45 @@
 // the user's files are refused, naming the keys or files and the fix), then locks it; RemoveRun clears a run folder
 // for `protolab train --fresh`. Open checks that the files agree: weights.safetensors has the recorded digest, the
 // tokenizer's vocabulary is the model's, and the stored weights are exactly the variables the config's model uses.
+//
+// # PyTorch export
+//
+// Model.Export (the CLI's `protolab export --out RUN_DIR --to FILE.safetensors`) writes one safetensors file
+// (format ExportFormat, "protolab.export/v1"; written atomically) in a layout fixed by two rules:
+//
+//   - Names. Every tensor keeps its workbench variable's name: the scope path and variable name joined by dots
+//     (workbench/store), e.g. "embed.embeddings", "block_00.attention.q", "block_01.ffn.down",
+//     "block_00.protot.read_query", "final_norm.gain", "lm_head.weights" (absent when tied), "prism.prototypes".
+//     There are no ".weight"/".weights" suffixes besides lm_head's own variable name. The names are the probe and
+//     checkpoint names, so a PyTorch user addresses the same weight as a notebook.
+//   - Orientation (the "orientation" of each tensor in the "tensors" metadata). "linear_out_in": a projection that
+//     the workbench applies as x·W with W [in, out] is transposed to nn.Linear's [out, in] (attention q, k, v, o;
+//     ffn gate, up, down; deltanet q_proj, k_proj, v_proj, beta_proj, out_proj; mamba in_proj, x_proj, dt_proj,
+//     out_proj), so y = F.linear(x, W). "conv_c1k": a depthwise kernel held as [C, K] gets nn.Conv1d(groups=C)'s
+//     singleton axis, [C, 1, K], the last tap multiplying the current token (deltanet q_conv, k_conv, v_conv;
+//     mamba conv_kernel), as ProtoT's conv already is. "as_is": everything else is stored as the workbench holds
+//     it: embeddings and lm_head [V, D], gains [D], ProtoT's value [D_v, D], output [D, D_v] and read_query [D, D]
+//     (already [out, in]), ProtoT's prototypes [R, D] and PRISM's bank [K, D] (one prototype per row, compared by
+//     dot products and cosines, not applied as a projection), mamba's a_log [d, N], biases and scalars.
+//
+// A workbench variable without a rule is an export error, so a new weight cannot leave with an undocumented layout.
+// ProtoT's intervention masks write_mask and read_mask [R] (float32; entries ≤ 0 remove a prototype) are exported
+// with the weights, all ones when never set. The tensors have the model's dtype (model.dtype).
+//
+// The metadata ("__metadata__", string values) holds: "format"; "architecture", the JSON of Architecture: mixer,
+// head, V, D, L, the resolved FFN width, drop_ffn, tie_embeddings, the RMSNorm ε, the dtype, each layer's rules
+// (ProtoT's shared routing and convolution), the mixer's resolved sizes and fixed constants (ProtoT's temperature
+// ε, mass floor, masked logit and numerics; DeltaNet's q/k-norm ε; attention's RoPE base and convention) and
+// PRISM's K, k and activation scale; "config", the run's resolved Config; "tensors", each tensor's workbench
+// variable, workbench shape and orientation; "tokenizer", the run's tokenizer.json; "git".
+//
+// RoPE: attention rotates each head's channel i with channel i + D_h/2 ("rotate_half", as GPT-NeoX and Hugging
+// Face's LLaMA). docs/spec/protot.md §9.1 writes interleaved pairs (2i, 2i+1); the two are the same model up to a
+// permutation of q's and k's channels, which the export does not apply: architecture.attention.rope_convention
+// says "rotate_half".
+//
+// models/lm/pytorch/protolab_lm.py (plain PyTorch) loads an export into a torch.nn.Module whose state_dict keys are
+// these names (loaded strictly) and reproduces the workbench's logits for every mixer and both heads;
+// TestExport_PyTorchReproducesLogits checks it to float32 precision where python3 has torch (Debian's
+// python3-torch) and skips otherwise.
 package lm

@@ -29,8 +29,9 @@
 //
 // ExportContext names each gomlx variable by its scope path and name joined with dots, dropping the leading "/":
 //
-//	scope "/block_00/ffn/up/dense", variable "weights"  →  "block_00.ffn.up.dense.weights"
-//	scope "/", variable "#rngState"                     →  "#rngState"
+//	scope "/block_00/ffn", variable "up"      →  "block_00.ffn.up"
+//	scope "/block_00/attention", variable "q" →  "block_00.attention.q"
+//	scope "/", variable "#rngState"           →  "#rngState"
 //
 // Name and SplitName convert in both directions. Because '.' is the separator, a scope element or variable name that
 // contains '.' cannot be exported (ExportContext returns an error naming it). Scope names are part of each layer's
@@ -41,16 +42,17 @@
 //
 // # Layout and PyTorch
 //
-// Tensors are stored exactly as gomlx holds them. Note the one common layout difference: a gomlx Dense layer stores
-// "weights" as [in, out] (y = x·W + b), while PyTorch's nn.Linear stores weight as [out, in] (y = x·Wᵀ + b), so a
-// PyTorch user transposes Dense weights. Embedding tables ([vocab, dim]) and norm gains ([dim]) need no change.
-// A short loading snippet (pip install safetensors torch):
+// Tensors are stored exactly as gomlx holds them, so their orientation is each layer's own: the decoder's FFN and
+// attention projections are [in, out] (y = x·W), ProtoT's projections [out, in] (y = W·x), DeltaNet's and Mamba's
+// depthwise kernels [C, K] while ProtoT's is [C, 1, K]. A file written by ExportContext is a workbench checkpoint,
+// not an interchange format. For PyTorch, use the export of models/lm (`protolab export`; models/lm doc.go,
+// "PyTorch export"), which orients every tensor by one documented rule ([out, in] for projections, [C, 1, K] for
+// depthwise kernels) and records the architecture in its metadata; models/lm/pytorch/protolab_lm.py loads it.
+// Any safetensors file is readable from Python (pip install safetensors):
 //
 //	from safetensors.torch import load_file
-//	sd = load_file("model.safetensors")          # dict: name -> torch.Tensor
-//	w = sd["block_00.ffn.up.dense.weights"].T    # gomlx [in, out] -> torch Linear [out, in]
-//	linear.weight.data.copy_(w)
-//	linear.bias.data.copy_(sd["block_00.ffn.up.dense.biases"])
+//	sd = load_file("weights.safetensors")       # dict: name -> torch.Tensor
+//	w = sd["block_00.ffn.up"]                   # [D, F] here; the export holds it as [F, D]
 //
 // The metadata is available with safetensors.safe_open(path, "pt").metadata().
 //

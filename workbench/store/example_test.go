@@ -34,11 +34,11 @@ func ExampleSave() {
 }
 
 func ExampleName() {
-	key, _ := store.Name("/block_00/ffn/up/dense", "weights")
+	key, _ := store.Name("/block_00/ffn", "up") // the decoder's FFN up-projection
 	scope, name, _ := store.SplitName(key)
 	fmt.Println(key)
 	fmt.Println(scope, name)
 	// Output:
-	// block_00.ffn.up.dense.weights
-	// /block_00/ffn/up/dense weights
+	// block_00.ffn.up
+	// /block_00/ffn up
 }

@@ -30,6 +30,7 @@ func TestArgs_StrayWordIsAnErrorInEveryCommand(t *testing.T) {
 		"bench":     {"decode", "stray", "--preset", "tiny", "--out", out},
 		"attribute": {"--query", "q", "stray", "--out", out},
 		"report":    {"stray", "--out", out},
+		"export":    {"--out", out, "stray", "--to", out + "/x.safetensors"},
 	}
 	for _, c := range commands {
 		args, ok := cases[c.name]

@@ -5,6 +5,7 @@
 //	protolab train    --preset tiny|small|paper --set "model.num_layers=4;train.lr=3e-4" --out DIR [--fresh]
 //	protolab eval     --out DIR [--batches N]
 //	protolab generate --out DIR --prompt "The queen" [--n 3] [--tokens 64] [--temperature 0.8] [--top-k 40]
+//	protolab export   --out DIR --to FILE.safetensors
 //	protolab bench throughput|decode [--mixers …] [--ctx …] [--preset P] [--set …] [--out DIR]
 //	protolab attribute --query "prompt|completion" [--method …] | --compare
 //
@@ -46,6 +47,7 @@ var commands = []command{
 	{"train", "train the baseline LM into one run folder; writes weights, tokenizer, checkpoints, result.json", cmdTrain},
 	{"eval", "validation perplexity of a trained run folder", cmdEval},
 	{"generate", "sample continuations of a prompt from a trained run folder", cmdGenerate},
+	{"export", "write a trained run folder's model as one PyTorch-oriented safetensors file", cmdExport},
 	{"attribute", "the training sequences that most influence a query (PRISM's cached prototypes, EK-FAC, ...)", cmdAttribute},
 	{"report", "the scorecard: each paper claim against the stored results, with a verdict (REPORT.md, .html)", cmdReport},
 	{"bench", "the speed study: training throughput or decoding time vs context for each mixer (table + JSON)", cmdBench},
