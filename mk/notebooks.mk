@@ -14,14 +14,19 @@ PROTOCOL_STUDIES := architecture speed interp prismhead attribution steering sup
 
 ## run: set up, then execute every notebook with the Small preset into out/ (notebooks, HTML, figures), then write
 ## the scorecard from what is stored (protocol runs where `make reproduce` made them, the notebooks' quick runs
-## otherwise; each row names its run).
+## otherwise; each row names its run). A failed notebook stops neither the others nor the scorecard; `make run` then
+## exits non-zero after the scorecard (scripts/notebooks.sh prints which notebooks ran, failed, and their times).
 run: setup
-	bash scripts/notebooks.sh small $(OUT)
-	$(MAKE) report
+	@nb=0; bash scripts/notebooks.sh small $(OUT) || nb=$$?; \
+	  rep=0; $(MAKE) report || rep=$$?; \
+	  if [ $$nb != 0 ]; then echo "run: a notebook failed (summary in $(OUT)/notebooks-summary.txt)"; exit $$nb; fi; \
+	  exit $$rep
 
 test-notebooks: setup
-	bash scripts/notebooks.sh tiny $(OUT)/test
-	$(PROTOLAB) report --out $(OUT)/test/runs --md $(OUT)/test/REPORT.md
+	bash scripts/notebooks_test.sh
+	@nb=0; bash scripts/notebooks.sh tiny $(OUT)/test || nb=$$?; \
+	  rep=0; $(PROTOLAB) report --out $(OUT)/test/runs --md $(OUT)/test/REPORT.md || rep=$$?; \
+	  if [ $$nb != 0 ]; then exit $$nb; fi; exit $$rep
 
 ## reproduce: every study's full protocol at the Small preset (seeds, equal budgets, held-out evaluation; about an
 ## hour each on 2 cores, outside CI), stored under out/runs, then the scorecard. WordNet is installed first: the
@@ -35,6 +40,8 @@ reproduce: wordnet
 report:
 	$(PROTOLAB) report --out $(OUT)/runs --md $(OUT)/REPORT.md
 
-## lab: open Jupyter (GoNB kernel) on the notebooks.
+## lab: open Jupyter (GoNB kernel) on the notebooks. As root (a container) Jupyter refuses to start without
+## --allow-root, so it is added then, and only then.
 lab: setup
-	PROTOLAB_ROOT=$(CURDIR) PROTOLAB_OUT=$(CURDIR)/$(OUT) jupyter notebook --notebook-dir=notebooks
+	PROTOLAB_ROOT=$(CURDIR) PROTOLAB_OUT=$(CURDIR)/$(OUT) jupyter notebook --notebook-dir=notebooks \
+	  $$(if [ "$$(id -u)" = 0 ]; then echo --allow-root; fi)

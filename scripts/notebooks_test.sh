@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# Tests scripts/notebooks.sh without a kernel: a fake `jupyter` on PATH "executes" three notebooks, the first of which
+# fails (its cell program exits 2, as GoNB reports it), the second of which kills the kernel (no output written), and
+# the third of which passes. Checks that every notebook ran, that the summary names each with its status and time,
+# that the script exits 1, and that no per-cell timeout was passed. Usage: bash scripts/notebooks_test.sh
+set -uo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+mkdir -p "$tmp/bin" "$tmp/nb"
+cat >"$tmp/bin/jupyter" <<'EOF'
+#!/usr/bin/env bash
+# Fake jupyter: `nbconvert --to notebook --execute ... --output-dir D --output N.ipynb SRC` copies SRC's "executed"
+# form to D/N.ipynb (or fails for a notebook called *crash*); `nbconvert --to html ... NB` writes NB's .html.
+echo "$*" >>"$FAKE_JUPYTER_LOG"
+args=("$@"); to=""; outdir=""; output=""; src="${args[-1]}"
+for ((i = 0; i < ${#args[@]}; i++)); do
+  case ${args[i]} in
+    --to) to=${args[i+1]} ;;
+    --output-dir) outdir=${args[i+1]} ;;
+    --output) output=${args[i+1]} ;;
+  esac
+done
+if [[ $to == html ]]; then echo "<html/>" >"${src%.ipynb}.html"; exit 0; fi
+case $src in
+  *crash*) echo "RuntimeError: Kernel died" >&2; exit 1 ;;
+  *) cp "$src" "$outdir/$output" ;;
+esac
+EOF
+chmod +x "$tmp/bin/jupyter"
+cell() { # stderr text of a code cell's output
+  printf '{"cells":[{"cell_type":"code","source":"%%%%\\n","metadata":{},"execution_count":1,"outputs":[{"output_type":"stream","name":"stderr","text":"%s"}]}],"metadata":{},"nbformat":4,"nbformat_minor":5}' "$1"
+}
+cell 'train: missing key\nexit status 2\n' >"$tmp/nb/01_fails.ipynb"
+cell '' >"$tmp/nb/02_crash.ipynb"
+cell 'progress\n' >"$tmp/nb/03_passes.ipynb"
+
+export FAKE_JUPYTER_LOG=$tmp/jupyter.log
+PATH="$tmp/bin:$PATH" bash "$root/scripts/notebooks.sh" tiny "$tmp/out" \
+  "$tmp/nb/01_fails.ipynb" "$tmp/nb/02_crash.ipynb" "$tmp/nb/03_passes.ipynb" >"$tmp/stdout" 2>&1
+status=$?
+
+fail=0
+check() { # description, command...
+  local what=$1; shift
+  if "$@"; then echo "ok: $what"; else echo "FAIL: $what"; fail=1; fi
+}
+check "exit status 1 when a notebook failed (got $status)" test "$status" = 1
+check "the notebook after a failed one ran" test -f "$tmp/out/03_passes.ipynb"
+check "the failed notebook's executed copy is kept" test -f "$tmp/out/01_fails.ipynb"
+check "summary: 01_fails FAILED with its time" grep -qE '01_fails +FAILED +[0-9]+ s' "$tmp/stdout"
+check "summary: 02_crash FAILED with its time" grep -qE '02_crash +FAILED +[0-9]+ s' "$tmp/stdout"
+check "summary: 03_passes OK with its time" grep -qE '03_passes +OK +[0-9]+ s' "$tmp/stdout"
+check "summary line names the failed notebooks" grep -q '3 ran, 2 failed: 01_fails 02_crash' "$tmp/stdout"
+check "summary file written" grep -q '03_passes' "$tmp/out/notebooks-summary.txt"
+check "no per-cell timeout" grep -q -- '--ExecutePreprocessor.timeout=-1' "$tmp/jupyter.log"
+if [[ $fail != 0 ]]; then
+  echo "--- notebooks.sh output ---"; cat "$tmp/stdout"; exit 1
+fi
+echo "notebooks_test: OK"
