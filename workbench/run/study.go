@@ -1,7 +1,6 @@
 package run
 
 import (
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -128,18 +127,4 @@ func relPath(path string) string {
 		}
 	}
 	return path
-}
-
-// Must returns v, or stops a notebook cell (or example) with err's message when err is not nil. Notebooks use it
-// for every call that can fail: run.Must(study.LoadOrRun(cfg, opts...)).
-func Must[T any](v T, err error) T {
-	Check(err)
-	return v
-}
-
-// Check stops a notebook cell with err's message when err is not nil: run.Check(plot.Display(chart)).
-func Check(err error) {
-	if err != nil {
-		panic(fmt.Sprintf("%v", err))
-	}
 }

@@ -133,12 +133,6 @@ func TestDiffKeys_NamesDifferingLeaves(t *testing.T) {
 	require.Equal(t, []string{"a: 1 → (absent)", "b: (absent) → 1"}, d)
 }
 
-func TestMust_PanicsWithTheMessage(t *testing.T) {
-	require.Equal(t, 3, run.Must(3, nil))
-	require.PanicsWithValue(t, "boom", func() { run.Must(0, errors.New("boom")) })
-	require.NotPanics(t, func() { run.Check(nil) })
-}
-
 func TestShowcase_PrefersTheStoredProtocolRun(t *testing.T) {
 	calls := 0
 	compute := func(c studyCfg, prov *run.Provenance, o run.Options) (*studyResult, error) {
