@@ -17,8 +17,9 @@ Command line (used by the Go parity test, models/lm/export_test.go):
 
     python3 protolab_lm.py FILE.safetensors [FILE2.safetensors ...] --tokens "1,2,3;4,5,6" [--out logits.json]
 
-prints (or writes) {"logits": {"FILE.safetensors": [[[...]]], ...}}, each file's logits [B][T][V] for the rows of
---tokens (one process for several files: importing torch is the slow part).
+prints (or writes) {"logits": {"FILE.safetensors": [[[...]]], ...}, "reconstruction": {...}}: each file's logits
+[B][T][V] for the rows of --tokens and, for a PRISM model, its reconstruction z_hat [B][T][D] (one process for
+several files: importing torch is the slow part).
 """
 
 import json
@@ -413,11 +414,14 @@ def _main(argv):
     ap.add_argument("--out", help="write the JSON here instead of stdout")
     args = ap.parse_args(argv)
     rows = torch.tensor([[int(x) for x in r.split(",")] for r in args.tokens.split(";")], dtype=torch.int64)
-    result = {}
+    result, recon = {}, {}
     for path in args.files:
+        model = load(path)
         with torch.no_grad():
-            result[path] = load(path)(rows).double().tolist()
-    text = json.dumps({"logits": result})
+            result[path] = model(rows).double().tolist()
+            if model.arch["head"] == "prism":
+                recon[path] = model.prism_head(model.hidden(rows))["reconstruction"].double().tolist()
+    text = json.dumps({"logits": result, "reconstruction": recon})
     if args.out:
         with open(args.out, "w") as f:
             f.write(text)
