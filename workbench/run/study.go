@@ -1,9 +1,7 @@
 package run
 
 import (
-	"os"
 	"path/filepath"
-	"strings"
 
 	"github.com/pkg/errors"
 
@@ -62,7 +60,7 @@ func studyResult[C Config, R any](study string, cfg C, opts []Option, compute fu
 	r, hit, err := store.LoadOrCompute(dir, ResultName, cfg, run)
 	if err == nil && hit {
 		path, _ := store.CachePath(dir, ResultName, cfg)
-		o.Logf(study, "loaded the stored result %s", relPath(path))
+		o.Logf(study, "loaded the stored result %s", ShowPath(path))
 	}
 	return r, err
 }
@@ -117,14 +115,4 @@ func Notebook[C Config, R any](study string, preset func(name string) (C, error)
 	}
 	r, _, err := Showcase(study, full(), quick(), opts, compute)
 	return r, err
-}
-
-// relPath shortens path to a path relative to the working directory when it lies below it.
-func relPath(path string) string {
-	if wd, err := os.Getwd(); err == nil {
-		if rel, err := filepath.Rel(wd, path); err == nil && !strings.HasPrefix(rel, "..") {
-			return rel
-		}
-	}
-	return path
 }
