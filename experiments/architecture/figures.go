@@ -271,7 +271,7 @@ func ClassifyChart(r *ClassifyReport) *charts.Bar {
 		}
 	}
 	return plot.Bars("Downstream classification: test accuracy", cats, append(groups, maj),
-		plot.AxisNames("task", "accuracy"), plot.Subtitle(fmt.Sprintf("%s pooling, fine-tuning %s", pool, head)))
+		plot.AxisNames("task", "test accuracy (fraction)"), plot.Subtitle(fmt.Sprintf("%s pooling, fine-tuning %s", pool, head)))
 }
 
 func nanSlice(n int) []float64 {

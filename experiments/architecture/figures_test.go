@@ -1,10 +1,13 @@
 package architecture
 
 import (
+	"context"
 	"math"
 	"testing"
+	"time"
 
 	"github.com/protolab/protolab/models/lm"
+	"github.com/protolab/protolab/workbench/plot"
 	"github.com/stretchr/testify/require"
 )
 
@@ -39,7 +42,9 @@ func TestFigures_OptionJSON(t *testing.T) {
 	require.Contains(t, opt, "width 32")
 	require.Contains(t, opt, `"name":"attention"`)
 	require.Contains(t, opt, `"name":"protot"`)
-	require.Contains(t, opt, `"type":"log"`)
+	// LogX over 2× of tokens (less than plot.MinLogSpan) gives a linear axis zoomed on the data.
+	require.Contains(t, opt, `"type":"value"`)
+	require.NotContains(t, opt, `"type":"log"`)
 	require.Contains(t, opt, "training tokens")
 	opt = WidthChart(sw, 100).RenderSnippet().Option
 	require.Contains(t, opt, "100 steps")
@@ -91,4 +96,13 @@ func TestFigures_OptionJSON(t *testing.T) {
 	for _, s := range []string{"topic (6 classes)", `"name":"majority class"`, `"name":"protot"`, "0.625", "mean pooling"} {
 		require.Contains(t, opt, s)
 	}
+
+	// Drawn in headless Chromium: no paging legend, clipped or overprinted text, or empty series.
+	if err := plot.BrowserAvailable(); err != nil {
+		t.Skipf("browser check: %v", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	require.NoError(t, plot.CheckRendered(ctx, PerplexityChart(cmp), CurvesChart(cmp), TuningChart(tuning),
+		TokensChart(sw, 0), WidthChart(sw, 100), GenerationChart(g), JudgeChart(g), ClassifyChart(rep)))
 }

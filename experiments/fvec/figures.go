@@ -3,6 +3,7 @@ package fvec
 import (
 	"fmt"
 	"math"
+	"strings"
 
 	"github.com/go-echarts/go-echarts/v2/charts"
 
@@ -58,7 +59,7 @@ func modelName(kind string) string {
 
 // estimateSeries turns Monte Carlo estimates for M = 1… into a series with a ±2 s.e. band.
 func estimateSeries(name string, e []meanfield.Estimate) plot.Series {
-	s := plot.Series{Name: name}
+	s := plot.Series{Name: name, Dashed: strings.HasPrefix(name, theoryPrefix)}
 	for i, v := range e {
 		s.X = append(s.X, float64(i+1))
 		s.Y = append(s.Y, v.Mean)
@@ -70,7 +71,7 @@ func estimateSeries(name string, e []meanfield.Estimate) plot.Series {
 
 // curveSeries is a theory curve indexed by M − 1.
 func curveSeries(name string, y []float64) plot.Series {
-	s := plot.Series{Name: name, Y: y}
+	s := plot.Series{Name: name, Y: y, Dashed: strings.HasPrefix(name, theoryPrefix)}
 	for i := range y {
 		s.X = append(s.X, float64(i+1))
 	}
@@ -154,7 +155,8 @@ func PatchHeatmap(r *Result, name string, theory bool) *charts.HeatMap {
 	}
 	return plot.Heatmap(fmt.Sprintf("Key patching, model %s, seed %d: ΔMSE (%s)", patchName(p.Name, p.Kind), p.Seed,
 		what), xl, yl, values,
-		plot.Diverging(), plot.AxisNames("patched layer ℓ", "level j where the two paths diverge"))
+		plot.Diverging(), plot.AxisNames("patched layer ℓ", "level j where the two paths diverge"),
+		plot.ColorBar("ΔMSE (E‖θ̂ − θ‖²)"))
 }
 
 // PatchLines plots ΔMSE against the patched layer for the model of row name (as PatchHeatmap), one simulated and
@@ -173,10 +175,10 @@ func PatchLines(r *Result, name string) *charts.Line {
 		}
 		series = append(series,
 			plot.Series{Name: fmt.Sprintf("%sj = %d", simulationPrefix, v), Y: p.Delta[j], Lo: lo, Hi: hi},
-			plot.Series{Name: fmt.Sprintf("%sj = %d", theoryPrefix, v), Y: p.Theory[j]})
+			plot.Series{Name: fmt.Sprintf("%sj = %d", theoryPrefix, v), Y: p.Theory[j], Dashed: true})
 	}
 	return plot.Lines("Key patching: ΔMSE against the patched layer", x, series,
-		plot.AxisNames("patched layer ℓ", "ΔMSE"))
+		plot.AxisNames("patched layer ℓ", "ΔMSE (E‖θ̂ − θ‖²)"))
 }
 
 // ProbeHeatmap shows how the function vectors of the model of row name resolve the path: held-out accuracy of
@@ -195,7 +197,8 @@ func ProbeHeatmap(r *Result, name string) *charts.HeatMap {
 		}
 	}
 	return plot.Heatmap(fmt.Sprintf("Function vectors of model %s: linear probe accuracy", patchName(v.Name, v.Kind)), xl,
-		yl, v.ProbeAccuracy, plot.ColorRange(0.5, 1), plot.AxisNames("decoded bit", "workspace after layer ℓ"))
+		yl, v.ProbeAccuracy, plot.ColorRange(0.5, 1), plot.AxisNames("decoded bit", "workspace after layer ℓ"),
+		plot.ColorBar("probe accuracy (fraction)"))
 }
 
 // WorkspaceScatter shows the function vectors of the model of row name: (φ_1, φ_2) of test contexts, one colour per

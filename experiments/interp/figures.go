@@ -143,7 +143,8 @@ func RoutingMassHeatmap(res *Result, source string, layer int) *charts.HeatMap {
 		}
 	}
 	return plot.Heatmap(fmt.Sprintf("Routing mass π by position, layer %d (%s)", layer, source), cols, rows, values,
-		plot.AxisNames("position t", "prototype"), plot.Subtitle("mean over held-out sequences"))
+		plot.AxisNames("position t", "prototype"), plot.ColorBar("routing mass π (fraction)"),
+		plot.Subtitle("mean over held-out sequences"))
 }
 
 // PrototypeBars shows each prototype's mass share (%) and half-life (tokens), one group per quantity.
@@ -157,7 +158,7 @@ func PrototypeBars(res *Result, source string) *charts.Bar {
 		half.Values = append(half.Values, p.HalfLife)
 	}
 	return plot.Bars(fmt.Sprintf("Prototype mass share and half-life (%s)", source), cats,
-		[]plot.BarGroup{mass, half}, plot.AxisNames("prototype", ""))
+		[]plot.BarGroup{mass, half}, plot.AxisNames("prototype", "mass share (%) · half-life (tokens)"))
 }
 
 // MetricBars compares the unit kinds on the naming metrics (doc.go, "Metrics"): mean disentanglement, mean
@@ -171,6 +172,7 @@ func MetricBars(res *Result, source string) *charts.Bar {
 			k.Coverage.Mean, k.NamedFraction, k.LabelsNamed}})
 	}
 	return plot.Bars(fmt.Sprintf("Disentanglement and coverage by unit kind (%s)", source), cats, groups,
+		plot.AxisNames("metric", "mean (fraction)"),
 		plot.Subtitle("means over units; ground-truth labels, no judge"))
 }
 
@@ -184,6 +186,7 @@ func ThemesBars(res *Result, source string) *charts.Bar {
 		g.Values = append(g.Values, k.NumThemes.Mean)
 	}
 	return plot.Bars(fmt.Sprintf("Number of themes per unit (%s)", source), cats, []plot.BarGroup{g},
+		plot.AxisNames("unit kind", "themes per unit"),
 		plot.Subtitle("labels with excess purity ≥ θ; lower is better"))
 }
 
@@ -243,7 +246,7 @@ func InterventionHeatmap(res *Result, source, kind string) *charts.HeatMap {
 	}
 	return plot.Heatmap(fmt.Sprintf("Held-out ΔProb (%%) of each target word, %s mask of one prototype (%s)", kind,
 		source), cols,
-		rows, values, plot.Diverging(), plot.AxisNames("target", "prototype"), plot.Size(900, 40+18*max(8, len(rows))))
+		rows, values, plot.Diverging(), plot.AxisNames("target", "prototype"), plot.ColorBar("ΔProb (%)"))
 }
 
 // scaled returns a copy of the matrix m with every entry multiplied by f.
@@ -271,7 +274,7 @@ func ClassLossHeatmap(res *Result, source string) *charts.HeatMap {
 	}
 	return plot.Heatmap(fmt.Sprintf("Held-out loss increase (millinats per position) by target class, write mask of "+
 		"one prototype (%s)", source), cols, rows, values, plot.Diverging(), plot.AxisNames("class of the target token",
-		"prototype"), plot.Size(640, 40+18*max(8, len(rows))))
+		"prototype"), plot.ColorBar("Δloss (millinats/position)"))
 }
 
 // SelectivityTable lists ClassSelectivity: per concept, the prototype costing its tokens most beyond what it costs

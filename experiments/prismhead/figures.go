@@ -16,8 +16,9 @@ func QualityBars(q Quality) *charts.Bar {
 	return plot.Bars("Perplexity on held-out text", []string{"perplexity"}, []plot.BarGroup{
 		{Name: "PRISM", Values: []float64{q.Prism.Perplexity}},
 		{Name: "dense head", Values: []float64{q.Dense.Perplexity}},
-	}, plot.Subtitle(fmt.Sprintf("PRISM %+.2f%% (perplexity), %+.2f%% (loss) against the dense head",
-		100*q.RelPerplexity, 100*q.RelLoss)))
+	}, plot.ZoomY(), plot.AxisNames("", "perplexity (exp of nats/token)"),
+		plot.Subtitle(fmt.Sprintf("PRISM %+.2f%% (perplexity), %+.2f%% (loss) against the dense head; axis zoomed",
+			100*q.RelPerplexity, 100*q.RelLoss)))
 }
 
 // SeedQuality shows, per training seed and as the mean over seeds, the configured PRISM model's loss and perplexity
@@ -37,7 +38,7 @@ func SeedQuality(r *Result) *charts.Bar {
 	return plot.Bars("PRISM against the dense head, per seed", cats, []plot.BarGroup{
 		{Name: "loss vs dense (%)", Values: loss},
 		{Name: "perplexity vs dense (%)", Values: ppl},
-	}, plot.Subtitle(fmt.Sprintf("mean ± 2 s.e. over %d seeds: loss %+.2f ± %.2f%%, perplexity %+.2f ± %.2f%%",
+	}, plot.AxisNames("training seed", "change against the dense head (%)"), plot.Subtitle(fmt.Sprintf("mean ± 2 s.e. over %d seeds: loss %+.2f ± %.2f%%, perplexity %+.2f ± %.2f%%",
 		s.Seeds, 100*s.RelLoss.Mean, 200*s.RelLoss.SE, 100*s.RelPerplexity.Mean, 200*s.RelPerplexity.SE)))
 }
 
@@ -48,7 +49,8 @@ func CoverageBars(q Quality) *charts.Bar {
 	return plot.Bars("Coverage on held-out tokens", []string{"R̄1", "R2", fmt.Sprintf("R1 > %.2g", c.Threshold),
 		fmt.Sprintf("R2 > %.2g", c.Threshold), "prototypes used"}, []plot.BarGroup{
 		{Name: "PRISM", Values: []float64{c.R1Bar, c.R2, c.R1Frac, c.R2Frac, 1 - q.Usage.DeadFraction}},
-	}, plot.Subtitle(fmt.Sprintf("%d evaluation tokens; E‖r‖²/‖z‖² = %.3f", c.Tokens, c.RecRatio)))
+	}, plot.AxisNames("coverage metric", "fraction"),
+		plot.Subtitle(fmt.Sprintf("%d evaluation tokens; E‖r‖²/‖z‖² = %.3f", c.Tokens, c.RecRatio)))
 }
 
 // UsageCurve shows the prototypes' usage counts on the validation tokens, sorted in decreasing order (log y;
@@ -92,6 +94,7 @@ func HessianHeatmap(c Curvature, name string) *charts.HeatMap {
 		values, labels = [][]float64{}, []string{}
 	}
 	return plot.Heatmap(fmt.Sprintf("Hessian blocks (%s): log10 ‖H_ij‖_F", s.Name), labels, labels, values,
+		plot.AxisNames("prototype j", "prototype i"), plot.ColorBar("log10 ‖H_ij‖_F"),
 		plot.Subtitle(fmt.Sprintf("λ1 = λ2 = %g; block mass %.3f; relative error to exact %.3f", c.R1Weight,
 			s.BlockMass, s.RelFrobenius)))
 }
@@ -100,6 +103,7 @@ func HessianHeatmap(c Curvature, name string) *charts.HeatMap {
 func CoUsageHeatmap(c Curvature) *charts.HeatMap {
 	labels := protoLabels(c.Prototypes)
 	return plot.Heatmap("Co-usage C_ij on the most used prototypes", labels, labels, c.CoUsage,
+		plot.AxisNames("prototype j", "prototype i"), plot.ColorBar("C_ij (Σ_t a_ti a_tj)"),
 		plot.Subtitle(fmt.Sprintf("off-diagonal mass %.3f (these prototypes), %.3f (whole bank)", c.OffDiagonalMassJ,
 			c.OffDiagonalMass)))
 }

@@ -1,8 +1,10 @@
 package prismhead
 
 import (
+	"context"
 	"encoding/json"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -55,7 +57,7 @@ func TestFigures_SeriesAndData(t *testing.T) {
 	c := fixtureCurvature(0.1)
 	res := &Result{Replicates: []Replicate{{Seed: 2, Quality: q}, {Seed: 3, Quality: q}}}
 	res.Summary = Summarize(res.Replicates)
-	for _, tc := range []struct {
+	cases := []struct {
 		name  string
 		chart plot.Chart
 		want  map[string]int
@@ -73,7 +75,10 @@ func TestFigures_SeriesAndData(t *testing.T) {
 		{"SweepConditioning", SweepConditioning(sw), map[string]int{"exact H + λ_fix I": 3,
 			"exact diagonal blocks H_jj + λ_fix I (median κ)": 3}},
 		{"SweepQuality", SweepQuality(sw), map[string]int{"R̄1": 3, "loss vs dense (%)": 3}},
-	} {
+	}
+	var all []plot.Chart
+	for _, tc := range cases {
+		all = append(all, tc.chart)
 		got := seriesData(option(t, tc.chart))
 		for name, n := range tc.want {
 			if name == "" {
@@ -92,4 +97,13 @@ func TestFigures_SeriesAndData(t *testing.T) {
 	data := o["series"].([]any)[0].(map[string]any)["data"].([]any)
 	first := data[0].(map[string]any)["value"].([]any)[1].(float64)
 	require.Equal(t, 9.0, first)
+
+	// Drawn in headless Chromium: no paging legend, clipped or overprinted text, empty series or unlabelled
+	// colour bar.
+	if err := plot.BrowserAvailable(); err != nil {
+		t.Skipf("browser check: %v", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	require.NoError(t, plot.CheckRendered(ctx, all...))
 }

@@ -21,8 +21,9 @@ type benchCurve struct {
 	hasDashedValue bool
 }
 
-// benchChart draws the curves on log-log axes: "<mixer>" solid with its band and "<mixer> <dashedName>" dashed, in
-// the same colour (the measured series come first, so the k-th mixer and its band take palette colour k).
+// benchChart draws the curves on log-log axes (each linear when its data span less than plot.MinLogSpan):
+// "<mixer>" solid with its band and "<mixer> <dashedName>" dashed, in the same colour (the measured series come
+// first, so the k-th mixer and its band take palette colour k).
 func benchChart(title, subtitle, xName, yName, dashedName string, curves []benchCurve) *charts.Line {
 	var series []plot.Series
 	for _, c := range curves {

@@ -272,7 +272,7 @@ func TestBenchFigures_OptionJSON(t *testing.T) {
 	res := benchSample()
 	opt := ThroughputChart(res).RenderSnippet().Option
 	for _, want := range []string{`"name":"attention"`, `"name":"protot"`, `"name":"protot predicted"`,
-		`"type":"dashed"`, `"type":"log"`, "Training throughput vs context"} {
+		`"type":"dashed"`, "Training throughput vs context"} {
 		require.Contains(t, opt, want)
 	}
 	var o map[string]any

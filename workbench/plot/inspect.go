@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -58,14 +59,17 @@ func (r Rendering) Problems() []string {
 		}
 	}
 	for _, name := range r.AxisNames {
-		i := r.text(name)
-		if i < 0 {
-			p = append(p, fmt.Sprintf("axis name %q is not drawn in full (truncated or missing)", name))
-			continue
-		}
-		for j, u := range r.Texts {
-			if j != i && r.Texts[i].overlaps(u, 1) {
-				p = append(p, fmt.Sprintf("axis name %q overlaps text %q", name, u.Text))
+		lines := strings.Split(name, "\n") // a wrapped name is drawn line by line
+		for _, line := range lines {
+			i := r.text(line)
+			if i < 0 {
+				p = append(p, fmt.Sprintf("axis name %q is not drawn in full (truncated or missing)", line))
+				continue
+			}
+			for j, u := range r.Texts {
+				if j != i && r.Texts[i].overlaps(u, 1) && !slices.Contains(lines, u.Text) {
+					p = append(p, fmt.Sprintf("axis name %q overlaps text %q", line, u.Text))
+				}
 			}
 		}
 	}
@@ -169,4 +173,31 @@ func Inspect(ctx context.Context, cs ...Chart) ([]Rendering, error) {
 		out = append(out, r)
 	}
 	return out, nil
+}
+
+// BrowserAvailable returns nil when Inspect can run: Chromium and the echarts library are installed.
+func BrowserAvailable() error {
+	if _, err := EchartsPath(); err != nil {
+		return err
+	}
+	_, err := ChromiumPath()
+	return err
+}
+
+// CheckRendered renders the charts with Inspect and returns an error listing every chart's Problems, or nil.
+func CheckRendered(ctx context.Context, cs ...Chart) error {
+	rs, err := Inspect(ctx, cs...)
+	if err != nil {
+		return err
+	}
+	var b strings.Builder
+	for _, r := range rs {
+		if p := r.Problems(); len(p) > 0 {
+			fmt.Fprintf(&b, "\nchart %q (%.0f×%.0f):\n  %s", r.Title, r.Width, r.Height, strings.Join(p, "\n  "))
+		}
+	}
+	if b.Len() > 0 {
+		return errors.New("plot: figures unfit for a paper:" + b.String())
+	}
+	return nil
 }

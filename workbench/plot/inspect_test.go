@@ -52,6 +52,8 @@ func figureCases() []Chart {
 			Diverging(), AxisNames("target", "prototype"), ColorBar("ΔProb (%)")),
 		Heatmap("Hessian blocks: log10 ‖H_ij‖_F", cats, cats, [][]float64{{1, 2, 3, 4}, {2, 1, 2, 3}, {3, 2, 1, 2}, {4, 3, 2, 1}},
 			AxisNames("block j", "block i"), ColorBar("log10 ‖H_ij‖_F (unitless)")),
+		Heatmap("Two rows and a y name longer than the plot is tall", cats, cats[:2], [][]float64{{1, 2, 3, 4}, {2, 1, 2, 3}},
+			AxisNames("patched layer ℓ", "level j where the two paths diverge"), ColorBar("ΔMSE (E‖θ̂ − θ‖²)")),
 		Scatter("Function vectors: first two statistics", []Points{
 			{Name: "bit 0", X: []float64{0.1, 0.2, 0.3}, Y: []float64{1000, 2000, 1500}},
 			{Name: "bit 1", X: []float64{0.15, 0.25, 0.35}, Y: []float64{1200, 2200, 1700}}},

@@ -34,6 +34,7 @@ type frame struct {
 // box is the computed layout of a chart of a given size.
 type box struct {
 	title, subtitle          string // wrapped to the canvas width
+	yName                    string // wrapped to the plot height
 	top, bottom, left, right float64
 	legendH                  float64
 	colorBarRight            float64 // the colour bar's distance from the right edge
@@ -50,12 +51,16 @@ func (s settings) layout(title string, fr frame) box {
 	b.legendH = legendRows(fr.legend, w-40) * legendRowH
 	b.bottom = b.legendH + 10
 	if s.xName != "" {
-		b.bottom += 24
+		b.bottom += 28
 	}
 	b.left = 12
 	if s.yName != "" {
 		// The name's outer edge is left + (actual − estimated label width) + 20: this much overestimate fits.
+		// A name longer than the plot is tall wraps, each further line needing room further left.
 		b.left = 36
+		plotH := float64(s.height) - b.top - b.bottom - fr.xLabelH
+		b.yName = wrap(s.yName, int(math.Max(plotH-10, 60)/charW))
+		b.left += (lines(b.yName) - 1) * labelLineH
 	}
 	b.right = 30
 	if fr.colorName != "" {
@@ -149,25 +154,28 @@ func (s settings) layoutPatch(title string, fr frame) func(map[string]any) {
 		option["grid"] = []map[string]any{{
 			"top": b.top, "bottom": b.bottom, "left": b.left, "right": b.right, "containLabel": true,
 		}}
-		plotH := float64(s.height) - b.top - b.bottom - fr.xLabelH
 		for _, key := range []string{"xAxis", "yAxis"} {
 			axes := asMaps(option[key])
 			for _, a := range axes {
 				if name, _ := a["name"].(string); name != "" {
 					a["nameLocation"] = "middle"
-					style := asMap(a["nameTextStyle"])
-					if style == nil {
-						style = map[string]any{}
-					}
 					if key == "xAxis" {
-						a["nameGap"] = fr.xLabelH + 10
-						style["width"] = float64(s.width) - b.left - b.right
+						a["nameGap"] = fr.xLabelH + 14
+						a["name"] = wrap(name, int((float64(s.width)-b.left-b.right)/charW))
 					} else {
 						a["nameGap"] = fr.yLabelW + 10
-						style["width"] = math.Max(plotH, 60)
+						a["name"] = b.yName
 					}
-					style["overflow"] = "truncate"
-					a["nameTextStyle"] = style
+				}
+				if key == "xAxis" {
+					// 4 px further down than echarts' default, so the first x label never touches the
+					// lowest y label at the corner.
+					label := asMap(a["axisLabel"])
+					if label == nil {
+						label = map[string]any{}
+					}
+					label["margin"] = 12
+					a["axisLabel"] = label
 				}
 				if a["type"] == "log" {
 					a["minorTick"] = map[string]any{"show": true}
