@@ -83,7 +83,7 @@ type ClassifyResult struct {
 	// Accuracy on the test set, with its binomial standard error √(p(1−p)/n).
 	Accuracy   float64 `json:"accuracy"`
 	AccuracySE float64 `json:"accuracy_se"`
-	// Majority is the test accuracy of always predicting the most frequent training class.
+	// Majority is the majority-class baseline: the share of the test set's most frequent class (Task.Majority).
 	Majority float64      `json:"majority"`
 	Pool     string       `json:"pool"`
 	HeadOnly bool         `json:"head_only"`
@@ -253,7 +253,7 @@ type TaskSummary struct {
 	Classes  []string `json:"classes"`
 	Train    int      `json:"train"`
 	Test     int      `json:"test"`
-	Majority float64  `json:"majority"` // test accuracy of the majority class
+	Majority float64  `json:"majority"` // share of the test set's most frequent class (Task.Majority)
 }
 
 // RunClassify fine-tunes each of the given language models (e.g. Sweep.TopModels) on each synthetic task of

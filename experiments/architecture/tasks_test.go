@@ -1,6 +1,7 @@
 package architecture
 
 import (
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
@@ -72,7 +73,7 @@ func TestTSVTask_ClassesAndUnknownTestLabel(t *testing.T) {
 	require.Equal(t, []Example{{"b", 1}, {"a", 0}, {"c", 1}}, task.Train)
 	require.Equal(t, []Example{{"d", 0}, {"e", 1}}, task.Test)
 	class, acc := task.Majority()
-	require.Equal(t, 1, class)
+	require.Equal(t, 1, class, "a tie on the test set goes to the training set's majority")
 	require.Equal(t, 0.5, acc)
 
 	cfg.Test = writeFile(t, dir, "dev2.tsv", "sentence\tlabel\nd\tneg\ne\tneutral\n")
@@ -111,4 +112,26 @@ func TestSentenceTasks_FromSyntheticLabels(t *testing.T) {
 	require.ErrorContains(t, err, "colour")
 	_, err = SentenceTasks(&data.Corpus{Source: "plain", Texts: []string{"a", "b"}}, []string{"topic"}, 0.5, 1)
 	require.ErrorContains(t, err, "no labels")
+}
+
+// The majority-class baseline is the test set's majority share, never below 1/K: here the training majority
+// (class 0, 3 of 4) is the test minority, and predicting it would score 0.4 on a two-class task.
+func TestTask_MajorityIsAtLeastOneOverK(t *testing.T) {
+	task := &Task{Classes: []string{"a", "b"},
+		Train: []Example{{"1", 0}, {"2", 0}, {"3", 0}, {"4", 1}},
+		Test:  []Example{{"5", 0}, {"6", 0}, {"7", 1}, {"8", 1}, {"9", 1}}}
+	class, acc := task.Majority()
+	require.Equal(t, 1, class)
+	require.Equal(t, 3.0/5, acc)
+	for seed := range uint64(20) {
+		rng := rand.New(rand.NewPCG(seed, 1))
+		k := 2 + rng.IntN(4)
+		task := &Task{Classes: make([]string, k)}
+		for range 1 + rng.IntN(30) {
+			task.Test = append(task.Test, Example{Label: rng.IntN(k)})
+			task.Train = append(task.Train, Example{Label: rng.IntN(k)})
+		}
+		_, acc := task.Majority()
+		require.GreaterOrEqual(t, acc, 1/float64(k), "seed %d, %d classes", seed, k)
+	}
 }
