@@ -3,6 +3,7 @@ package run
 import (
 	"fmt"
 	"os"
+	"path/filepath"
 	"sync"
 
 	"github.com/gomlx/gomlx/backends"
@@ -62,7 +63,10 @@ func Backend() (backends.Backend, error) {
 			if why != "" {
 				why = "; " + why
 			}
-			fmt.Fprintf(os.Stderr, "protolab: backend %s (%s)%s\n", backendCfg, backend.Description(), why)
+			line := fmt.Sprintf("protolab: backend %s (%s)%s\n", backendCfg, backend.Description(), why)
+			if !shownInNotebook(line) {
+				fmt.Fprint(os.Stderr, line)
+			}
 		}
 	})
 	return backend, backendErr
@@ -88,9 +92,44 @@ func newBackend(cfg string) (b backends.Backend, err error) {
 				backends.ConfigEnvVar, GoBackendConfig)
 		}
 	}()
+	// SimpleGo prints "SimpleGo backend: parallelism set to N" to stdout; the line Backend prints says it already.
+	stdout := os.Stdout
+	if null, err := os.Open(os.DevNull); err == nil {
+		os.Stdout = null
+		defer func() { os.Stdout = stdout; null.Close() }()
+	}
 	b, err = backends.NewWithConfig(cfg)
 	if err != nil {
 		return nil, errors.Wrapf(err, "backend %q", cfg)
 	}
 	return b, nil
+}
+
+// notebookMarker returns the file that records the backend line shown in this notebook session, "" outside GoNB.
+// GoNB runs every cell as a new process, built in the kernel's own temporary folder (a new one for each kernel), and
+// sets $GONB_PIPE for it; the marker lives in that folder, so a restarted kernel prints the line again. Tests replace
+// it.
+var notebookMarker = func() string {
+	if os.Getenv("GONB_PIPE") == "" {
+		return ""
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return ""
+	}
+	return filepath.Join(filepath.Dir(exe), ".protolab-backend")
+}
+
+// shownInNotebook reports whether line was already shown by an earlier cell of this notebook session, and records
+// it otherwise: the backend line then appears once per notebook, and again only when the backend changes.
+func shownInNotebook(line string) bool {
+	path := notebookMarker()
+	if path == "" {
+		return false
+	}
+	if old, err := os.ReadFile(path); err == nil && string(old) == line {
+		return true
+	}
+	_ = os.WriteFile(path, []byte(line), 0o644) // best effort: at worst the line shows again
+	return false
 }

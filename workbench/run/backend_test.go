@@ -1,6 +1,8 @@
 package run
 
 import (
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -30,4 +32,29 @@ func TestBackendConfig_PlainGoMeansSafeParallelism(t *testing.T) {
 			require.Empty(t, why, "GOMLX_BACKEND=%q is used as given, so there is nothing to explain", tc.env)
 		}
 	}
+}
+
+// TestShownInNotebook_OncePerSession checks that the backend line is shown by the first cell of a notebook session
+// only, again when it changes, and always outside a notebook.
+func TestShownInNotebook_OncePerSession(t *testing.T) {
+	marker := filepath.Join(t.TempDir(), ".protolab-backend")
+	old := notebookMarker
+	t.Cleanup(func() { notebookMarker = old })
+	notebookMarker = func() string { return marker }
+	line := "protolab: backend go:parallelism=-1 (SimpleGo)\n"
+	require.False(t, shownInNotebook(line)) // first cell
+	require.True(t, shownInNotebook(line))  // later cells
+	require.False(t, shownInNotebook("protolab: backend xla:cpu (XLA)\n"))
+	notebookMarker = func() string { return "" } // not in a notebook
+	require.False(t, shownInNotebook(line))
+	require.False(t, shownInNotebook(line))
+}
+
+func TestNotebookMarker_OnlyUnderGoNB(t *testing.T) {
+	t.Setenv("GONB_PIPE", "")
+	require.Empty(t, notebookMarker())
+	t.Setenv("GONB_PIPE", "/tmp/pipe")
+	exe, err := os.Executable()
+	require.NoError(t, err)
+	require.Equal(t, filepath.Join(filepath.Dir(exe), ".protolab-backend"), notebookMarker())
 }
