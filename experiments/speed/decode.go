@@ -33,8 +33,9 @@ func (b *bench) decode() error {
 			}
 			b.res.Decode = append(b.res.Decode, row)
 			NormaliseDecode(b.res.Decode)
-			b.logf("%-9s context=%-6d %8.2f ms/token %8.2f cpu-ms/token (predicted %.3f), state %d bytes",
-				mixer, n, row.MsPerToken, row.CPUMsPerToken, row.PredictedMsPerToken, row.StateBytes)
+			b.logf("%-9s context=%-6d %8.2f ms/token %8s cpu-ms/token (predicted %.3f), state %d bytes",
+				mixer, n, row.MsPerToken, meter.FormatResolved(row.CPUMsPerToken, row.CPUResolutionMs),
+				row.PredictedMsPerToken, row.StateBytes)
 			if err := b.save(); err != nil {
 				return err
 			}
@@ -129,6 +130,7 @@ func (b *bench) decodeOne(mixer string, n int) (DecodeRow, error) {
 	row.MsPerToken = stats.Median(row.StepMs)
 	row.Spread = NewSpread(row.StepMs)
 	row.CPUMsPerToken = 1e3 * (meter.CPUSeconds() - cpu0) / float64(len(row.StepMs))
+	row.CPUResolutionMs = 1e3 * meter.CPUResolution() / float64(len(row.StepMs))
 	for _, s := range state {
 		s.FinalizeAll()
 	}

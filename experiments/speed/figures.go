@@ -9,6 +9,7 @@ import (
 	"github.com/go-echarts/go-echarts/v2/charts"
 	"github.com/go-echarts/go-echarts/v2/opts"
 
+	"github.com/protolab/protolab/workbench/meter"
 	"github.com/protolab/protolab/workbench/plot"
 )
 
@@ -229,9 +230,9 @@ func WriteThroughputTable(w io.Writer, res *Result) error {
 			continue
 		}
 		sp := r.Spread
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%.0f\t%.0f–%.0f\t%.0f–%.0f\t%d\t%.0f\t%.0f\t%.3f\t%.3f\t%.3f\t%.2f\t%s\t%s\t"+
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%.0f\t%.0f–%.0f\t%.0f–%.0f\t%d\t%s\t%.0f\t%.3f\t%.3f\t%.3f\t%.2f\t%s\t%s\t"+
 			"%.0f\t%.0f\t%.0f\t\n", r.Mixer, r.T, r.Batch, r.TokensPerSec, sp.Q1, sp.Q3, sp.Min, sp.Max, sp.N,
-			r.TokensPerCPUSec, r.PredictedTokensPerSec, r.MeasuredRel, r.MeasuredRelCPU, r.PredictedRel, r.Agreement,
+			unmeasured(r.TokensPerCPUSec, "%.0f"), r.PredictedTokensPerSec, r.MeasuredRel, r.MeasuredRelCPU, r.PredictedRel, r.Agreement,
 			optional(r.MeasuredSpeedup), optional(r.PredictedSpeedup), r.PeakMB, r.PeakMB-r.BaseMB, r.EstimatedMB)
 	}
 	if err := tw.Flush(); err != nil {
@@ -257,8 +258,9 @@ func WriteDecodeTable(w io.Writer, res *Result) error {
 		"state KB\tshapes KB\t")
 	for _, r := range res.Decode {
 		sp := r.Spread
-		fmt.Fprintf(tw, "%s\t%d\t%.3f\t%.3f–%.3f\t%.3f–%.3f\t%d\t%.3f\t%.4f\t%.3f\t%.3f\t%.1f\t%.1f\t\n", r.Mixer,
-			r.Context, r.MsPerToken, sp.Q1, sp.Q3, sp.Min, sp.Max, sp.N, r.CPUMsPerToken, r.PredictedMsPerToken,
+		fmt.Fprintf(tw, "%s\t%d\t%.3f\t%.3f–%.3f\t%.3f–%.3f\t%d\t%s\t%.4f\t%.3f\t%.3f\t%.1f\t%.1f\t\n", r.Mixer,
+			r.Context, r.MsPerToken, sp.Q1, sp.Q3, sp.Min, sp.Max, sp.N,
+			meter.FormatResolved(r.CPUMsPerToken, r.CPUResolutionMs), r.PredictedMsPerToken,
 			r.MeasuredRel, r.PredictedRel, float64(r.StateBytes)/1024, float64(r.MeasuredStateBytes)/1024)
 	}
 	if err := tw.Flush(); err != nil {
@@ -274,6 +276,14 @@ func writeMachine(w io.Writer, m Machine) {
 }
 
 // optional formats a ratio, or "-" when it is 0 (not available).
+// unmeasured formats x, or "-" when it is 0 (not measured, e.g. a CPU time the clock could not resolve).
+func unmeasured(x float64, format string) string {
+	if x == 0 {
+		return "-"
+	}
+	return fmt.Sprintf(format, x)
+}
+
 func optional(x float64) string {
 	if x == 0 {
 		return "-"

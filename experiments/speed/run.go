@@ -78,6 +78,9 @@ type DecodeRow struct {
 	CPUMsPerToken float64   `json:"cpu_ms_per_token"` // process CPU time per step
 	StepMs        []float64 `json:"step_ms"`          // every timed step
 	Spread        Spread    `json:"spread"`           // of StepMs: median, quartiles and extremes
+	// CPUResolutionMs is the CPU clock's resolution divided by the timed steps: CPUMsPerToken below ten of these
+	// is not quoted (meter.FormatResolved); 0 in results stored before it was recorded.
+	CPUResolutionMs float64 `json:"cpu_resolution_ms,omitempty"`
 
 	StateBytes          int     `json:"state_bytes"`            // from theory/cost, all layers, float size of dtype
 	MeasuredStateBytes  int     `json:"measured_state_bytes"`   // from decoder.StateShapes

@@ -313,6 +313,23 @@ func TestBenchFigures_OptionJSON(t *testing.T) {
 	require.Contains(t, out.String(), "1024.0") // attention's 4 MB state in KB
 }
 
+// A CPU time per token that the clock cannot resolve is not printed as digits: three tokens timed with a 10 ms
+// clock read 0.000 or 3.333 ms each; a resolved one is printed with three significant digits.
+func TestWriteDecodeTable_UnresolvedCPUTime(t *testing.T) {
+	res := &Result{Decode: []DecodeRow{
+		{Mixer: "protot", Context: 8, MsPerToken: 1, CPUMsPerToken: 0, CPUResolutionMs: 10.0 / 3},
+		{Mixer: "protot", Context: 16, MsPerToken: 1, CPUMsPerToken: 10.0 / 3, CPUResolutionMs: 10.0 / 3},
+		{Mixer: "mamba", Context: 8, MsPerToken: 1, CPUMsPerToken: 1.23456, CPUResolutionMs: 1e-6},
+	}}
+	var out bytes.Buffer
+	require.NoError(t, WriteDecodeTable(&out, res))
+	s := out.String()
+	require.Contains(t, s, "<3.3")
+	require.Contains(t, s, "<6.7")
+	require.Contains(t, s, "1.23")
+	require.NotContains(t, s, "3.333")
+}
+
 // TestNotebook_ShowsTheProtocolThenTheQuickRun: at the Small preset a stored protocol run (Small) wins and without it
 // the stored quick run is loaded; at another preset that preset's stored result. Nothing is measured: the rows are
 // the fake ones stored here.

@@ -118,7 +118,7 @@ func (b *bench) trainOne(mixer string, T int) (ThroughputRow, error) {
 	}
 	row.Spread = NewSpread(perStep)
 	row.TokensPerSec = stats.Median(perStep)
-	if cpuTimed > 0 {
+	if meter.CPUResolved(cpuTimed) { // else 0, not measured: the CPU clock cannot resolve the timed steps
 		row.TokensPerCPUSec = float64(tokens*len(row.StepSeconds)) / cpuTimed
 	}
 	return row, nil

@@ -4,8 +4,12 @@ package meter
 
 import "syscall"
 
-// CPUSeconds returns the user + system CPU time this process has used so far, in seconds.
-func CPUSeconds() float64 {
+// rusageResolution is the resolution assumed for getrusage(2): most kernels sample user and system time at the
+// scheduler tick, at most every 10 ms.
+const rusageResolution = 0.01
+
+// rusageSeconds returns the user + system CPU time of getrusage(2) in seconds, or 0.
+func rusageSeconds() float64 {
 	var ru syscall.Rusage
 	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
 		return 0

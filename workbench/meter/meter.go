@@ -7,6 +7,7 @@ import (
 	"runtime"
 	"runtime/debug"
 	"runtime/metrics"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -140,4 +141,57 @@ func procStatus(field string) float64 {
 		}
 	}
 	return 0
+}
+
+var (
+	resolutionOnce sync.Once
+	resolution     float64
+)
+
+// CPUResolution returns the resolution of CPUSeconds in seconds: the larger of what the clock declares and the
+// step it is seen to advance by while this process spins (measured once, at most ~50 ms). Sandboxes and some
+// kernels sample CPU time at the scheduler tick whatever the clock declares.
+func CPUResolution() float64 {
+	resolutionOnce.Do(func() {
+		resolution = max(cpuClockResolution(), granularity(CPUSeconds, 50*time.Millisecond))
+	})
+	return resolution
+}
+
+// granularity spins, reading clock, and returns the median of five steps by which its value changes; when it
+// changes fewer than five times within budget, it returns budget divided by the changes seen plus one.
+func granularity(clock func() float64, budget time.Duration) float64 {
+	var steps []float64
+	start, prev := time.Now(), clock()
+	for len(steps) < 5 && time.Since(start) < budget {
+		if v := clock(); v != prev {
+			steps = append(steps, v-prev)
+			prev = v
+		}
+	}
+	if len(steps) < 5 {
+		return budget.Seconds() / float64(len(steps)+1)
+	}
+	slices.Sort(steps)
+	return steps[2]
+}
+
+// CPUResolved reports whether a CPU time of d seconds is resolved to 10 %: at least ten times CPUResolution.
+func CPUResolved(d float64) bool { return d > 0 && d >= 10*CPUResolution() }
+
+// FormatResolved formats v, a quantity measured with resolution res (same unit), with three significant digits
+// when v is at least ten resolutions; otherwise as "<b", the upper bound v + res, because the digits would be
+// the timer's ticks (a few decoded tokens timed with a 10 ms clock read 0.000 or 3.333 ms each). A resolution
+// ≤ 0 (unknown, e.g. a result stored before it was recorded) formats as "?".
+func FormatResolved(v, res float64) string {
+	switch {
+	case !(res > 0):
+		return "?"
+	case v >= 1000 && v >= 10*res:
+		return strconv.FormatFloat(v, 'f', 0, 64)
+	case v >= 10*res:
+		return strconv.FormatFloat(v, 'g', 3, 64)
+	default:
+		return "<" + strconv.FormatFloat(v+res, 'g', 2, 64)
+	}
 }
