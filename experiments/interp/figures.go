@@ -196,7 +196,7 @@ func MetricsTable(res *Result, source string) *plot.Table {
 	t := &plot.Table{Title: fmt.Sprintf("Unit metrics (%s, %d tokens, %d labels)", source, c.EvalTokens, len(c.LabelNames)),
 		Header: []string{"unit kind", "units", "disentanglement", "coverage", "themes", "named units",
 			"labels named", "concepts named"}}
-	ms := func(m naming.MeanSD) string { return fmt.Sprintf("%.3f ± %.3f", m.Mean, m.SD) }
+	ms := naming.MeanSD.String
 	for _, k := range c.Kinds {
 		t.Rows = append(t.Rows, []string{KindName(k.Kind), fmt.Sprint(k.Units), ms(k.Disentanglement), ms(k.Coverage),
 			ms(k.NumThemes), fmt.Sprintf("%.2f", k.NamedFraction), fmt.Sprintf("%.2f", k.LabelsNamed),

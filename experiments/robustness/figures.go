@@ -79,7 +79,7 @@ func StatsTable(res *Result, source string) *plot.Table {
 	c := corpusOrEmpty(res, source)
 	t := &plot.Table{Title: fmt.Sprintf("Robustness (%s)", source), Header: []string{"model", "perturbation", "pairs",
 		"JS", "top-k overlap", "Spearman", "top-1 agreement"}}
-	ms := func(m naming.MeanSD) string { return fmt.Sprintf("%.3f ± %.3f", m.Mean, m.SD) }
+	ms := naming.MeanSD.String
 	for _, m := range c.Comparisons {
 		for _, s := range m.ByKind {
 			t.Rows = append(t.Rows, []string{pair.MixerName(m.Mixer), s.Kind, fmt.Sprint(s.Pairs), ms(s.JS),

@@ -148,3 +148,11 @@ func TestConceptOf(t *testing.T) {
 	require.Equal(t, "none", ConceptOf("none"))
 	require.Equal(t, "a", ConceptOf("a=b=c"))
 }
+
+// A tiny mean keeps its digits: a Jensen–Shannon divergence of ~1e-6 printed as 0.000 ± 0.000 while its chart
+// showed 1e-6.
+func TestMeanSD_StringKeepsTinyValues(t *testing.T) {
+	require.Equal(t, "1.23e-06 ± 4.6e-07", MeanSD{Mean: 1.234e-6, SD: 4.56e-7}.String())
+	require.Equal(t, "0.5 ± 0.12", MeanSD{Mean: 0.5, SD: 0.1234}.String())
+	require.Equal(t, "0 ± 0", MeanSD{}.String())
+}

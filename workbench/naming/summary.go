@@ -3,6 +3,7 @@ package naming
 import (
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/protolab/protolab/workbench/stats"
@@ -13,6 +14,12 @@ type MeanSD struct {
 	Mean float64 `json:"mean"`
 	SD   float64 `json:"sd"`
 	N    int     `json:"n"`
+}
+
+// String formats the mean and deviation with three and two significant digits ("1.2e-06 ± 3.4e-07"), so that a
+// tiny quantity (a Jensen–Shannon divergence of 1e-6) is not printed as 0.000 ± 0.000.
+func (m MeanSD) String() string {
+	return strconv.FormatFloat(m.Mean, 'g', 3, 64) + " ± " + strconv.FormatFloat(m.SD, 'g', 2, 64)
 }
 
 // NewMeanSD returns stats.Mean and stats.StdDev (n − 1 denominator) of xs, with 0 in place of their NaNs (a mean of
