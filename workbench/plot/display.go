@@ -37,30 +37,74 @@ func (gonb) sync() error {
 var (
 	nb notebook = gonb{}
 
-	// libraryShown records that this process already sent the echarts library to the notebook. GoNB runs
-	// every cell as a new process, so each cell that shows a chart sends it once.
+	// libraryShown records that this process already sent the echarts library to the notebook, or found the
+	// kernel's marker saying an earlier cell did.
 	libraryMu    sync.Mutex
 	libraryShown bool
 )
 
-// ensureLibrary sends the echarts library to the notebook once per process.
+// KernelDirEnv names the environment variable in which GoNB gives each cell process the kernel's temporary
+// folder; it lives as long as the kernel, so a marker file there is seen by every later cell of the notebook.
+const KernelDirEnv = "GONB_TMP_DIR"
+
+// libraryMarker returns the marker file that records that a cell of this kernel sent the echarts library, or ""
+// outside GoNB.
+func libraryMarker() string {
+	if dir := os.Getenv(KernelDirEnv); dir != "" {
+		return filepath.Join(dir, "protolab-echarts-sent")
+	}
+	return ""
+}
+
+// ensureLibrary sends the echarts library to the notebook once per kernel: GoNB runs every cell as a new
+// process, so the first cell that shows a chart sends it and leaves a marker in the kernel's folder that later
+// cells find. Without that folder (not GoNB) it sends the library once per process.
 func ensureLibrary() error {
 	libraryMu.Lock()
 	defer libraryMu.Unlock()
 	if libraryShown {
 		return nil
 	}
+	if m := libraryMarker(); m != "" && isFile(m) {
+		libraryShown = true
+		return nil
+	}
+	return sendLibrary()
+}
+
+// sendLibrary sends the echarts library and writes the kernel's marker; libraryMu is held.
+func sendLibrary() error {
 	js, err := EchartsJS()
 	if err != nil {
 		return err
 	}
 	nb.displayHTML(libraryScript(js))
 	libraryShown = true
+	if m := libraryMarker(); m != "" {
+		// A marker that cannot be written only costs the next cell a second copy of the library.
+		_ = os.WriteFile(m, nil, 0o644)
+	}
 	return nil
 }
 
-// Display shows c. Inside a GoNB notebook it sends the echarts library (first time in the process) and the
-// chart as HTML outputs of the running cell, and waits until GoNB has them. Elsewhere it writes a standalone
+// ShowLibrary sends the echarts library to the notebook now, whether or not a cell of this kernel already did.
+// Later charts need it on the page: after re-running (and so clearing) the cell that carried it, the saved
+// notebook and its HTML export lack it; a cell near the top that calls ShowLibrary keeps it there. Outside a
+// notebook it does nothing.
+func ShowLibrary() error {
+	if !nb.active() {
+		return nil
+	}
+	libraryMu.Lock()
+	defer libraryMu.Unlock()
+	if err := sendLibrary(); err != nil {
+		return err
+	}
+	return errors.Wrap(nb.sync(), "plot.ShowLibrary: sending the library to GoNB")
+}
+
+// Display shows c. Inside a GoNB notebook it sends the echarts library (first chart of the kernel, see
+// ensureLibrary) and the chart as HTML outputs of the running cell, and waits until GoNB has them. Elsewhere it writes a standalone
 // HTML file into FigureDir() and prints its path.
 func Display(c Chart) error {
 	f := renderFragment(c)

@@ -31,8 +31,9 @@
 //
 // Showing and exporting (the echarts library is never fetched from a CDN):
 //
-//   - [Display]: inside GoNB (gonbui.IsNotebook) emits the echarts library once per process (GoNB runs each
-//     cell as a new process) and then the chart with gonbui.DisplayHTML; outside a notebook writes a standalone
+//   - [Display]: inside GoNB (gonbui.IsNotebook) emits the echarts library once per kernel (GoNB runs each
+//     cell as a new process; the first chart's cell leaves a marker in the kernel's $GONB_TMP_DIR, and
+//     [ShowLibrary] sends it again on request) and then the chart with gonbui.DisplayHTML; outside a notebook writes a standalone
 //     HTML file under $PROTOLAB_OUT (or os.TempDir()/protolab-figures) and prints its path.
 //   - [Export]: .html (standalone, JS inlined), .png and .svg (headless Chromium via chromedp).
 //   - [Live]: a training curve that re-renders in place (gonbui.UpdateHTML, throttled) and leaves a static chart

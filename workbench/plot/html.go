@@ -88,7 +88,8 @@ func scopeScript(script, id string) string {
 	}
 	body := script[start+open+1 : end]
 	guard := `if (typeof echarts === "undefined") { var el = document.getElementById("` + id + `"); ` +
-		`if (el) { el.textContent = "plot: the echarts library is not loaded on this page (run the cell again)"; } return; }`
+		`if (el) { el.textContent = "plot: the echarts library is not on this page: it is sent with the first chart of a ` +
+		`kernel; call plot.ShowLibrary() in a cell above, or restart the kernel and run all cells"; } return; }`
 	return `<script type="text/javascript">(function(){` + guard + body + "\n})();</script>"
 }
 

@@ -170,6 +170,9 @@ func inNotebook(t *testing.T) *fakeNotebook {
 	fake := &fakeNotebook{}
 	old := nb
 	nb = fake
+	if os.Getenv(KernelDirEnv) == "" {
+		t.Setenv(KernelDirEnv, "") // outside GoNB; a test that wants a kernel folder sets it after this
+	}
 	libraryMu.Lock()
 	libraryShown = false
 	libraryMu.Unlock()
@@ -200,6 +203,32 @@ func TestDisplay_InNotebookSendsLibraryOncePerProcess(t *testing.T) {
 	require.Equal(t, 2, fake.syncs, "each Display waits for GoNB")
 	entries, _ := os.ReadDir(os.Getenv(OutEnv))
 	require.Empty(t, entries, "no file is written inside a notebook")
+}
+
+// GoNB runs each cell as a new process with the kernel's folder in $GONB_TMP_DIR: the first chart of the kernel
+// carries the library and later cells' charts do not; another kernel (another folder) gets its own copy, and
+// ShowLibrary sends it again on request.
+func TestDisplay_InNotebookSendsLibraryOncePerKernel(t *testing.T) {
+	fakeAssets(t, "/*fake echarts*/")
+	kernel := t.TempDir()
+	cell := func(dir string, fn func() error) []string {
+		fake := inNotebook(t)
+		t.Setenv(KernelDirEnv, dir)
+		require.NoError(t, fn())
+		d, _ := fake.snapshot()
+		return d
+	}
+	show := func() error { return Display(sampleChart()) }
+	first := cell(kernel, show)
+	require.Len(t, first, 2, "library, chart")
+	require.Contains(t, first[0], "/*fake echarts*/")
+	second := cell(kernel, show)
+	require.Len(t, second, 1, "the chart only: an earlier cell of this kernel sent the library")
+	require.NotContains(t, second[0], "fake echarts")
+	require.Len(t, cell(t.TempDir(), show), 2, "another kernel gets its own copy")
+	again := cell(kernel, ShowLibrary)
+	require.Len(t, again, 1)
+	require.Contains(t, again[0], "/*fake echarts*/")
 }
 
 func TestDisplay_MissingAssetsIsAnError(t *testing.T) {
