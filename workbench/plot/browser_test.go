@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -176,4 +177,35 @@ func TestExportedHTML_RendersOfflineUnderAMD(t *testing.T) {
 	for _, u := range requests {
 		require.False(t, strings.HasPrefix(u, "http:") || strings.HasPrefix(u, "https:"), "network request to %s", u)
 	}
+}
+
+// ExportAll writes the four formats from one rendering: the HTML page, a PNG of the chart's size at PNGScale, an
+// SVG, and a one-page vector PDF the size of the chart plus the page margin (1 CSS px = 0.75 pt).
+func TestExportAll_HTMLPNGSVGPDF(t *testing.T) {
+	requireBrowser(t)
+	base := filepath.Join(t.TempDir(), "figs", "fig")
+	paths, err := ExportAll(sampleChart(), base)
+	require.NoError(t, err)
+	require.Equal(t, []string{base + ".html", base + ".png", base + ".svg", base + ".pdf"}, paths)
+	read := func(p string) []byte {
+		b, err := os.ReadFile(p)
+		require.NoError(t, err)
+		return b
+	}
+	require.Contains(t, string(read(paths[0])), "<!DOCTYPE html>")
+	img, err := png.Decode(bytes.NewReader(read(paths[1])))
+	require.NoError(t, err)
+	require.Equal(t, int(DefaultWidth*PNGScale), img.Bounds().Dx())
+	require.True(t, strings.HasPrefix(string(read(paths[2])), "<svg"))
+	pdf := string(read(paths[3]))
+	require.True(t, strings.HasPrefix(pdf, "%PDF-"), pdf[:min(len(pdf), 20)])
+	require.Equal(t, 1, len(regexp.MustCompile(`/Type\s*/Page[^s]`).FindAllString(pdf, -1)), "one page")
+	m := regexp.MustCompile(`/MediaBox\s*\[\s*0 0 ([0-9.]+) ([0-9.]+)\s*\]`).FindStringSubmatch(pdf)
+	require.NotNil(t, m, "the page has a MediaBox")
+	for i, want := range []float64{0.75 * (DefaultWidth + 32), 0.75 * (DefaultHeight + 32)} {
+		got, err := strconv.ParseFloat(m[1+i], 64)
+		require.NoError(t, err)
+		require.InDelta(t, want, got, 1, "page size in points (Chromium rounds it)")
+	}
+	require.NoError(t, Export(sampleChart(), base+"-alone.pdf"), "Export writes a PDF too")
 }

@@ -2,6 +2,7 @@ package plot
 
 import (
 	"math"
+	"unicode/utf8"
 
 	"github.com/go-echarts/go-echarts/v2/charts"
 	"github.com/go-echarts/go-echarts/v2/opts"
@@ -145,7 +146,9 @@ func heatmapSize(title string, cols, rows int, fr frame, s settings) (int, int) 
 		s.width = int(math.Ceil(need))
 		b = s.layout(title, fr)
 	}
-	h := b.top + float64(rows)*heatmapRowH + fr.xLabelH + 8 + b.bottom
+	// Tall enough for the rows and for the y axis name on one line.
+	plotH := math.Max(float64(rows)*heatmapRowH, float64(utf8.RuneCountInString(s.yName))*charW+10)
+	h := b.top + plotH + fr.xLabelH + 8 + b.bottom
 	return s.width, int(math.Ceil(math.Max(h, 240)))
 }
 

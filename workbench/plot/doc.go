@@ -35,7 +35,12 @@
 //     cell as a new process; the first chart's cell leaves a marker in the kernel's $GONB_TMP_DIR, and
 //     [ShowLibrary] sends it again on request) and then the chart with gonbui.DisplayHTML; outside a notebook writes a standalone
 //     HTML file under $PROTOLAB_OUT (or os.TempDir()/protolab-figures) and prints its path.
-//   - [Export]: .html (standalone, JS inlined), .png and .svg (headless Chromium via chromedp).
+//   - [Export]: .html (standalone, JS inlined), .png, .svg and .pdf (headless Chromium via chromedp; the PDF is
+//     Chromium's print of the SVG rendering, one page the chart's size). [ExportAll] writes all four from one
+//     rendering.
+//   - [Inspect] and [CheckRendered]: render charts in headless Chromium and list what makes a figure unfit for a
+//     paper (paging legend, text outside the canvas or overprinted, truncated axis name, empty series, colour bar
+//     without a label); the figure tests of the studies call CheckRendered.
 //   - [Live]: a training curve that re-renders in place (gonbui.UpdateHTML, throttled) and leaves a static chart
 //     when Done. Its Record method has the signature of a training callback, func(step int, metrics
 //     map[string]float64), so the trainer needs no import of this package.

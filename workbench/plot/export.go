@@ -2,6 +2,7 @@ package plot
 
 import (
 	"context"
+	"fmt"
 	"net/url"
 	"os"
 	"os/exec"
@@ -9,40 +10,76 @@ import (
 	"strings"
 	"time"
 
+	cdppage "github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 	"github.com/pkg/errors"
 )
 
-// ExportTimeout bounds one PNG or SVG export, browser start included.
+// ExportTimeout bounds one PNG, SVG or PDF export (or one ExportAll), browser start included.
 var ExportTimeout = 90 * time.Second
 
 // PNGScale is the device pixel ratio of PNG exports (2 gives sharp figures at the chart's CSS size).
 var PNGScale = 2.0
 
 // Export writes c to path, in the format its extension names: .html (standalone page with the echarts
-// library inlined; opens offline), .png (screenshot of the chart rendered by headless Chromium) or .svg
-// (the chart rendered by echarts' SVG renderer in headless Chromium). The file is written atomically.
+// library inlined; opens offline), .png (screenshot of the chart rendered by headless Chromium), .svg (the
+// chart rendered by echarts' SVG renderer in headless Chromium) or .pdf (Chromium's print of the SVG
+// rendering: vector, one page the size of the chart). The file is written atomically.
 func Export(c Chart, path string) error {
+	ext := strings.ToLower(filepath.Ext(path))
+	switch ext {
+	case ".html", ".htm", ".png", ".svg", ".pdf":
+	default:
+		return errors.Errorf("plot.Export: unsupported extension %q in %s (want .html, .png, .svg or .pdf)", ext, path)
+	}
+	_, err := export(c, []string{path})
+	return err
+}
+
+// ExportFormats are the extensions ExportAll writes.
+var ExportFormats = []string{".html", ".png", ".svg", ".pdf"}
+
+// ExportAll writes c as base.html, base.png, base.svg and base.pdf (see Export), rendering once in one
+// Chromium, and returns the paths written.
+func ExportAll(c Chart, base string) ([]string, error) {
+	paths := make([]string, len(ExportFormats))
+	for i, ext := range ExportFormats {
+		paths[i] = base + ext
+	}
+	return export(c, paths)
+}
+
+// export writes c to each path in the format of its extension, starting Chromium once when a path needs it.
+func export(c Chart, paths []string) ([]string, error) {
 	f := renderFragment(c)
 	js, err := EchartsJS()
 	if err != nil {
-		return err
+		return nil, err
 	}
-	var data []byte
-	switch ext := strings.ToLower(filepath.Ext(path)); ext {
-	case ".html", ".htm":
-		data = page(f, js, "")
-	case ".png", ".svg":
+	var formats []string
+	for _, p := range paths {
+		if ext := strings.ToLower(filepath.Ext(p)); ext == ".png" || ext == ".svg" || ext == ".pdf" {
+			formats = append(formats, ext[1:])
+		}
+	}
+	var drawn map[string][]byte
+	if len(formats) > 0 {
 		ctx, cancel := context.WithTimeout(context.Background(), ExportTimeout)
 		defer cancel()
-		data, err = renderInBrowser(ctx, f, js, ext[1:])
-		if err != nil {
-			return errors.WithMessagef(err, "plot.Export %s", path)
+		if drawn, err = renderFormats(ctx, f, js, formats); err != nil {
+			return nil, errors.WithMessagef(err, "plot.Export %s", strings.Join(paths, ", "))
 		}
-	default:
-		return errors.Errorf("plot.Export: unsupported extension %q in %s (want .html, .png or .svg)", ext, path)
 	}
-	return writeAtomic(path, data)
+	for _, p := range paths {
+		data := page(f, js, "")
+		if ext := strings.ToLower(filepath.Ext(p)); ext != ".html" && ext != ".htm" {
+			data = drawn[ext[1:]]
+		}
+		if err := writeAtomic(p, data); err != nil {
+			return nil, err
+		}
+	}
+	return paths, nil
 }
 
 // chromiumFallback is where Debian's chromium package installs the browser.
@@ -134,23 +171,35 @@ func exportScript(id, renderer string) string {
 })();</script>`
 }
 
-// renderInBrowser loads the fragment's standalone page in headless Chromium and returns a PNG screenshot
-// of the chart (format "png") or its SVG (format "svg").
+// renderInBrowser loads the fragment's standalone page in headless Chromium and returns one format: a PNG
+// screenshot of the chart ("png"), its SVG ("svg") or a one-page PDF ("pdf").
 func renderInBrowser(ctx context.Context, f fragment, js []byte, format string) ([]byte, error) {
+	out, err := renderFormats(ctx, f, js, []string{format})
+	if err != nil {
+		return nil, err
+	}
+	return out[format], nil
+}
+
+// renderFormats loads the fragment's standalone page once in headless Chromium, with echarts' SVG renderer, and
+// returns each requested format ("png", "svg", "pdf").
+func renderFormats(ctx context.Context, f fragment, js []byte, formats []string) (map[string][]byte, error) {
 	if f.id == "" {
 		return nil, errors.New("plot: chart element has no id")
-	}
-	renderer := "canvas"
-	if format == "svg" {
-		renderer = "svg"
 	}
 	dir, err := os.MkdirTemp("", "protolab-export-")
 	if err != nil {
 		return nil, errors.Wrap(err, "plot: creating a temporary folder")
 	}
 	defer os.RemoveAll(dir)
+	w, h := f.size()
+	if w <= 0 || h <= 0 {
+		w, h = DefaultWidth, DefaultHeight
+	}
+	// The printed page is the chart and the page's 16 px margin around it.
+	pageCSS := fmt.Sprintf("<style>@page { size: %dpx %dpx; margin: 0; }</style>", w+32, h+32)
 	pagePath := filepath.Join(dir, "chart.html")
-	if err := os.WriteFile(pagePath, page(f, js, exportScript(f.id, renderer)), 0o644); err != nil {
+	if err := os.WriteFile(pagePath, page(f, js, pageCSS+exportScript(f.id, "svg")), 0o644); err != nil {
 		return nil, errors.Wrapf(err, "plot: writing %s", pagePath)
 	}
 
@@ -159,10 +208,6 @@ func renderInBrowser(ctx context.Context, f fragment, js []byte, format string) 
 		return nil, err
 	}
 	defer cancel()
-	w, h := f.size()
-	if w <= 0 || h <= 0 {
-		w, h = DefaultWidth, DefaultHeight
-	}
 	err = chromedp.Do(bctx,
 		chromedp.EmulateViewport(int64(w+64), int64(h+64), chromedp.EmulateScale(PNGScale)),
 		chromedp.Navigate(fileURL(pagePath)),
@@ -179,21 +224,39 @@ func renderInBrowser(ctx context.Context, f fragment, js []byte, format string) 
 	if state != "ok" {
 		return nil, errors.Errorf("plot: the chart failed to render in Chromium: %s", state)
 	}
-	if format == "svg" {
-		svg, err := chromedp.Run(bctx, chromedp.Evaluate[string](`window.__protolab.svg()`))
-		if err != nil {
-			return nil, errors.Wrap(err, "plot: reading the SVG from Chromium")
+	out := map[string][]byte{}
+	for _, format := range formats {
+		switch format {
+		case "svg":
+			svg, err := chromedp.Run(bctx, chromedp.Evaluate[string](`window.__protolab.svg()`))
+			if err != nil {
+				return nil, errors.Wrap(err, "plot: reading the SVG from Chromium")
+			}
+			if !strings.Contains(svg, "<svg") {
+				return nil, errors.New("plot: Chromium returned no <svg> element for the chart")
+			}
+			out[format] = []byte(svg)
+		case "png":
+			png, err := chromedp.Run(bctx, chromedp.Screenshot(chromedp.ID(f.id)))
+			if err != nil {
+				return nil, errors.Wrap(err, "plot: taking the chart screenshot in Chromium")
+			}
+			out[format] = png
+		case "pdf":
+			yes, zero := true, 0.0
+			pdf, err := chromedp.Call(bctx, cdppage.PrintToPDF, cdppage.PrintToPDFParams{
+				PrintBackground: &yes, PreferCSSPageSize: &yes, PageRanges: "1",
+				MarginTop: &zero, MarginBottom: &zero, MarginLeft: &zero, MarginRight: &zero,
+			})
+			if err != nil {
+				return nil, errors.Wrap(err, "plot: printing the chart to PDF in Chromium")
+			}
+			out[format] = pdf.Data
+		default:
+			return nil, errors.Errorf("plot: unknown export format %q", format)
 		}
-		if !strings.Contains(svg, "<svg") {
-			return nil, errors.New("plot: Chromium returned no <svg> element for the chart")
-		}
-		return []byte(svg), nil
 	}
-	png, err := chromedp.Run(bctx, chromedp.Screenshot(chromedp.ID(f.id)))
-	if err != nil {
-		return nil, errors.Wrap(err, "plot: taking the chart screenshot in Chromium")
-	}
-	return png, nil
+	return out, nil
 }
 
 // fileURL returns the file:// URL of an absolute path.

@@ -256,9 +256,9 @@ func TestExport_HTMLIsOfflineAndAtomic(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, entries, 1, "no temporary file left behind")
 
-	err = Export(sampleChart(), filepath.Join(dir, "fig.pdf"))
+	err = Export(sampleChart(), filepath.Join(dir, "fig.jpg"))
 	require.Error(t, err)
-	require.Contains(t, err.Error(), `".pdf"`)
+	require.Contains(t, err.Error(), `".jpg"`)
 }
 
 func TestChromiumPath_MissingNamesTheFix(t *testing.T) {

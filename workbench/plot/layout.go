@@ -165,6 +165,8 @@ func (s settings) layoutPatch(title string, fr frame) func(map[string]any) {
 					} else {
 						a["nameGap"] = fr.yLabelW + 10
 						a["name"] = b.yName
+						// Wrapped lines a line height apart (echarts' default, the font size, overlaps them).
+						a["nameTextStyle"] = map[string]any{"lineHeight": labelLineH}
 					}
 				}
 				if key == "xAxis" {
