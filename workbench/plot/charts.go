@@ -25,6 +25,11 @@ func Bars(title string, categories []string, groups []BarGroup, options ...Optio
 		values = append(values, g.Values)
 	}
 	s.logY = s.logY && logSpan(values...)
+	var all []string
+	for _, g := range groups {
+		all = append(all, g.Name)
+	}
+	s.fitLegend(all)
 	bar := charts.NewBar()
 	bar.SetGlobalOptions(s.globalOptions(title, "axis", len(groups) > 1, opts.Grid{})...)
 	xAxis := opts.XAxis{Type: "category", Name: s.xName, NameLocation: "middle", NameGap: 28}
@@ -192,6 +197,11 @@ func Scatter(title string, groups []Points, options ...Option) *charts.Scatter {
 		xs, ys = append(xs, g.X), append(ys, g.Y)
 	}
 	s.logX, s.logY = s.logX && logSpan(xs...), s.logY && logSpan(ys...)
+	var all []string
+	for _, g := range groups {
+		all = append(all, g.Name)
+	}
+	s.fitLegend(all)
 	sc := charts.NewScatter()
 	sc.SetGlobalOptions(s.globalOptions(title, "item", len(groups) > 1, opts.Grid{})...)
 	sc.SetGlobalOptions(

@@ -261,6 +261,14 @@ func TestLayout_PlainLegendMiddleNamesAndGridRoom(t *testing.T) {
 	require.Equal(t, false, optionOf(t, one)["legend"].(map[string]any)["show"], "one series needs no legend")
 	bottom := func(c Chart) float64 { return list(t, optionOf(t, c), "grid")[0]["bottom"].(float64) }
 	require.Greater(t, bottom(lots), bottom(few)+legendRowH, "nine long names take more rows than two")
+	var many40 []Series
+	for i := range 40 {
+		many40 = append(many40, Series{Name: fmt.Sprintf("series %d with a long name", i), Y: []float64{1, 2}})
+	}
+	_, h := renderFragment(Lines("forty", []float64{1, 2}, many40)).size()
+	require.Greater(t, h, DefaultHeight+100, "a long legend makes the chart taller instead of squeezing the plot")
+	_, h = renderFragment(Lines("forty", []float64{1, 2}, many40, Size(800, 450))).size()
+	require.Equal(t, 450, h, "unless the size is given")
 }
 
 // LogY over less than MinLogSpan gives a linear axis that spans the data; over more, a log axis with minor

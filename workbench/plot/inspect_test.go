@@ -34,7 +34,12 @@ func figureCases() []Chart {
 		}
 	}
 	cats := []string{"ProtoT", "LLaMA", "DeltaNet", "Mamba"}
+	var tree []Series // 21 series, as the tree-prior figure has
+	for i := range 21 {
+		tree = append(tree, Series{Name: fmt.Sprintf("simulation: model %d, seed %d", i/3, i%3), Y: many[i%9].Y, Dashed: i%2 == 0})
+	}
 	return []Chart{
+		Lines("Twenty-one series", x, tree, AxisNames("M", "E‖θ̂ − θ‖²")),
 		Lines("Validation loss against training tokens, nine mixers", x, many,
 			AxisNames("training tokens", "validation loss (nats/token)"), LogX(), LogY(),
 			Subtitle("a subtitle long enough to need wrapping: corpus, initialisation, learning rate, and the ranking over the last half")),

@@ -121,6 +121,17 @@ func legendRows(names []string, width float64) float64 {
 	return rows
 }
 
+// fitLegend makes a chart whose size was not given taller by the legend rows beyond two, so that a long legend
+// does not squeeze the plot.
+func (s *settings) fitLegend(names []string) {
+	if s.sized || len(names) < 2 {
+		return
+	}
+	if rows := legendRows(legendNames(names), float64(s.width)-40); rows > 2 {
+		s.height += int((rows - 2) * legendRowH)
+	}
+}
+
 // legendNames returns the distinct names in order (band helper series share their curve's name).
 func legendNames(names []string) []string {
 	seen := map[string]bool{}

@@ -38,6 +38,11 @@ func Lines(title string, x []float64, series []Series, options ...Option) *chart
 	}
 	s.logX = s.logX && logSpan(xs...)
 	s.logY = s.logY && logSpan(ys...)
+	var all []string
+	for _, ser := range series {
+		all = append(all, ser.Name)
+	}
+	s.fitLegend(all)
 	line := charts.NewLine()
 	line.SetGlobalOptions(s.globalOptions(title, "axis", len(series) > 1, opts.Grid{})...)
 	line.SetGlobalOptions(
