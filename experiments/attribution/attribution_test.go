@@ -3,12 +3,14 @@ package attribution
 import (
 	"math"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/protolab/protolab/models/lm"
+	"github.com/protolab/protolab/workbench/plot"
 	"github.com/protolab/protolab/workbench/run"
 )
 
@@ -115,7 +117,18 @@ func TestLoadOrRun_Tiny(t *testing.T) {
 	charts := Charts(res)
 	require.Len(t, charts, 3, "overlap, speed and LDS")
 	require.Contains(t, charts[0].RenderSnippet().Option, `"name":"prism_full_c"`)
-	require.Contains(t, charts[1].RenderSnippet().Option, `"type":"log"`)
+	// Latencies spanning two decades get a log axis, narrower ones a linear axis (plot.MinLogSpan).
+	lat := []float64{}
+	for _, m := range res.Summary {
+		if m.LatencyMs > 0 {
+			lat = append(lat, m.LatencyMs)
+		}
+	}
+	axis := `"type":"value"`
+	if slices.Max(lat)/slices.Min(lat) >= plot.MinLogSpan {
+		axis = `"type":"log"`
+	}
+	require.Contains(t, charts[1].RenderSnippet().Option, axis)
 	require.Contains(t, charts[2].RenderSnippet().Option, `"type":"boxplot"`)
 	var sb strings.Builder
 	require.NoError(t, WriteTable(&sb, res))
