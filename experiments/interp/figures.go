@@ -147,18 +147,19 @@ func RoutingMassHeatmap(res *Result, source string, layer int) *charts.HeatMap {
 		plot.Subtitle("mean over held-out sequences"))
 }
 
-// PrototypeBars shows each prototype's mass share (%) and half-life (tokens), one group per quantity.
+// PrototypeBars shows each prototype's mass share (%, left axis) and half-life (tokens, right axis), one group per
+// quantity.
 func PrototypeBars(res *Result, source string) *charts.Bar {
 	c := corpusOrEmpty(res, source)
 	var cats []string
-	mass, half := plot.BarGroup{Name: "mass share (%)"}, plot.BarGroup{Name: "half-life (tokens)"}
+	mass, half := plot.BarGroup{Name: "mass share (%)"}, plot.BarGroup{Name: "half-life (tokens)", Right: true}
 	for _, p := range c.Prototypes {
 		cats = append(cats, p.Name)
 		mass.Values = append(mass.Values, 100*p.MassShare)
 		half.Values = append(half.Values, p.HalfLife)
 	}
 	return plot.Bars(fmt.Sprintf("Prototype mass share and half-life (%s)", source), cats,
-		[]plot.BarGroup{mass, half}, plot.AxisNames("prototype", "mass share (%) · half-life (tokens)"))
+		[]plot.BarGroup{mass, half}, plot.AxisNames("prototype", "mass share (%)"), plot.RightAxis("half-life (tokens)"))
 }
 
 // MetricBars compares the unit kinds on the naming metrics (doc.go, "Metrics"): mean disentanglement, mean

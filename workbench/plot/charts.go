@@ -13,6 +13,9 @@ import (
 type BarGroup struct {
 	Name   string
 	Values []float64 // len(Values) == len(categories); non-finite values leave no bar
+	// Right draws the group against a second value axis on the right (named by RightAxis): for a quantity in
+	// another unit, which must not share the left axis.
+	Right bool
 }
 
 // Bars returns a grouped bar chart: for each category one bar per group, side by side. With LogY the value
@@ -43,6 +46,18 @@ func Bars(title string, categories []string, groups []BarGroup, options ...Optio
 		yAxis.Scale = opts.Bool(true)
 	}
 	bar.SetGlobalOptions(charts.WithXAxisOpts(xAxis), charts.WithYAxisOpts(yAxis))
+	var left, right [][]float64
+	for _, g := range groups {
+		if g.Right {
+			right = append(right, g.Values)
+		} else {
+			left = append(left, g.Values)
+		}
+	}
+	if right != nil {
+		yAxis.Name, yAxis.Position = s.rightName, "right"
+		bar.ExtendYAxis(yAxis)
+	}
 	bar.SetXAxis(categories) // Bar.Validate copies these into the x axis.
 	var names []string
 	for i, g := range groups {
@@ -54,15 +69,26 @@ func Bars(title string, categories []string, groups []BarGroup, options ...Optio
 		for j, v := range g.Values {
 			data[j] = opts.BarData{Value: cell(v, s.logY)}
 		}
-		bar.AddSeries(g.Name, data, charts.WithItemStyleOpts(opts.ItemStyle{Color: color(i)}))
+		axis := 0
+		if g.Right {
+			axis = 1
+		}
+		bar.AddSeries(g.Name, data, charts.WithItemStyleOpts(opts.ItemStyle{Color: color(i)}),
+			charts.WithBarChartOpts(opts.BarChart{YAxisIndex: axis}))
 		names = append(names, g.Name)
 	}
-	lo, hi := dataRange(s.logY, values...)
-	if !s.zoomY && !s.logY {
-		lo, hi = math.Min(lo, 0), math.Max(hi, 0)
+	labelW := func(values [][]float64) float64 {
+		lo, hi := dataRange(s.logY, values...)
+		if !s.zoomY && !s.logY {
+			lo, hi = math.Min(lo, 0), math.Max(hi, 0)
+		}
+		return valueLabelWidth(lo, hi, s.logY)
 	}
 	_, labelH := categoryLabelSize(categories, rotate)
-	fr := frame{xLabelH: labelH, yLabelW: valueLabelWidth(lo, hi, s.logY)}
+	fr := frame{xLabelH: labelH, yLabelW: labelW(left)}
+	if right != nil {
+		fr.rightLabelW = labelW(right)
+	}
 	if len(groups) > 1 {
 		fr.legend = legendNames(names)
 	}

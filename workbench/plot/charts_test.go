@@ -284,6 +284,20 @@ func TestLayout_LogAxisOnlyOverTwoDecades(t *testing.T) {
 	require.Equal(t, map[string]any{"show": true}, ya["minorTick"])
 }
 
+// A group with Right is drawn against a second, named value axis on the right.
+func TestBars_RightAxis(t *testing.T) {
+	o := optionOf(t, Bars("two units", []string{"a", "b"}, []BarGroup{{Name: "share (%)", Values: []float64{1, 2}},
+		{Name: "half-life (tokens)", Values: []float64{100, 2000}, Right: true}}, RightAxis("half-life (tokens)")))
+	ya := list(t, o, "yAxis")
+	require.Len(t, ya, 2)
+	require.Equal(t, "right", ya[1]["position"])
+	require.Equal(t, "half-life (tokens)", ya[1]["name"])
+	require.Equal(t, "middle", ya[1]["nameLocation"])
+	series := list(t, o, "series")
+	require.Nil(t, series[0]["yAxisIndex"])
+	require.Equal(t, 1.0, series[1]["yAxisIndex"])
+}
+
 // ZoomY lets a bar chart's value axis start near the data, so a 0.19% difference is visible.
 func TestBars_ZoomY(t *testing.T) {
 	g := []BarGroup{{Name: "PRISM", Values: []float64{31.25}}, {Name: "dense", Values: []float64{31.31}}}

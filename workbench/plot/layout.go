@@ -23,10 +23,12 @@ const (
 // frame is what surrounds a chart's plot area; layout turns it into the grid, legend, title and axis-name
 // placement that keeps every element inside the canvas.
 type frame struct {
-	legend    []string // distinct legend entries; nil when the chart has no legend
-	xLabelH   float64  // height of the x tick labels
-	yLabelW   float64  // width of the y tick labels
-	colorName string   // the colour bar's label; "" when the chart has no colour bar
+	legend  []string // distinct legend entries; nil when the chart has no legend
+	xLabelH float64  // height of the x tick labels
+	yLabelW float64  // width of the y tick labels
+	// rightLabelW is the width of the tick labels of a second value axis on the right; 0 when there is none.
+	rightLabelW float64
+	colorName   string // the colour bar's label; "" when the chart has no colour bar
 	// colorDecimals is the number of decimals of the colour bar's end values: three significant digits.
 	colorDecimals int
 }
@@ -34,7 +36,7 @@ type frame struct {
 // box is the computed layout of a chart of a given size.
 type box struct {
 	title, subtitle          string // wrapped to the canvas width
-	yName                    string // wrapped to the plot height
+	yName, rightName         string // wrapped to the plot height
 	top, bottom, left, right float64
 	legendH                  float64
 	colorBarRight            float64 // the colour bar's distance from the right edge
@@ -63,6 +65,11 @@ func (s settings) layout(title string, fr frame) box {
 		b.left += (lines(b.yName) - 1) * labelLineH
 	}
 	b.right = 30
+	if fr.rightLabelW > 0 && s.rightName != "" {
+		b.right = 36 // room for the right axis's name, as on the left
+		b.rightName = wrap(s.rightName, int(math.Max(float64(s.height)-b.top-b.bottom-fr.xLabelH-10, 60)/charW))
+		b.right += (lines(b.rightName) - 1) * labelLineH
+	}
 	if fr.colorName != "" {
 		// The label is centred over the bar; the bar's handle labels (values) sit to its left.
 		textW := float64(utf8.RuneCountInString(fr.colorName)) * charW
@@ -167,7 +174,15 @@ func (s settings) layoutPatch(title string, fr frame) func(map[string]any) {
 		}}
 		for _, key := range []string{"xAxis", "yAxis"} {
 			axes := asMaps(option[key])
-			for _, a := range axes {
+			for i, a := range axes {
+				if key == "yAxis" && i == 1 {
+					a["splitLine"] = map[string]any{"show": false} // the left axis's grid lines are the chart's
+					if a["name"] != "" && a["name"] != nil {
+						a["nameLocation"], a["nameGap"], a["name"] = "middle", fr.rightLabelW+10, b.rightName
+						a["nameTextStyle"] = map[string]any{"lineHeight": labelLineH}
+					}
+					continue
+				}
 				if name, _ := a["name"].(string); name != "" {
 					a["nameLocation"] = "middle"
 					if key == "xAxis" {

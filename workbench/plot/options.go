@@ -43,6 +43,7 @@ type settings struct {
 	sized        bool   // Size was given: builders keep it instead of deriving one (heatmaps)
 	colorName    string // the colour bar's label, with its unit (heatmaps)
 	zoomY        bool   // the value axis of a bar chart spans the data, not 0
+	rightName    string // the name of a bar chart's right value axis
 }
 
 func newSettings(options []Option) settings {
@@ -78,6 +79,10 @@ const MinLogSpan = 100.0
 // ColorBar labels a heatmap's colour bar: the quantity and its unit, e.g. "ΔMSE (nats²)". Without it the bar
 // is labelled "value".
 func ColorBar(label string) Option { return func(s *settings) { s.colorName = label } }
+
+// RightAxis names the right value axis of a bar chart, against which the groups with BarGroup.Right are drawn:
+// a quantity in another unit than the left axis's, e.g. "half-life (tokens)" beside "mass share (%)".
+func RightAxis(name string) Option { return func(s *settings) { s.rightName = name } }
 
 // ZoomY makes the value axis of a bar chart span the data instead of starting at 0 (bars then start at the
 // axis minimum): use it when the differences between bars are the point and are small against the values.
