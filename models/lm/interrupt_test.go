@@ -19,7 +19,10 @@ import (
 // opened model's Interrupt stops Perplexity and Generate.
 func TestTrain_InterruptedDuringDataPreparation(t *testing.T) {
 	cfg := tinyConfig()
-	cfg.Data.Seed = 17 // data no other test prepares, so that the tokenizer really trains here (prepare memoises)
+	// A corpus no other test prepares, so that the tokenizer really trains here (prepare memoises by the data
+	// config; Data.Seed would not do: Resolved sets it from the run seed).
+	cfg.Data.Synthetic.Seed = 17
+	forgetPreparedData() // and none this test prepared before (go test -count=N)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	interrupted := cfg
@@ -55,4 +58,11 @@ func TestTrain_InterruptedDuringDataPreparation(t *testing.T) {
 	require.ErrorIs(t, err, context.Canceled)
 	_, _, _, err = m.Generate([]string{"the"}, eval.SampleConfig{MaxNewTokens: 3, StopToken: -1})
 	require.ErrorIs(t, err, context.Canceled)
+}
+
+// forgetPreparedData empties the process's memo of prepared data, so that the next preparation really runs.
+func forgetPreparedData() {
+	prepared.Lock()
+	defer prepared.Unlock()
+	prepared.keys, prepared.vals = nil, nil
 }

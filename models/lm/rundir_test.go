@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 	"testing"
 
@@ -14,34 +13,8 @@ import (
 	"github.com/protolab/protolab/workbench/fit"
 	"github.com/protolab/protolab/workbench/run"
 	"github.com/protolab/protolab/workbench/store"
+	"github.com/protolab/protolab/workbench/wbtest"
 )
-
-// snapshot lists every file under root with its size and SHA-256, one per line, sorted: two equal snapshots mean a
-// byte-identical folder.
-func snapshot(t *testing.T, root string) string {
-	t.Helper()
-	var lines []string
-	require.NoError(t, filepath.Walk(root, func(path string, info os.FileInfo, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(root, path)
-		if info.IsDir() {
-			lines = append(lines, rel+"/")
-			return nil
-		}
-		d, err := store.FileDigest(path)
-		require.NoError(t, err)
-		lines = append(lines, fmt.Sprintf("%s %d %s", rel, d.Size, d.SHA256))
-		return nil
-	}))
-	sort.Strings(lines)
-	s := ""
-	for _, l := range lines {
-		s += l + "\n"
-	}
-	return s
-}
 
 // shortRun is tinyConfig cut to a few steps.
 func shortRun() Config {
@@ -103,12 +76,12 @@ func TestTrain_RefusedFoldersStayByteIdentical(t *testing.T) {
 		{"a folder below a file", mkdir("file2", map[string]string{"f": "x"}) + "/f/run", cfg,
 			[]string{"cannot use " + root + "/file2/f/run as the run folder; choose another folder", "not a directory"}},
 	} {
-		before := snapshot(t, root)
+		before := wbtest.FolderSnapshot(t, root)
 		_, err := Train(c.cfg, c.dir, run.Progress(nil))
 		for _, w := range c.want {
 			require.ErrorContains(t, err, w, c.name)
 		}
-		require.Equal(t, before, snapshot(t, root), "%s: the refused folder changed", c.name)
+		require.Equal(t, before, wbtest.FolderSnapshot(t, root), "%s: the refused folder changed", c.name)
 	}
 	// Without config.json the foreign file is named.
 	require.NoError(t, os.Remove(filepath.Join(foreignCkpt, ConfigFile)))
@@ -123,7 +96,7 @@ func TestTrain_UnwritableFolderFailsBeforeTheData(t *testing.T) {
 		t.Skip("root writes into read-only folders; TestTrain_RefusedFoldersStayByteIdentical covers --out below a file")
 	}
 	cfg := shortRun()
-	cfg.Data.Seed = 23 // data no test prepares: a preparation would log, and Progress must stay silent
+	cfg.Data.Synthetic.Seed = 23 // a corpus no test prepares (Resolved overwrites Data.Seed): a preparation would log
 	ro := t.TempDir()
 	require.NoError(t, os.Chmod(ro, 0o555))
 	defer os.Chmod(ro, 0o755)
@@ -144,14 +117,14 @@ func TestTrain_FinishedRunIsOpenedNotRewritten(t *testing.T) {
 	require.NoError(t, err)
 	require.False(t, first.Cached)
 	require.NotNil(t, first.Result.Weights)
-	before := snapshot(t, dir)
+	before := wbtest.FolderSnapshot(t, dir)
 	var progress strings.Builder
 	again, err := Train(shortRun(), dir, run.Progress(&progress))
 	require.NoError(t, err)
 	require.True(t, again.Cached)
 	require.Equal(t, first.Result.Val, again.Result.Val)
 	require.Contains(t, progress.String(), "already holds this finished run")
-	require.Equal(t, before, snapshot(t, dir))
+	require.Equal(t, before, wbtest.FolderSnapshot(t, dir))
 }
 
 // TestTrain_FailedRunLeavesNoFolder: a run that fails before its first checkpoint removes the folders it created,
@@ -204,9 +177,9 @@ func TestRemoveRun(t *testing.T) {
 	require.NoError(t, err)
 
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "notes.txt"), []byte("mine"), 0o644))
-	before := snapshot(t, root)
+	before := wbtest.FolderSnapshot(t, root)
 	require.ErrorContains(t, RemoveRun(dir), "holds files ProtoLab did not write (notes.txt)")
-	require.Equal(t, before, snapshot(t, root))
+	require.Equal(t, before, wbtest.FolderSnapshot(t, root))
 	require.NoError(t, os.Remove(filepath.Join(dir, "notes.txt")))
 
 	lock, err := store.Lock(dir)

@@ -82,14 +82,10 @@ func LoadOrTrain(cfg Config, opts ...run.Option) (*Model, error) {
 	if o.Out != "" {
 		dir = RunDir(o.Out, cfg)
 		if _, err := os.Stat(filepath.Join(dir, ResultFile)); err == nil {
-			m, err := Open(dir)
+			m, err := openStored(dir, cfg, o)
 			if err != nil {
 				return nil, err
 			}
-			if err := sameConfig(dir, m.Config, cfg); err != nil {
-				return nil, err
-			}
-			m.Interrupt = o.Context
 			o.Logf("lm", "loaded %s (validation perplexity %.3f)", cfg.Name(), m.Result.Val.Perplexity)
 			return m, nil
 		}
@@ -268,6 +264,16 @@ func train(cfg Config, dir string, batches [][]*tensors.Tensor, o run.Options) (
 
 // openFinished opens the finished run of cfg in dir instead of training it again.
 func openFinished(dir string, cfg Config, o run.Options) (*Model, error) {
+	m, err := openStored(dir, cfg, o)
+	if err != nil {
+		return nil, err
+	}
+	o.Logf("lm", "%s already holds this finished run; loaded it (to train it again, %s)", dir, freshHint)
+	return m, nil
+}
+
+// openStored opens the finished run in dir, checks that it holds cfg, and lets o's context interrupt its later work.
+func openStored(dir string, cfg Config, o run.Options) (*Model, error) {
 	m, err := Open(dir)
 	if err != nil {
 		return nil, err
@@ -276,7 +282,6 @@ func openFinished(dir string, cfg Config, o run.Options) (*Model, error) {
 		return nil, err
 	}
 	m.Interrupt = o.Context
-	o.Logf("lm", "%s already holds this finished run; loaded it (to train it again, %s)", dir, freshHint)
 	return m, nil
 }
 

@@ -7,7 +7,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -16,6 +15,7 @@ import (
 
 	"github.com/protolab/protolab/models/lm"
 	"github.com/protolab/protolab/workbench/store"
+	"github.com/protolab/protolab/workbench/wbtest"
 )
 
 // integrityArgs train the Tiny preset for 30 steps with a checkpoint every 5: a few seconds, long enough to kill it
@@ -61,29 +61,6 @@ func waitFor(t *testing.T, what string, ok func() bool) {
 	}
 }
 
-// folderSnapshot lists every file under root with its size, SHA-256 and mode, sorted: equal snapshots mean a
-// byte-identical folder.
-func folderSnapshot(t *testing.T, root string) string {
-	t.Helper()
-	var lines []string
-	require.NoError(t, filepath.Walk(root, func(path string, info os.FileInfo, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(root, path)
-		line := fmt.Sprintf("%s %s", rel, info.Mode())
-		if !info.IsDir() {
-			d, err := store.FileDigest(path)
-			require.NoError(t, err)
-			line += fmt.Sprintf(" %d %s", d.Size, d.SHA256)
-		}
-		lines = append(lines, line)
-		return nil
-	}))
-	sort.Strings(lines)
-	return strings.Join(lines, "\n")
-}
-
 // weightValues reads a weights file as tensor name → "shape: values", every value exact. The file's bytes are not
 // compared: its metadata records the git state of the working tree, which may change between two runs.
 func weightValues(t *testing.T, path string) map[string]string {
@@ -100,13 +77,13 @@ func weightValues(t *testing.T, path string) map[string]string {
 // requireRefused runs protolab, expects exit status 1 with stderr naming every want, and the folder byte-identical.
 func requireRefused(t *testing.T, dir string, wants []string, args ...string) {
 	t.Helper()
-	before := folderSnapshot(t, dir)
+	before := wbtest.FolderSnapshot(t, dir)
 	code, _, stderr := cli(t, args...)
 	require.Equal(t, 1, code, "stderr:\n%s", stderr)
 	for _, w := range wants {
 		require.Contains(t, stderr, w)
 	}
-	require.Equal(t, before, folderSnapshot(t, dir), "the refused run changed %s", dir)
+	require.Equal(t, before, wbtest.FolderSnapshot(t, dir), "the refused run changed %s", dir)
 }
 
 // TestCLI_RunFolderIntegrity drives protolab train in child processes through the cases of issue #16:
@@ -164,12 +141,12 @@ func TestCLI_RunFolderIntegrity(t *testing.T) {
 			append(out("whole"), "--set", "model.num_layers=1")...)
 		requireRefused(t, whole, []string{"model.width: 32 → 64", "--fresh"},
 			append(out("whole"), "--set", "model.width=64")...)
-		before := folderSnapshot(t, whole)
+		before := wbtest.FolderSnapshot(t, whole)
 		code, stdout, stderr := cli(t, out("whole")...)
 		require.Equal(t, 0, code, "stderr:\n%s", stderr)
 		require.Contains(t, stderr, "already holds this finished run")
 		require.Contains(t, stdout, "perplexity")
-		require.Equal(t, before, folderSnapshot(t, whole), "rerunning a finished run rewrote it")
+		require.Equal(t, before, wbtest.FolderSnapshot(t, whole), "rerunning a finished run rewrote it")
 	})
 
 	t.Run("two processes on one folder", func(t *testing.T) {
@@ -211,8 +188,8 @@ func TestTrain_Fresh(t *testing.T) {
 	mine := filepath.Join(root, "mine")
 	require.NoError(t, os.Mkdir(mine, 0o755))
 	require.NoError(t, os.WriteFile(filepath.Join(mine, "notes.txt"), []byte("precious"), 0o644))
-	before := folderSnapshot(t, mine)
+	before := wbtest.FolderSnapshot(t, mine)
 	err = dispatch([]string{"train", "--preset", "tiny", "--fresh", "--out", mine}, &out)
 	require.ErrorContains(t, err, "holds files ProtoLab did not write (notes.txt)")
-	require.Equal(t, before, folderSnapshot(t, mine))
+	require.Equal(t, before, wbtest.FolderSnapshot(t, mine))
 }
