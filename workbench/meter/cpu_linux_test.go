@@ -29,3 +29,18 @@ func TestCPUSeconds_CountsBusyWork(t *testing.T) {
 	require.Less(t, used, 5.0)
 	require.GreaterOrEqual(t, Load(), 0.0)
 }
+
+func TestCPUSeconds_ResolvesAMillisecond(t *testing.T) {
+	if r := CPUResolution(); r > 1e-4 {
+		t.Skipf("this system's CPU clock advances in steps of %.3g s (a sandbox or a tick-sampling kernel)", r)
+	}
+	c0 := CPUSeconds()
+	x, used := 0.0, 0.0
+	for used < 1e-3 {
+		x += math.Sqrt(x + 1)
+		used = CPUSeconds() - c0
+	}
+	require.Less(t, used, 3e-3, "CPU time advances smoothly, not by ticks (x=%g)", x)
+	require.True(t, CPUResolved(used))
+	require.False(t, CPUResolved(0))
+}
