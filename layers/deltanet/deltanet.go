@@ -9,15 +9,15 @@ import (
 	"github.com/pkg/errors"
 )
 
-// qkNormEpsilon is the ε of the L2 normalisation of q and k, x/√(‖x‖² + ε) (docs/spec/protot.md §9.2).
-const qkNormEpsilon = 1e-6
+// QKNormEpsilon is the ε of the L2 normalisation of q and k, x/√(‖x‖² + ε) (docs/spec/protot.md §9.2).
+const QKNormEpsilon = 1e-6
 
 // SiLU returns x·σ(x) elementwise.
 func SiLU(x *Node) *Node { return Mul(x, Logistic(x)) }
 
 // UnitNormalize returns x/√(‖x‖² + 1e-6) over the last axis: x [..., d] → [..., d].
 func UnitNormalize(x *Node) *Node {
-	return Div(x, Sqrt(AddScalar(ReduceAndKeep(Square(x), ReduceSum, -1), qkNormEpsilon)))
+	return Div(x, Sqrt(AddScalar(ReduceAndKeep(Square(x), ReduceSum, -1), QKNormEpsilon)))
 }
 
 // ShortConv is the causal depthwise convolution of eq. (1), PyTorch tap order (the last tap multiplies the current

@@ -9,15 +9,15 @@ import (
 
 // Numerical constants of equations (1)–(3); they are the official code's and not configurable.
 const (
-	// tempEpsilon is ε in |τ| + ε (equations 1 and 4).
-	tempEpsilon = 1e-6
-	// massFloor is the clamp of the mass in M = num / max(den, 1e−6) (equation 3).
-	massFloor = 1e-6
-	// referenceOffset is the 1e−12 of the reference weights (1−β)/(β^j + 1e−12).
-	referenceOffset = 1e-12
-	// maskedLogit is added to the logits of masked prototypes: exp(maskedLogit − max) is exactly 0 in float32 and
+	// TempEpsilon is ε in |τ| + ε (equations 1 and 4).
+	TempEpsilon = 1e-6
+	// MassFloor is the clamp of the mass in M = num / max(den, 1e−6) (equation 3).
+	MassFloor = 1e-6
+	// ReferenceOffset is the 1e−12 of the reference weights (1−β)/(β^j + 1e−12).
+	ReferenceOffset = 1e-12
+	// MaskedLogit is added to the logits of masked prototypes: exp(MaskedLogit − max) is exactly 0 in float32 and
 	// float64 while the row keeps one unmasked prototype, and it is finite, so no inf − inf appears.
-	maskedLogit = -1e30
+	MaskedLogit = -1e30
 )
 
 // DiscountedPrefix computes the past-only discounted sums of equation (3) with chunks of q tokens:
@@ -114,7 +114,7 @@ func newMemoryForm(gamma *Node, T int, cfg Config) memoryForm {
 	gamma = ConvertDType(gamma, dtypes.Float32)
 	beta := Reshape(Logistic(gamma), R, 1)                             // [R, 1]
 	t := Reshape(Iota(g, shapes.Make(dtypes.Float32, T), 0), 1, T)     // [1, T]
-	w := Div(OneMinus(beta), AddScalar(Pow(beta, t), referenceOffset)) // (1−β_k)/(β_k^j + 1e−12)
+	w := Div(OneMinus(beta), AddScalar(Pow(beta, t), ReferenceOffset)) // (1−β_k)/(β_k^j + 1e−12)
 	rescale := Pow(beta, MaxScalar(AddScalar(t, -1), 0))               // β_k^(t−1); the sums are 0 at t = 0
 	f.lambda, f.scale = ZerosLike(gamma), OnesLike(gamma)              // plain exclusive prefix sums
 	f.write, f.rescale = Reshape(w, R, 1, T), Reshape(rescale, R, 1, T)
@@ -151,7 +151,7 @@ func readMemory(pi, rho, v, gamma *Node, cfg Config) (read, den *Node) {
 	f := newMemoryForm(gamma, v.Shape().Dim(2), cfg)
 	piW := f.weighted(pi)
 	den = f.den(piW)
-	u := Div(f.convert(rho), MaxScalar(den, massFloor)) // ρ / max(den, 1e−6)
+	u := Div(f.convert(rho), MaxScalar(den, MassFloor)) // ρ / max(den, 1e−6)
 	if f.rescale != nil {
 		u = Mul(u, f.rescale) // num = β^(t−1)·Σ w π v
 	}
@@ -171,7 +171,7 @@ func traceMemory(pi, v, den, gamma *Node, cfg Config) (num, M *Node) {
 	if f.rescale != nil {
 		num = Mul(num, Reshape(f.rescale, R, 1, 1, T))
 	}
-	M = Div(num, MaxScalar(Reshape(f.convert(den), R, 1, B, T), massFloor))
+	M = Div(num, MaxScalar(Reshape(f.convert(den), R, 1, B, T), MassFloor))
 	return ConvertDType(num, dtype), ConvertDType(M, dtype)
 }
 
@@ -187,7 +187,7 @@ func splitMemory(S *Node, axis int) (num, den, M *Node) {
 	C := S.Shape().Dim(axis)
 	num = SliceAxis(S, axis, AxisRange(0, C-1))
 	den = SliceAxis(S, axis, AxisRange(C-1, C))
-	return num, den, Div(num, MaxScalar(den, massFloor))
+	return num, den, Div(num, MaxScalar(den, MassFloor))
 }
 
 // stepMemory is the recurrent form D of equation (3) for one token: mem [B, R, D_v+1] (num and den of the prefix
@@ -206,7 +206,7 @@ func stepMemory(mem, pi, v, gamma, pos *Node, cfg Config) (num, den, M, mem2 *No
 		t := ConvertDType(pos, dtypes.Float32)
 		rescale := Reshape(Pow(beta, MaxScalar(AddScalar(t, -1), 0)), 1, R, 1) // β^(t−1)
 		num, den, M = splitMemory(Mul(mem, rescale), 2)
-		w := Div(OneMinus(beta), AddScalar(Pow(beta, t), referenceOffset)) // (1−β)/(β^t + 1e−12)
+		w := Div(OneMinus(beta), AddScalar(Pow(beta, t), ReferenceOffset)) // (1−β)/(β^t + 1e−12)
 		mem2 = Add(mem, Mul(Reshape(w, 1, R, 1), write))
 		return ConvertDType(num, dtype), ConvertDType(den, dtype), ConvertDType(M, dtype), ConvertDType(mem2, dtype)
 	}

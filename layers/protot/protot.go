@@ -109,13 +109,13 @@ func checkParams(name string, p Params, cfg Config, layer, D int, dtype dtypes.D
 	}
 }
 
-// maskBias returns 0 where mask > 0 and maskedLogit elsewhere, as [R, 1, 1] of dtype; nil for a nil mask.
+// maskBias returns 0 where mask > 0 and MaskedLogit elsewhere, as [R, 1, 1] of dtype; nil for a nil mask.
 func maskBias(mask *Node, dtype dtypes.DType) *Node {
 	if mask == nil {
 		return nil
 	}
 	g, R := mask.Graph(), mask.Shape().Dim(0)
-	zero, masked := ScalarZero(g, dtype), Scalar(g, dtype, maskedLogit)
+	zero, masked := ScalarZero(g, dtype), Scalar(g, dtype, MaskedLogit)
 	keep := GreaterThan(mask, ScalarZero(g, mask.DType()))
 	return Reshape(Where(keep, BroadcastToDims(zero, R), BroadcastToDims(masked, R)), R, 1, 1)
 }
@@ -152,7 +152,7 @@ func route(x *Node, p Params, layer int, cfg Config) (wLogits, rLogits, pi, rho,
 		n += size
 		return SliceAxis(all, 0, AxisRange(n-size, n))
 	}
-	wLogits = Div(next(R), AddScalar(Abs(p.WriteTemp), tempEpsilon))
+	wLogits = Div(next(R), AddScalar(Abs(p.WriteTemp), TempEpsilon))
 	writeBias, readBias := maskBias(p.WriteMask, dtype), maskBias(p.ReadMask, dtype)
 	pi = Softmax(addBias(wLogits, writeBias), 0)
 	switch {
@@ -168,7 +168,7 @@ func route(x *Node, p Params, layer int, cfg Config) (wLogits, rLogits, pi, rho,
 		rLogits = DotGeneral(p.Prototypes, []int{1}, nil, q, []int{2}, nil) // [R, B, T]
 	}
 	if !shared {
-		rLogits = Div(rLogits, AddScalar(Abs(p.ReadTemp), tempEpsilon))
+		rLogits = Div(rLogits, AddScalar(Abs(p.ReadTemp), TempEpsilon))
 		rho = Softmax(addBias(rLogits, readBias), 0)
 	}
 	return wLogits, rLogits, pi, rho, next(Dv)

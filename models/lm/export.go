@@ -256,14 +256,15 @@ func ArchitectureOf(c Config) Architecture {
 	case decoder.MixerProtoT:
 		pc := mc.ProtoT
 		a.ProtoT = &ProtoTFacts{NumPrototypes: pc.NumPrototypes, ValueWidth: pc.Dv(D), ConvKernel: pc.ConvKernel,
-			Numerics: pc.Numerics, TempEpsilon: 1e-6, MassFloor: 1e-6, MaskedLogit: -1e30, RefOffset: 1e-12}
+			Numerics: pc.Numerics, TempEpsilon: protot.TempEpsilon, MassFloor: protot.MassFloor,
+			MaskedLogit: protot.MaskedLogit, RefOffset: protot.ReferenceOffset}
 		a.Notes = map[string]string{"masks": "write_mask and read_mask [R] are float32 intervention masks: an " +
 			"entry ≤ 0 adds masked_logit to that prototype's logit before the softmax; in shared-routing layers " +
 			"the read softmax uses write logit + both masks' biases"}
 	case decoder.MixerDeltaNet:
 		dc := mc.DeltaNet
 		a.DeltaNet = &DeltaNetFacts{NumHeads: dc.NumHeads, HeadDim: dc.HeadSize(D), ConvSize: dc.ConvSize,
-			NormEpsilon: dc.NormEpsilon, QKNormEpsilon: 1e-6}
+			NormEpsilon: dc.NormEpsilon, QKNormEpsilon: deltanet.QKNormEpsilon}
 	case decoder.MixerMamba:
 		mm := mc.Mamba
 		a.Mamba = &MambaFacts{DInner: mm.Inner(D), StateSize: mm.StateSize, ConvSize: mm.ConvSize,
