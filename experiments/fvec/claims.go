@@ -3,6 +3,7 @@ package fvec
 import (
 	"fmt"
 	"math"
+	"strings"
 
 	"github.com/protolab/protolab/layers/linattn"
 	"github.com/protolab/protolab/workbench/report"
@@ -38,7 +39,35 @@ func Claims(r *Result) []report.Claim {
 	for _, row := range []string{linattn.KindA, AblationKeyGain} {
 		out = append(out, sharedPrefixClaim(r, row), patchDecayClaim(r, row))
 	}
+	for i := range out {
+		out[i].Caveat = caveat(r, out[i].Claim)
+	}
 	return out
+}
+
+// caveat names the protocol checks of r that failed (Check.Pass false) and bear on a claim: the tree prior's for
+// the tree and key-patching claims (patching uses the tree models), the Gaussian prior's for the Gaussian ones.
+// It is "" when they all passed or r is nil.
+func caveat(r *Result, claim string) string {
+	if r == nil {
+		return ""
+	}
+	prefixes := []string{"tree:", "patch "}
+	if strings.HasPrefix(claim, "Gaussian") {
+		prefixes = []string{"gaussian:"}
+	}
+	var failed []string
+	for _, c := range r.Checks {
+		for _, p := range prefixes {
+			if !c.Pass && strings.HasPrefix(c.Name, p) {
+				failed = append(failed, fmt.Sprintf("%s: %.4g, want %s", c.Name, c.Value, c.Want))
+			}
+		}
+	}
+	if len(failed) == 0 {
+		return ""
+	}
+	return "the run's protocol checks failed: " + strings.Join(failed, "; ")
 }
 
 // seedsMissing returns why a result with this protocol cannot back a claim, or "".

@@ -160,6 +160,40 @@ func TestClaims_VerdictsOnHandBuiltResults(t *testing.T) {
 	}
 }
 
+// A failed protocol check of the tree prior (a model short of its plateau) puts a caveat naming it on the tree and
+// patching rows, one of the Gaussian prior on the Gaussian rows, and never changes a verdict.
+func TestClaims_CaveatNamesFailedChecks(t *testing.T) {
+	r := handResult(t)
+	for _, c := range Claims(r) {
+		if c.Caveat != "" {
+			t.Errorf("all checks pass, claim %q has caveat %q", c.Claim, c.Caveat)
+		}
+	}
+	before := map[string]string{}
+	for _, c := range Claims(r) {
+		before[c.Claim] = verdict(t, c)
+	}
+	r.Checks = append(r.Checks,
+		Check{Name: "tree: B's validation MSE improvement over the last 20% of training", Value: 0.05, Want: "< 0.01"},
+		Check{Name: "gaussian: A's validation MSE improvement over the last 20% of training", Value: 0.06, Want: "< 0.01"},
+		Check{Name: "tree: C on its curve", Value: 1, Want: "≈ 1", Pass: true})
+	for _, c := range Claims(r) {
+		gauss := strings.HasPrefix(c.Claim, "Gaussian")
+		if !strings.Contains(c.Caveat, "improvement over the last 20%") {
+			t.Errorf("claim %q: caveat %q does not name the failed check", c.Claim, c.Caveat)
+		}
+		if strings.Contains(c.Caveat, "tree:") == gauss || strings.Contains(c.Caveat, "gaussian:") != gauss {
+			t.Errorf("claim %q: caveat %q names the other prior's check", c.Claim, c.Caveat)
+		}
+		if strings.Contains(c.Caveat, "on its curve") {
+			t.Errorf("claim %q: caveat %q names a check that passed", c.Claim, c.Caveat)
+		}
+		if got := verdict(t, c); got != before[c.Claim] {
+			t.Errorf("claim %q: verdict %s with the caveat, %s without", c.Claim, got, before[c.Claim])
+		}
+	}
+}
+
 // TestClaims_PatchStatistics checks the two patching statistics on matrices with known values.
 func TestClaims_PatchStatistics(t *testing.T) {
 	for _, c := range []struct {

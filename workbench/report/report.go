@@ -118,6 +118,10 @@ type Claim struct {
 	Rule   Rule   `json:"rule"`
 	// Untestable, when set, says why the preset cannot test the claim; the verdict is then NotTestable.
 	Untestable string `json:"untestable,omitempty"`
+	// Caveat, when set, names the study's own protocol checks that failed in the run this row comes from (a model
+	// short of its plateau, say). It does not change the verdict, whose rule was fixed before the run; the
+	// scorecard prints it beside the verdict so that no reader takes the row without it.
+	Caveat string `json:"caveat,omitempty"`
 }
 
 // Validate reports a claim that cannot be judged.
@@ -194,8 +198,13 @@ func Markdown(rows []Row, title, preamble string) string {
 	for _, r := range rows {
 		counts[r.Verdict]++
 	}
-	fmt.Fprintf(&b, "%d claims: %d %s, %d %s, %d %s, %d %s.\n\n", len(rows), counts[Reproduced], Reproduced,
+	fmt.Fprintf(&b, "%d claims: %d %s, %d %s, %d %s, %d %s.", len(rows), counts[Reproduced], Reproduced,
 		counts[NotReproduced], NotReproduced, counts[NotTestable], NotTestable, counts[NotRun], NotRun)
+	if n := caveats(rows); n > 0 {
+		fmt.Fprintf(&b, " %d rows carry a caveat: a protocol check of the run they come from failed (named beside "+
+			"the verdict).", n)
+	}
+	b.WriteString("\n\n")
 	b.WriteString("| study | claim | paper | ours | preset | method | verdict | rule | result |\n")
 	b.WriteString("|---|---|---|---|---|---|---|---|---|\n")
 	for _, r := range rows {
@@ -203,11 +212,30 @@ func Markdown(rows []Row, title, preamble string) string {
 		if r.Verdict == NotRun {
 			ours = "—"
 		}
-		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | **%s** | %s | %s |\n", r.Study, cell(r.Claim.Claim),
-			cell(paperText(r.Paper)), cell(ours), r.Preset, cell(r.Claim.Method), r.Verdict, cell(r.Why),
-			cell(r.From))
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | **%s**%s | %s | %s |\n", r.Study, cell(r.Claim.Claim),
+			cell(paperText(r.Paper)), cell(ours), r.Preset, cell(r.Claim.Method), r.Verdict,
+			cell(caveatText(r)), cell(r.Why), cell(r.From))
 	}
 	return b.String()
+}
+
+// caveats counts the rows with a caveat.
+func caveats(rows []Row) int {
+	n := 0
+	for _, r := range rows {
+		if r.Claim.Caveat != "" && r.Verdict != NotRun {
+			n++
+		}
+	}
+	return n
+}
+
+// caveatText is what follows the verdict: the row's caveat, or "".
+func caveatText(r Row) string {
+	if r.Claim.Caveat == "" || r.Verdict == NotRun {
+		return ""
+	}
+	return " — caveat: " + r.Claim.Caveat
 }
 
 func paperText(p Paper) string {
@@ -236,7 +264,12 @@ func HTML(rows []Row, title, preamble string) string {
 		"td,th{border:1px solid #ccc;padding:4px 6px;vertical-align:top}th{background:#f3f3f3}"+
 		".reproduced{background:#e6f4e6}.not-reproduced{background:#fbe9e7}"+
 		".not-testable-at-this-preset,.not-run{background:#f5f5f5;color:#666}\n</style></head><body>\n", esc(title))
-	fmt.Fprintf(&b, "<h1>%s</h1>\n<p>%s</p>\n<table>\n<tr>", esc(title), esc(preamble))
+	fmt.Fprintf(&b, "<h1>%s</h1>\n<p>%s</p>\n", esc(title), esc(preamble))
+	if n := caveats(rows); n > 0 {
+		fmt.Fprintf(&b, "<p>%d rows carry a caveat: a protocol check of the run they come from failed (named beside "+
+			"the verdict).</p>\n", n)
+	}
+	b.WriteString("<table>\n<tr>")
 	for _, h := range []string{"study", "claim", "paper", "ours", "preset", "method", "verdict", "rule", "result"} {
 		fmt.Fprintf(&b, "<th>%s</th>", h)
 	}
@@ -249,7 +282,7 @@ func HTML(rows []Row, title, preamble string) string {
 		class := strings.ReplaceAll(r.Verdict, " ", "-")
 		fmt.Fprintf(&b, "<tr class=\"%s\">", class)
 		for _, c := range []string{r.Study, r.Claim.Claim, paperText(r.Paper), ours, r.Preset, r.Claim.Method,
-			r.Verdict, r.Why, r.From} {
+			r.Verdict + caveatText(r), r.Why, r.From} {
 			fmt.Fprintf(&b, "<td>%s</td>", esc(c))
 		}
 		b.WriteString("</tr>\n")

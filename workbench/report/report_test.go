@@ -69,3 +69,23 @@ func TestHTML_EscapesAndMarksVerdicts(t *testing.T) {
 	require.Contains(t, page, `class="not-reproduced"`)
 	require.True(t, strings.HasPrefix(page, "<!DOCTYPE html>"))
 }
+
+// A caveat is printed beside the verdict and counted in the summary, in both formats, and leaves the verdict as
+// the rule gave it; a row that did not run shows none.
+func TestCaveat_BesideTheVerdict(t *testing.T) {
+	rows := []Row{
+		{Study: "a", Claim: Claim{Claim: "x", Ours: Estimate{Value: 1}, Caveat: "plateau not reached (A: 7.9%)"},
+			Verdict: Reproduced},
+		{Study: "a", Claim: Claim{Claim: "y", Caveat: "plateau not reached"}, Verdict: NotRun},
+		{Study: "b", Claim: Claim{Claim: "z", Ours: Estimate{Value: 2}}, Verdict: NotReproduced},
+	}
+	md := Markdown(rows, "Scorecard", "intro")
+	require.Contains(t, md, "1 rows carry a caveat")
+	require.Contains(t, md, "**reproduced** — caveat: plateau not reached (A: 7.9%) |")
+	require.Contains(t, md, "| **not run** |")
+	require.Contains(t, md, "| **not reproduced** |")
+	page := HTML(rows, "Scorecard", "p")
+	require.Contains(t, page, "<td>reproduced — caveat: plateau not reached (A: 7.9%)</td>")
+	require.Contains(t, page, "1 rows carry a caveat")
+	require.NotContains(t, Markdown(rows[2:], "S", "i"), "caveat")
+}
