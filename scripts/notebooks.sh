@@ -32,6 +32,22 @@ py=/usr/bin/python3
 cell_timeout=${NOTEBOOK_CELL_TIMEOUT:--1}
 startup_timeout=${NOTEBOOK_STARTUP_TIMEOUT:-600}
 
+# The HTML exports typeset the notebooks' LaTeX with a local MathJax (Debian's libjs-mathjax, which Jupyter Notebook
+# serves to the live notebook too): its TeX input and SVG output are copied beside the exports (about 3 MB), so
+# they render offline and wherever the folder is copied. Without the package they fall back to nbconvert's default
+# (the MathJax CDN).
+mathjax=/usr/share/javascript/mathjax
+html_opts=()
+if [[ -f $mathjax/MathJax.js ]]; then
+  for part in MathJax.js config/TeX-AMS_SVG.js jax/input/TeX jax/element extensions jax/output/SVG/config.js \
+    jax/output/SVG/jax.js jax/output/SVG/autoload jax/output/SVG/fonts/TeX; do
+    mkdir -p "$(dirname "$outdir/mathjax/$part")" && cp -rL "$mathjax/$part" "$(dirname "$outdir/mathjax/$part")/"
+  done
+  html_opts=(--HTMLExporter.mathjax_url="mathjax/MathJax.js?config=TeX-AMS_SVG")
+else
+  echo "notebooks: note: $mathjax/MathJax.js missing (apt-get install libjs-mathjax); HTML exports load MathJax online"
+fi
+
 failed=()
 summary=()
 total_start=$(date +%s)
@@ -48,7 +64,7 @@ for nb in "${notebooks[@]}"; do
     --output-dir "$outdir" --output "$name.ipynb" "$nb" >"$outdir/$name.log" 2>&1 || ok=0
   if [[ -f $outdir/$name.ipynb ]]; then
     "$py" "$root/scripts/nbcheck.py" "$outdir/$name.ipynb" >>"$outdir/$name.log" || ok=0
-    jupyter nbconvert --to html --output-dir "$outdir" "$outdir/$name.ipynb" >>"$outdir/$name.log" 2>&1
+    jupyter nbconvert --to html "${html_opts[@]}" --output-dir "$outdir" "$outdir/$name.ipynb" >>"$outdir/$name.log" 2>&1
   else
     ok=0
   fi

@@ -2,7 +2,8 @@
 # Tests scripts/notebooks.sh without a kernel: a fake `jupyter` on PATH "executes" three notebooks, the first of which
 # fails (its cell program exits 2, as GoNB reports it), the second of which kills the kernel (no output written), and
 # the third of which passes. Checks that every notebook ran, that the summary names each with its status and time,
-# that the script exits 1, and that no per-cell timeout was passed. Usage: bash scripts/notebooks_test.sh
+# that the script exits 1, and that no per-cell timeout was passed. Then checks scripts/nblint.py on the repository's
+# notebooks and on a bad one. Usage: bash scripts/notebooks_test.sh
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 tmp=$(mktemp -d)
@@ -54,7 +55,19 @@ check "summary: 03_passes OK with its time" grep -qE '03_passes +OK +[0-9]+ s' "
 check "summary line names the failed notebooks" grep -q '3 ran, 2 failed: 01_fails 02_crash' "$tmp/stdout"
 check "summary file written" grep -q '03_passes' "$tmp/out/notebooks-summary.txt"
 check "no per-cell timeout" grep -q -- '--ExecutePreprocessor.timeout=-1' "$tmp/jupyter.log"
+
+# scripts/nblint.py: the repository's notebooks pass; a notebook with bare math, an unpaired $, no ShowLibrary in its
+# settings cell and no export cell fails with each named.
+check "nblint passes the notebooks" python3 "$root/scripts/nblint.py" "$root"/notebooks/*.ipynb
+printf '%s' '{"cells":[{"cell_type":"markdown","metadata":{},"source":"weights lambda_1 and $HOME"},{"cell_type":"code","metadata":{},"execution_count":null,"outputs":[],"source":"%%\\nfmt.Println(1)"}],"metadata":{},"nbformat":4,"nbformat_minor":5}' >"$tmp/lint.ipynb"
+python3 "$root/scripts/nblint.py" "$tmp/lint.ipynb" >"$tmp/lint.out"
+check "nblint fails a bad notebook" test $? = 1
+check "nblint names bare math" grep -q "math outside" "$tmp/lint.out"
+check "nblint names an unpaired \$" grep -q "odd number of" "$tmp/lint.out"
+check "nblint names a missing ShowLibrary" grep -q "ShowLibrary" "$tmp/lint.out"
+check "nblint names a missing export cell" grep -q "ExportFigures" "$tmp/lint.out"
 if [[ $fail != 0 ]]; then
+  echo "--- nblint output ---"; cat "$tmp/lint.out" 2>/dev/null
   echo "--- notebooks.sh output ---"; cat "$tmp/stdout"; exit 1
 fi
 echo "notebooks_test: OK"

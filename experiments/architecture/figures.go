@@ -281,3 +281,33 @@ func nanSlice(n int) []float64 {
 	}
 	return out
 }
+
+// Figures are the figures notebooks/10_protot_architecture.ipynb shows from r, named for plot.ExportFigures:
+// the perplexity bars of every comparison (named by corpus, init policy and learning-rate mode), the learning-rate search,
+// the loss curves of the synthetic comparison, the sweep's scaling curves when r has a sweep, and the generation and
+// classification bars when r has them.
+func Figures(r *Result) []plot.Figure {
+	var figs []plot.Figure
+	for _, c := range r.Compare {
+		name := fmt.Sprintf("architecture_perplexity_%s_%s_%s", c.Source, c.Init, c.LRMode)
+		figs = append(figs, plot.Figure{Name: name, Chart: PerplexityChart(c)})
+	}
+	if len(r.Tuning) > 0 {
+		figs = append(figs, plot.Figure{Name: "architecture_lr_search", Chart: TuningChart(r)})
+	}
+	if c := r.Comparison("synthetic"); c != nil {
+		figs = append(figs, plot.Figure{Name: "architecture_curves", Chart: CurvesChart(c)})
+	}
+	if r.Sweep != nil && len(r.Sweep.Widths) > 0 && len(r.Sweep.Steps) > 0 {
+		figs = append(figs, plot.Figure{Name: "architecture_scaling_tokens", Chart: TokensChart(r.Sweep, 0)},
+			plot.Figure{Name: "architecture_scaling_width", Chart: WidthChart(r.Sweep, 0)})
+	}
+	if r.Generation != nil && len(r.Generation.Rows) > 0 {
+		figs = append(figs, plot.Figure{Name: "architecture_generation", Chart: GenerationChart(r.Generation)},
+			plot.Figure{Name: "architecture_judge", Chart: JudgeChart(r.Generation)})
+	}
+	if r.Classify != nil && len(r.Classify.Tasks) > 0 {
+		figs = append(figs, plot.Figure{Name: "architecture_classify", Chart: ClassifyChart(r.Classify)})
+	}
+	return figs
+}

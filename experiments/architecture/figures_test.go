@@ -97,12 +97,24 @@ func TestFigures_OptionJSON(t *testing.T) {
 		require.Contains(t, opt, s)
 	}
 
+	// The notebook's export (Figures) has each of them once, under distinct names.
+	cmp.Init, cmp.LRMode = "pytorch", LRTuned
+	res := &Result{Tuning: tuning.Tuning, Compare: []*Comparison{cmp}, Sweep: sw, Generation: g, Classify: rep}
+	figs := Figures(res)
+	require.NoError(t, plot.CheckFigures(figs))
+	var names []string
+	for _, f := range figs {
+		names = append(names, f.Name)
+	}
+	require.Equal(t, []string{"architecture_perplexity_synthetic_pytorch_tuned", "architecture_lr_search",
+		"architecture_curves", "architecture_scaling_tokens", "architecture_scaling_width", "architecture_generation",
+		"architecture_judge", "architecture_classify"}, names)
+
 	// Drawn in headless Chromium: no paging legend, clipped or overprinted text, or empty series.
 	if err := plot.BrowserAvailable(); err != nil {
 		t.Skipf("browser check: %v", err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	require.NoError(t, plot.CheckRendered(ctx, PerplexityChart(cmp), CurvesChart(cmp), TuningChart(tuning),
-		TokensChart(sw, 0), WidthChart(sw, 100), GenerationChart(g), JudgeChart(g), ClassifyChart(rep)))
+	require.NoError(t, plot.CheckRendered(ctx, plot.Charts(figs)...))
 }

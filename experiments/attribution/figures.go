@@ -244,3 +244,13 @@ func writeCostTable(w io.Writer, c *CostModel) error {
 	}
 	return tw.Flush()
 }
+
+// Figures are the figures notebooks/20_prism.ipynb shows from r, named for plot.ExportFigures: query speed,
+// agreement with the reference and the LDS against retraining.
+func Figures(r *Result) []plot.Figure {
+	return []plot.Figure{
+		{Name: "attribution_speed", Chart: SpeedChart(r)},
+		{Name: "attribution_overlap", Chart: OverlapChart(r)},
+		{Name: "attribution_lds", Chart: LDSChart(r)},
+	}
+}

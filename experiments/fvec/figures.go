@@ -240,3 +240,29 @@ func mustVector(r *Result, name string) *VectorResult {
 	}
 	panic(fmt.Sprintf("fvec: the result has no function vectors of model %q (sweep.patch_kinds)", name))
 }
+
+// Figures are the figures notebooks/30_function_vectors.ipynb shows, named for plot.ExportFigures: the two
+// prior figures, then for each patched row of the result its key-patching heatmap, for A′ also the ideal model's,
+// and the function-vector probe and scatter of every row that has them.
+func Figures(r *Result) []plot.Figure {
+	var figs []plot.Figure
+	if r.Tree != nil {
+		figs = append(figs, plot.Figure{Name: "fvec_tree_mse", Chart: TreeMSE(r)})
+	}
+	if r.Gaussian != nil {
+		figs = append(figs, plot.Figure{Name: "fvec_gaussian_mse", Chart: GaussianMSE(r)})
+	}
+	for _, name := range []string{"a_prime", "a", AblationKeyGain} {
+		if r.Patch(name) != nil {
+			figs = append(figs, plot.Figure{Name: "fvec_patch_" + name, Chart: PatchHeatmap(r, name, false)})
+			if name == "a_prime" {
+				figs = append(figs, plot.Figure{Name: "fvec_patch_ideal_a", Chart: PatchHeatmap(r, name, true)})
+			}
+		}
+		if r.Vector(name) != nil {
+			figs = append(figs, plot.Figure{Name: "fvec_probe_" + name, Chart: ProbeHeatmap(r, name)},
+				plot.Figure{Name: "fvec_workspace_" + name, Chart: WorkspaceScatter(r, name)})
+		}
+	}
+	return figs
+}

@@ -75,3 +75,22 @@ func TestFigures_SeriesAndData(t *testing.T) {
 		}
 	}
 }
+
+// Figures lists every figure the notebook shows under valid distinct names. The Tiny preset has both priors,
+// patches A and A′ (PatchKinds) and has no key-gain ablation.
+func TestFigures_NamesEveryFigure(t *testing.T) {
+	res, _ := tinyResult(t)
+	figs := Figures(res)
+	if err := plot.CheckFigures(figs); err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, f := range figs {
+		names = append(names, f.Name)
+	}
+	want := []string{"fvec_tree_mse", "fvec_gaussian_mse", "fvec_patch_a_prime", "fvec_patch_ideal_a",
+		"fvec_probe_a_prime", "fvec_workspace_a_prime", "fvec_patch_a", "fvec_probe_a", "fvec_workspace_a"}
+	if strings.Join(names, " ") != strings.Join(want, " ") {
+		t.Fatalf("Figures names\n%v\nwant\n%v", names, want)
+	}
+}

@@ -368,3 +368,32 @@ func TopPrototype(res *Result, source string) (layer, k int) {
 	}
 	return layer, k
 }
+
+// Figures are the figures notebooks/11_protot_interpretability.ipynb shows from res, named for
+// plot.ExportFigures (its tables are not figures): for each analysed corpus, the routing mass of the first and
+// last layer, the prototype bars, the metric and theme bars, and, when the corpus ran interventions, the
+// write-mask heatmap and the class-loss heatmap.
+func Figures(res *Result) []plot.Figure {
+	var figs []plot.Figure
+	for _, c := range res.Corpora {
+		src := c.Source
+		last := 0
+		for _, p := range c.Prototypes {
+			last = max(last, p.Layer)
+		}
+		for _, l := range []int{0, last}[:min(2, last+1)] {
+			figs = append(figs, plot.Figure{Name: fmt.Sprintf("interp_%s_routing_mass_layer%d", src, l),
+				Chart: RoutingMassHeatmap(res, src, l)})
+		}
+		figs = append(figs,
+			plot.Figure{Name: "interp_" + src + "_prototypes", Chart: PrototypeBars(res, src)},
+			plot.Figure{Name: "interp_" + src + "_metrics", Chart: MetricBars(res, src)},
+			plot.Figure{Name: "interp_" + src + "_themes", Chart: ThemesBars(res, src)})
+		if c.Intervene != nil && len(c.Intervene.Sweeps) > 0 {
+			figs = append(figs,
+				plot.Figure{Name: "interp_" + src + "_write_mask", Chart: InterventionHeatmap(res, src, InterveneWrite)},
+				plot.Figure{Name: "interp_" + src + "_class_loss", Chart: ClassLossHeatmap(res, src)})
+		}
+	}
+	return figs
+}

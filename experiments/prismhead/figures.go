@@ -210,3 +210,24 @@ func SweepQuality(s Summary) *charts.Line {
 		band("R2", sw, 1, func(p SweepSummary) Stat { return p.R2 }),
 	}, plot.LogX(), plot.AxisNames("λ1 = λ2", ""), plot.Subtitle(fmt.Sprintf("mean ± 2 s.e. over %d seeds", s.Seeds)))
 }
+
+// Figures are the figures notebooks/20_prism.ipynb shows from r, named for plot.ExportFigures: the per-seed
+// quality bars, then the first seed's coverage, usage, exact and structured Hessian blocks, co-usage and
+// approximation errors, then the clustering-weight sweep's coupling, conditioning and price.
+func Figures(r *Result) []plot.Figure {
+	figs := []plot.Figure{{Name: "prismhead_quality", Chart: SeedQuality(r)}}
+	if len(r.Replicates) > 0 {
+		q, c := r.Replicates[0].Quality, r.Replicates[0].Curvature
+		figs = append(figs,
+			plot.Figure{Name: "prismhead_coverage", Chart: CoverageBars(q)},
+			plot.Figure{Name: "prismhead_usage", Chart: UsageCurve(q)},
+			plot.Figure{Name: "prismhead_hessian_exact", Chart: HessianHeatmap(c, "exact")},
+			plot.Figure{Name: "prismhead_hessian_structured", Chart: HessianHeatmap(c, ApproxStructured)},
+			plot.Figure{Name: "prismhead_co_usage", Chart: CoUsageHeatmap(c)},
+			plot.Figure{Name: "prismhead_approximation_errors", Chart: ApproxErrors(c)})
+	}
+	return append(figs,
+		plot.Figure{Name: "prismhead_sweep_coupling", Chart: SweepCoupling(r.Summary)},
+		plot.Figure{Name: "prismhead_sweep_conditioning", Chart: SweepConditioning(r.Summary)},
+		plot.Figure{Name: "prismhead_sweep_quality", Chart: SweepQuality(r.Summary)})
+}

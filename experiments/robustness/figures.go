@@ -103,3 +103,18 @@ func ModelsTable(res *Result) *plot.Table {
 	}
 	return pair.ModelsTable(sources, models)
 }
+
+// Figures are the figures notebooks/11_protot_interpretability.ipynb shows from res, named for
+// plot.ExportFigures: for each corpus, the bars of the JS divergence, top-k overlap and Spearman correlation, and
+// the routing-change bars.
+func Figures(res *Result) []plot.Figure {
+	var figs []plot.Figure
+	for _, c := range res.Corpora {
+		for _, m := range []string{MetricJS, MetricOverlap, MetricSpearman} {
+			figs = append(figs, plot.Figure{Name: "robustness_" + c.Source + "_" + m, Chart: MetricBars(res, c.Source, m)})
+		}
+		figs = append(figs, plot.Figure{Name: "robustness_" + c.Source + "_routing_change",
+			Chart: RoutingChangeBars(res, c.Source)})
+	}
+	return figs
+}

@@ -290,3 +290,17 @@ func optional(x float64) string {
 	}
 	return fmt.Sprintf("%.2f", x)
 }
+
+// Figures are the figures notebooks/10_protot_architecture.ipynb shows from res, named for plot.ExportFigures:
+// throughput and memory against context when res has throughput rows, decode time when it has decode rows.
+func Figures(res *Result) []plot.Figure {
+	var figs []plot.Figure
+	if len(res.Throughput) > 0 {
+		figs = append(figs, plot.Figure{Name: "speed_throughput", Chart: ThroughputChart(res)},
+			plot.Figure{Name: "speed_memory", Chart: MemoryChart(res)})
+	}
+	if len(res.Decode) > 0 {
+		figs = append(figs, plot.Figure{Name: "speed_decode", Chart: DecodeChart(res)})
+	}
+	return figs
+}

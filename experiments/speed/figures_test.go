@@ -19,5 +19,8 @@ func TestBenchFigures_RenderInBrowser(t *testing.T) {
 	res := benchSample()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	require.NoError(t, plot.CheckRendered(ctx, ThroughputChart(res), DecodeChart(res), MemoryChart(res), StateChart(res)))
+	figs := Figures(res)
+	require.NoError(t, plot.CheckFigures(figs))
+	require.Len(t, figs, 3, "throughput, memory and decode: the sample has both kinds of rows")
+	require.NoError(t, plot.CheckRendered(ctx, append(plot.Charts(figs), StateChart(res))...))
 }

@@ -73,3 +73,12 @@ func GainChart(res *Result) *charts.Bar {
 	return plot.Bars("Sparse controllers: held-out accuracy gain", cats, groups,
 		plot.AxisNames("task", "gain (points)"), plot.Subtitle(sub[:len(sub)-1]))
 }
+
+// Figures are the figures notebooks/20_prism.ipynb shows from res, named for plot.ExportFigures: held-out
+// accuracy and the gain of each controller.
+func Figures(res *Result) []plot.Figure {
+	return []plot.Figure{
+		{Name: "steering_accuracy", Chart: AccuracyChart(res)},
+		{Name: "steering_gain", Chart: GainChart(res)},
+	}
+}

@@ -76,3 +76,13 @@ func TradeoffChart(results []*Result) *charts.Scatter {
 	return plot.Scatter("Concept suppression: cut in generations vs perplexity on other text", groups,
 		plot.AxisNames("perplexity change on other text (%)", "cut of the concept rate (%)"))
 }
+
+// Figures are the figures notebooks/20_prism.ipynb shows from res, named for plot.ExportFigures: the concept's
+// rate in generations and the perplexity change under suppression. (The selection rules' trade-off needs several
+// results: TradeoffChart.)
+func Figures(res *Result) []plot.Figure {
+	return []plot.Figure{
+		{Name: "suppression_rate", Chart: RateChart(res)},
+		{Name: "suppression_perplexity", Chart: PerplexityChart(res)},
+	}
+}

@@ -209,3 +209,53 @@ func TestExportAll_HTMLPNGSVGPDF(t *testing.T) {
 	}
 	require.NoError(t, Export(sampleChart(), base+"-alone.pdf"), "Export writes a PDF too")
 }
+
+// ExportFigures writes every figure in every format under FigurePath, in order, each figure its own rendering
+// (two different charts give different PNGs); a bad name or a nil chart is refused before anything is written.
+func TestExportFigures_AllFormatsInOrder(t *testing.T) {
+	requireBrowser(t)
+	out := t.TempDir()
+	t.Setenv(OutEnv, out)
+	other := Bars("other", []string{"a", "b"}, []BarGroup{{Name: "g", Values: []float64{1, 3}}})
+	paths, err := ExportFigures(Figure{Name: "first", Chart: sampleChart()}, Figure{Name: "second", Chart: other})
+	require.NoError(t, err)
+	var want []string
+	for _, name := range []string{"first", "second"} {
+		for _, ext := range ExportFormats {
+			want = append(want, filepath.Join(out, "figures", name+ext))
+		}
+	}
+	require.Equal(t, want, paths)
+	for _, p := range paths {
+		info, err := os.Stat(p)
+		require.NoError(t, err)
+		require.Positive(t, info.Size(), p)
+	}
+	a, err := os.ReadFile(paths[1])
+	require.NoError(t, err)
+	b, err := os.ReadFile(paths[5])
+	require.NoError(t, err)
+	require.NotEqual(t, a, b, "each figure is rendered, not the first one again")
+}
+
+func TestExportFigures_RefusesBadFigures(t *testing.T) {
+	out := t.TempDir()
+	t.Setenv(OutEnv, out)
+	c := sampleChart()
+	for _, tc := range []struct {
+		figs []Figure
+		want string
+	}{
+		{[]Figure{{Name: "", Chart: c}}, "plain file name"},
+		{[]Figure{{Name: "sub/fig", Chart: c}}, "plain file name"},
+		{[]Figure{{Name: "..", Chart: c}}, "plain file name"},
+		{[]Figure{{Name: "a", Chart: c}, {Name: "a", Chart: c}}, `two figures are called "a"`},
+		{[]Figure{{Name: "a"}}, `figure "a" has no chart`},
+	} {
+		_, err := ExportFigures(tc.figs...)
+		require.ErrorContains(t, err, tc.want)
+	}
+	entries, err := os.ReadDir(out)
+	require.NoError(t, err)
+	require.Empty(t, entries, "nothing written")
+}

@@ -51,22 +51,41 @@ func ExportAll(c Chart, base string) ([]string, error) {
 
 // export writes c to each path in the format of its extension, starting Chromium once when a path needs it.
 func export(c Chart, paths []string) ([]string, error) {
-	f := renderFragment(c)
-	js, err := EchartsJS()
+	if len(browserFormats(paths)) == 0 {
+		return exportIn(nil, c, paths)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), ExportTimeout)
+	defer cancel()
+	bctx, stop, err := newBrowser(ctx)
 	if err != nil {
 		return nil, err
 	}
+	defer stop()
+	return exportIn(bctx, c, paths)
+}
+
+// browserFormats returns the formats among the paths' extensions that need Chromium ("png", "svg", "pdf").
+func browserFormats(paths []string) []string {
 	var formats []string
 	for _, p := range paths {
 		if ext := strings.ToLower(filepath.Ext(p)); ext == ".png" || ext == ".svg" || ext == ".pdf" {
 			formats = append(formats, ext[1:])
 		}
 	}
+	return formats
+}
+
+// exportIn writes c to each path in the format of its extension, rendering in the browser tab bctx (nil when
+// every path is HTML).
+func exportIn(bctx context.Context, c Chart, paths []string) ([]string, error) {
+	f := renderFragment(c)
+	js, err := EchartsJS()
+	if err != nil {
+		return nil, err
+	}
 	var drawn map[string][]byte
-	if len(formats) > 0 {
-		ctx, cancel := context.WithTimeout(context.Background(), ExportTimeout)
-		defer cancel()
-		if drawn, err = renderFormats(ctx, f, js, formats); err != nil {
+	if formats := browserFormats(paths); len(formats) > 0 {
+		if drawn, err = renderFormatsIn(bctx, f, js, formats); err != nil {
 			return nil, errors.WithMessagef(err, "plot.Export %s", strings.Join(paths, ", "))
 		}
 	}
@@ -80,6 +99,82 @@ func export(c Chart, paths []string) ([]string, error) {
 		}
 	}
 	return paths, nil
+}
+
+// Figure is a chart and the name it is exported under: a plain file name without extension, unique among the
+// figures of one ExportFigures call.
+type Figure struct {
+	Name  string
+	Chart Chart
+}
+
+// CheckFigures returns an error naming the first figure with an empty, duplicate or path-like name, or a nil
+// chart: what ExportFigures refuses.
+func CheckFigures(figs []Figure) error {
+	seen := map[string]bool{}
+	for i, fig := range figs {
+		switch {
+		case fig.Name == "" || fig.Name != filepath.Base(fig.Name) || strings.HasPrefix(fig.Name, "."):
+			return errors.Errorf("plot.ExportFigures: figure %d has name %q; want a plain file name without "+
+				"folders or extension", i, fig.Name)
+		case seen[fig.Name]:
+			return errors.Errorf("plot.ExportFigures: two figures are called %q; give each a distinct name", fig.Name)
+		case fig.Chart == nil:
+			return errors.Errorf("plot.ExportFigures: figure %q has no chart", fig.Name)
+		}
+		seen[fig.Name] = true
+	}
+	return nil
+}
+
+// Charts returns the charts of figs, in order (for CheckRendered).
+func Charts(figs []Figure) []Chart {
+	out := make([]Chart, len(figs))
+	for i, f := range figs {
+		out[i] = f.Chart
+	}
+	return out
+}
+
+// ExportFigures writes every figure as FigurePath(Name) with each extension of ExportFormats (HTML, PNG, SVG and
+// PDF, see Export), rendering them one after the other in one Chromium, and returns the paths written in order.
+// ExportTimeout bounds each figure. On an error the figures before the failing one are written and returned. A figure with an empty, duplicate or path-like name, or a nil chart, is
+// refused before anything is written.
+func ExportFigures(figs ...Figure) ([]string, error) {
+	if err := CheckFigures(figs); err != nil {
+		return nil, err
+	}
+	if len(figs) == 0 {
+		return nil, nil
+	}
+	// The browser lives as long as its context: the whole export, at most ExportTimeout per figure and one more
+	// for the start. It starts here, on the browser's own context; each figure's shorter deadline is a context
+	// derived from it, whose end must not stop the browser.
+	ctx, cancel := context.WithTimeout(context.Background(), time.Duration(len(figs)+1)*ExportTimeout)
+	defer cancel()
+	bctx, stop, err := newBrowser(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer stop()
+	if err := chromedp.Do(bctx); err != nil {
+		return nil, errors.Wrap(err, "plot.ExportFigures: starting Chromium")
+	}
+	var written []string
+	for _, fig := range figs {
+		paths := make([]string, len(ExportFormats))
+		for i, ext := range ExportFormats {
+			paths[i] = FigurePath(fig.Name + ext)
+		}
+		ctx, cancel := context.WithTimeout(bctx, ExportTimeout)
+		_, err := exportIn(ctx, fig.Chart, paths)
+		cancel()
+		if err != nil {
+			return written, errors.WithMessagef(err, "figure %q", fig.Name)
+		}
+		written = append(written, paths...)
+	}
+	return written, nil
 }
 
 // chromiumFallback is where Debian's chromium package installs the browser.
@@ -181,9 +276,19 @@ func renderInBrowser(ctx context.Context, f fragment, js []byte, format string) 
 	return out[format], nil
 }
 
-// renderFormats loads the fragment's standalone page once in headless Chromium, with echarts' SVG renderer, and
-// returns each requested format ("png", "svg", "pdf").
+// renderFormats loads the fragment's standalone page once in a new headless Chromium, with echarts' SVG renderer,
+// and returns each requested format ("png", "svg", "pdf").
 func renderFormats(ctx context.Context, f fragment, js []byte, formats []string) (map[string][]byte, error) {
+	bctx, cancel, err := newBrowser(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer cancel()
+	return renderFormatsIn(bctx, f, js, formats)
+}
+
+// renderFormatsIn is renderFormats in the browser tab bctx (see newBrowser).
+func renderFormatsIn(bctx context.Context, f fragment, js []byte, formats []string) (map[string][]byte, error) {
 	if f.id == "" {
 		return nil, errors.New("plot: chart element has no id")
 	}
@@ -202,12 +307,6 @@ func renderFormats(ctx context.Context, f fragment, js []byte, formats []string)
 	if err := os.WriteFile(pagePath, page(f, js, pageCSS+exportScript(f.id, "svg")), 0o644); err != nil {
 		return nil, errors.Wrapf(err, "plot: writing %s", pagePath)
 	}
-
-	bctx, cancel, err := newBrowser(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer cancel()
 	err = chromedp.Do(bctx,
 		chromedp.EmulateViewport(int64(w+64), int64(h+64), chromedp.EmulateScale(PNGScale)),
 		chromedp.Navigate(fileURL(pagePath)),
