@@ -63,6 +63,20 @@
 // needs workspace weights far larger than N(0, 1/fan_in) gives; the gain g_k of linattn eq. 8 scales the workspace
 // where it enters A's keys, which changes the optimisation, not the function class.
 //
+// # Progress
+//
+// With run.Options.Out set, each finished chain (one row, prior and seed over every M) is stored at once in
+// Out/fvec/progress-<hash>/<prior>-<row>-seed<k>/, where <hash> is the configuration's, the one its result file
+// result-<hash>.json is named by: model.safetensors holds the last model's trainable variables (store.ExportContext)
+// and chain.json, written after it, the chain's scores, validation MSEs, training records and seconds (each file
+// written atomically). A rerun of the same configuration (LoadOrRun, Run or Notebook) after an interruption loads
+// the stored chains instead of training them, logging one line each, and rebuilds each last model (kept for the
+// patching and probes) from its variables, so its result equals an uninterrupted run's (wall times aside). Progress
+// is per chain: a chain cut short is retrained from its first M. A chain folder without chain.json (a run stopped
+// while storing it) is retrained; a chain.json or model file that cannot be read is an error naming it and the
+// folder to delete. A changed configuration has another hash, so it never loads another's progress. Once the
+// result file of a configuration exists, its progress folder is removed; with Out empty nothing is stored.
+//
 // Result holds every curve as plain data, the protocol, the provenance (config, versions, timings) and the checks;
 // figures.go draws it (series named "theory: …" and "simulation: …").
 package fvec

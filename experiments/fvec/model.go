@@ -29,7 +29,7 @@ func squaredError(theta, target *graph.Node) *graph.Node {
 type trained struct {
 	cfg     linattn.Config
 	ctx     *context.Context
-	hist    *fit.History
+	hist    *fit.History  // nil for a model loaded from progress (its Training record is stored instead)
 	seconds float64       // training wall time
 	eval    *context.Exec // x, y, θ, donor keys, mask → ‖θ̂ − θ‖² [B], workspace [B, M], keys [B, N, M]
 }
@@ -106,14 +106,19 @@ func train(backend backends.Backend, m linattn.Config, tc fit.Config, p prior.Pr
 	if n := len(hist.Steps); n > 0 {
 		t.seconds = hist.Steps[n-1].Elapsed
 	}
-	t.eval, err = context.NewExec(backend, ctx.Reuse(), func(ctx *context.Context, in []*graph.Node) []*graph.Node {
+	if t.eval, err = newEval(backend, ctx, m); err != nil {
+		return nil, err
+	}
+	return t, nil
+}
+
+// newEval returns the evaluation executable of model m on the variables of ctx (see trained.eval).
+func newEval(backend backends.Backend, ctx *context.Context, m linattn.Config) (*context.Exec, error) {
+	e, err := context.NewExec(backend, ctx.Reuse(), func(ctx *context.Context, in []*graph.Node) []*graph.Node {
 		out := linattn.Model(ctx, m, in[0], in[1], &linattn.Patch{Keys: in[3], Mask: in[4]})
 		return []*graph.Node{squaredError(out.Theta, in[2]), out.Workspace, out.Keys}
 	})
-	if err != nil {
-		return nil, errors.Wrap(err, "building the evaluation executable")
-	}
-	return t, nil
+	return e, errors.Wrap(err, "building the evaluation executable")
 }
 
 // validationBatches splits a fixed validation set into equal chunks of at most valChunk contexts (fit averages

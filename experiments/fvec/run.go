@@ -120,21 +120,26 @@ type Check struct {
 const Study = "fvec"
 
 // LoadOrRun returns the result stored for cfg under run.Out, or runs the study.
+// Finished chains are stored as they finish and a rerun resumes from them (doc.go, "Progress").
 func LoadOrRun(cfg Config, opts ...run.Option) (*Result, error) {
-	return run.LoadOrRun(Study, cfg, opts, compute)
+	r, err := run.LoadOrRun(Study, cfg, opts, compute)
+	return withProgressRemoved(r, err, opts)
 }
 
 // Run runs the whole study of cfg (theory curves, the tree and Gaussian sweeps, key patching and the
 // function-vector probes, then the checks) even when a result is stored, and stores it under run.Out.
+// Chains stored by an interrupted run of cfg are loaded, not retrained (doc.go, "Progress").
 func Run(cfg Config, opts ...run.Option) (*Result, error) {
-	return run.Recompute(Study, cfg, opts, compute)
+	r, err := run.Recompute(Study, cfg, opts, compute)
+	return withProgressRemoved(r, err, opts)
 }
 
 // Notebook returns what notebook 30 shows: at the Small preset (run.PresetName) the stored protocol run when
 // `protolab run fvec --preset small` has made one, else the Quick run (computed or loaded); at any other preset
 // LoadOrRun of that preset.
 func Notebook(opts ...run.Option) (*Result, error) {
-	return run.Notebook(Study, Preset, Small, Quick, opts, compute)
+	r, err := run.Notebook(Study, Preset, Small, Quick, opts, compute)
+	return withProgressRemoved(r, err, opts)
 }
 
 func compute(cfg Config, prov *run.Provenance, o run.Options) (*Result, error) {
@@ -147,8 +152,12 @@ func compute(cfg Config, prov *run.Provenance, o run.Options) (*Result, error) {
 	if log == nil {
 		log = io.Discard
 	}
+	progress, err := progressDir(o.Out, cfg)
+	if err != nil {
+		return nil, err
+	}
 	s := &study{cfg: cfg, backend: backend, log: log, o: o, res: &Result{Provenance: prov, Protocol: protocolOf(cfg)},
-		kept: map[string][]*trained{}, keptVal: map[string][]float64{}}
+		kept: map[string][]*trained{}, keptVal: map[string][]float64{}, progress: progress}
 	steps := []struct {
 		name string
 		fn   func() error
@@ -183,6 +192,8 @@ type study struct {
 	keptVal  map[string][]float64
 	treeTest *Batch     // the tree prior's test set (the probes' contexts)
 	logMu    sync.Mutex // models train concurrently (pool)
+	// progress is the folder finished chains are stored in and loaded from (progress.go); "" stores nothing.
+	progress string
 }
 
 func (s *study) logf(format string, args ...any) {
@@ -409,8 +420,31 @@ type evalScore struct {
 	perContext []float64
 }
 
-// chain trains and evaluates one seed of sp at every M.
+// modelConfig returns the model of row sp at M = m.
+func (s *study) modelConfig(sp sweepSpec, m int) linattn.Config {
+	mc := s.cfg.Model
+	mc.Kind, mc.Measurements, mc.KeyGain = sp.kind, m, sp.keyGain
+	if sp.prior == "gaussian" && s.cfg.Sweep.GaussianHidden > 0 {
+		mc.Hidden = s.cfg.Sweep.GaussianHidden
+	}
+	return mc
+}
+
+// chain returns one seed of sp at every M: loaded from the run's progress folder when an earlier run stored it
+// (progress.go), else trained, evaluated and stored there.
 func (s *study) chain(sp sweepSpec, seed int) (chainResult, error) {
+	if out, ok, err := s.loadChain(sp, seed); err != nil || ok {
+		return out, err
+	}
+	out, err := s.trainChain(sp, seed)
+	if err != nil {
+		return out, err
+	}
+	return out, s.storeChain(sp, seed, out)
+}
+
+// trainChain trains and evaluates one seed of sp at every M.
+func (s *study) trainChain(sp sweepSpec, seed int) (chainResult, error) {
 	c := s.cfg
 	gaussian := sp.prior == "gaussian"
 	var out chainResult
@@ -420,11 +454,7 @@ func (s *study) chain(sp sweepSpec, seed int) (chainResult, error) {
 			return out, err
 		}
 		steps := c.steps(gaussian, m)
-		mc := c.Model
-		mc.Kind, mc.Measurements, mc.KeyGain = sp.kind, m, sp.keyGain
-		if gaussian && c.Sweep.GaussianHidden > 0 {
-			mc.Hidden = c.Sweep.GaussianHidden
-		}
+		mc := s.modelConfig(sp, m)
 		tc := c.Train
 		tc.Steps = steps
 		tc.WarmupSteps = min(tc.WarmupSteps, steps)
