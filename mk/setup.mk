@@ -9,6 +9,7 @@
 #   make setup-chromium   Debian chromium (PNG/SVG export, browser tests)
 #   make setup-jupyter    Debian jupyter-notebook, jupyter-nbconvert, python3-nbclient, jupyter-client
 #   make setup-gonb       bin/gonb (pinned in go.mod), goimports, gopls, and the "gonb" Jupyter kernel
+#   make setup-warm       the Go build cache of every package a notebook imports, built as GoNB builds them
 #
 # Go tools land in $(GO_BIN_DIR), which must be on PATH when Jupyter starts the kernel
 # (kernel.json carries no environment).
@@ -37,9 +38,9 @@ GO_BIN_DIR  := $(or $(shell go env GOBIN 2>/dev/null),$(firstword $(subst :, ,$(
 APT_LOCK    := /tmp/protolab-setup-apt.lock
 APT_STAMP   := /tmp/protolab-setup-apt-updated
 
-.PHONY: setup setup-echarts setup-chromium setup-jupyter setup-gonb setup-goimports setup-gopls
+.PHONY: setup setup-echarts setup-chromium setup-jupyter setup-gonb setup-goimports setup-gopls setup-warm
 
-setup: setup-echarts setup-chromium setup-jupyter setup-gonb wordnet
+setup: setup-echarts setup-chromium setup-jupyter setup-gonb wordnet setup-warm
 
 # ---- echarts JS ---------------------------------------------------------------------------------
 # VERSION records what was installed, so changing ECHARTS_VERSION reinstalls.
@@ -120,3 +121,14 @@ setup-gonb: setup-jupyter setup-goimports setup-gopls $(GONB_BIN)
 	dir=$$(jupyter kernelspec list 2>/dev/null | awk '$$1 == "gonb" {print $$2}') && \
 	if [ -z "$$dir" ]; then echo "setup-gonb: 'jupyter kernelspec list' does not show gonb after bin/gonb --install" >&2; exit 1; fi; \
 	echo "setup-gonb: gonb kernel installed in $$dir"
+
+# ---- Build cache --------------------------------------------------------------------------------
+# GoNB compiles each cell as a program of its own (`go build`, no build tags, in a module that replaces ours with
+# this repository). Compiled packages are cached by their sources and flags, not by the module that imports them,
+# so building the packages notebooks import here, the same way, lets the first cell of a fresh `make lab` compile
+# only its own code. With a warm cache it compiles nothing.
+NOTEBOOK_PACKAGES ?= ./experiments/... ./workbench/... ./models/... ./layers/... ./theory/...
+
+setup-warm:
+	@echo "setup-warm: go build $(NOTEBOOK_PACKAGES) (the build cache notebooks use)"
+	@cd "$(SETUP_ROOT)" && GOFLAGS=-mod=mod go build $(NOTEBOOK_PACKAGES)
