@@ -2,6 +2,7 @@ package plot
 
 import (
 	"math"
+	"strconv"
 	"unicode/utf8"
 
 	"github.com/go-echarts/go-echarts/v2/charts"
@@ -36,8 +37,11 @@ func Bars(title string, categories []string, groups []BarGroup, options ...Optio
 	bar := charts.NewBar()
 	bar.SetGlobalOptions(s.globalOptions(title, "axis", len(groups) > 1, opts.Grid{})...)
 	xAxis := opts.XAxis{Type: "category", Name: s.xName, NameLocation: "middle", NameGap: 28}
+	// Many categories, or labels wider than their category's slot, would run into each other: they are drawn
+	// at an angle.
 	rotate := 0.0
-	if len(categories) > 8 {
+	slot := (float64(s.width) - barFrameW) / float64(max(1, len(categories)))
+	if w, _ := categoryLabelSize(categories, 0); len(categories) > 8 || w > slot-categoryGap {
 		rotate = 30
 		xAxis.AxisLabel = &opts.AxisLabel{Rotate: rotate}
 	}
@@ -96,6 +100,13 @@ func Bars(title string, categories []string, groups []BarGroup, options ...Optio
 	return bar
 }
 
+// barFrameW is a bar chart's canvas width outside its plot area (axis labels, names and margins), as estimated
+// for the room of each category's label; categoryGap the space kept between two neighbouring labels.
+const (
+	barFrameW   = 110.0
+	categoryGap = 8.0
+)
+
 // Heatmap returns a heatmap of values with labelled category axes: values[i][j] is the cell in row
 // yLabels[i] and column xLabels[j]; row 0 is drawn at the top, as in a printed matrix. Non-finite cells are
 // left blank. The colour scale spans the finite data range (ColorRange fixes it; Diverging centres a
@@ -127,7 +138,9 @@ func Heatmap(title string, xLabels, yLabels []string, values [][]float64, option
 	}
 	yLabelW, _ := categoryLabelSize(yLabels, 0)
 	_, xLabelH := categoryLabelSize(xLabels, rotate)
-	fr := frame{xLabelH: xLabelH, yLabelW: yLabelW + 4, colorName: s.colorName, colorDecimals: significantDecimals(lo, hi)}
+	dec := significantDecimals(lo, hi)
+	fr := frame{xLabelH: xLabelH, yLabelW: yLabelW + 4, colorName: s.colorName, colorDecimals: dec,
+		colorLabelW: charW * float64(max(len(strconv.FormatFloat(lo, 'f', dec, 64)), len(strconv.FormatFloat(hi, 'f', dec, 64))))}
 	if fr.colorName == "" {
 		fr.colorName = "value"
 	}

@@ -24,7 +24,24 @@ type Rendering struct {
 	AxisNames      []string
 	SeriesPoints   []int    // the number of data items of each series
 	ColorBarLabels []string // for each visualMap, the text shown at its ends, joined
-	Texts          []RenderedText
+	ColorBarTexts  []string // every non-empty text shown at a visualMap's ends
+	// Grid is the plot area (the first grid's rectangle; zero when the chart has none). ColorBars are the
+	// drawn colour bars (each visualMap's view, its bar, handles and value labels).
+	Grid      Box
+	ColorBars []Box
+	Texts     []RenderedText
+}
+
+// Box is a rectangle in CSS pixels relative to the chart's top-left corner.
+type Box struct{ X, Y, W, H float64 }
+
+// overlaps reports whether two boxes intersect by more than tol pixels in both directions (an empty box never
+// does).
+func (b Box) overlaps(u Box, tol float64) bool {
+	if b.W <= 0 || b.H <= 0 || u.W <= 0 || u.H <= 0 {
+		return false
+	}
+	return b.X+b.W-tol > u.X && u.X+u.W-tol > b.X && b.Y+b.H-tol > u.Y && u.Y+u.H-tol > b.Y
 }
 
 // RenderedText is one drawn text element and its bounding box.
@@ -83,6 +100,16 @@ func (r Rendering) Problems() []string {
 			p = append(p, fmt.Sprintf("colour bar %d has no label", i))
 		}
 	}
+	for _, t := range r.Texts {
+		if slices.Contains(r.ColorBarTexts, t.Text) && (Box{t.X, t.Y, t.W, t.H}).overlaps(r.Grid, 1) {
+			p = append(p, fmt.Sprintf("colour bar label %q is drawn over the plot area", t.Text))
+		}
+	}
+	for i, c := range r.ColorBars {
+		if c.overlaps(r.Grid, 1) {
+			p = append(p, fmt.Sprintf("colour bar %d is drawn over the plot area", i))
+		}
+	}
 	for i, t := range r.Texts {
 		for _, u := range r.Texts[i+1:] {
 			if t.Text != "" && u.Text != "" && !t.Rotated && !u.Rotated && t.overlaps(u, 2) {
@@ -110,11 +137,24 @@ const inspectScript = `(function(){
   var o = c.getOption();
   var box = el.getBoundingClientRect();
   var r = {Title: (o.title && o.title[0] && o.title[0].text) || "", Width: box.width, Height: box.height,
-    LegendType: "", AxisNames: [], SeriesPoints: [], ColorBarLabels: [], Texts: []};
+    LegendType: "", AxisNames: [], SeriesPoints: [], ColorBarLabels: [], ColorBarTexts: [], Grid: {X: 0, Y: 0, W: 0, H: 0},
+    ColorBars: [], Texts: []};
+  var g = c.getModel().getComponent("grid");
+  if (g && g.coordinateSystem) { var gr = g.coordinateSystem.getRect(); r.Grid = {X: gr.x, Y: gr.y, W: gr.width, H: gr.height}; }
+  (c._componentsViews || []).forEach(function(v){
+    if (v && v.type && v.type.indexOf("visualMap") === 0 && v.group) {
+      var b = v.group.getBoundingRect(); var m = v.group.transform;
+      var x = b.x + (m ? m[4] : 0), y = b.y + (m ? m[5] : 0);
+      r.ColorBars.push({X: x, Y: y, W: b.width, H: b.height});
+    }
+  });
   (o.legend || []).forEach(function(l){ if (l.show !== false) { r.LegendType = l.type || "plain"; } });
   ["xAxis", "yAxis"].forEach(function(k){ (o[k] || []).forEach(function(a){ if (a.name) { r.AxisNames.push(a.name); } }); });
   (o.series || []).forEach(function(s){ r.SeriesPoints.push((s.data || []).length); });
-  (o.visualMap || []).forEach(function(v){ r.ColorBarLabels.push((v.text || []).join(" ")); });
+  (o.visualMap || []).forEach(function(v){
+    r.ColorBarLabels.push((v.text || []).join(" "));
+    (v.text || []).forEach(function(t){ if (t) { r.ColorBarTexts.push(t); } });
+  });
   el.querySelectorAll("svg text").forEach(function(t){
     var b = t.getBoundingClientRect();
     if (b.width === 0 && b.height === 0) { return; }

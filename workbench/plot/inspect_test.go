@@ -34,6 +34,19 @@ func figureCases() []Chart {
 		}
 	}
 	cats := []string{"ProtoT", "LLaMA", "DeltaNet", "Mamba"}
+	kinds := []string{"ProtoT prototypes (π)", "ProtoT prototypes (ρ)", "LLaMA heads", "LLaMA SAE (top variance)",
+		"LLaMA SAE (top frequency)", "LLaMA SAE (all live features)", "null model"}
+	positions := make([]string, 32)
+	wide := make([][]float64, 16)
+	for j := range positions {
+		positions[j] = fmt.Sprint(j)
+	}
+	for i := range wide {
+		wide[i] = make([]float64, len(positions))
+		for j := range positions {
+			wide[i][j] = 0.05 + 0.06*math.Abs(math.Sin(float64(i+3*j)))
+		}
+	}
 	var tree []Series // 21 series, as the tree-prior figure has
 	for i := range 21 {
 		tree = append(tree, Series{Name: fmt.Sprintf("simulation: model %d, seed %d", i/3, i%3), Y: many[i%9].Y, Dashed: i%2 == 0})
@@ -62,6 +75,10 @@ func figureCases() []Chart {
 			AxisNames("block j", "block i"), ColorBar("log10 ‖H_ij‖_F (unitless)")),
 		Heatmap("Two rows and a y name longer than the plot is tall", cats, cats[:2], [][]float64{{1, 2, 3, 4}, {2, 1, 2, 3}},
 			AxisNames("patched layer ℓ", "level j where the two paths diverge"), ColorBar("ΔMSE (E‖θ̂ − θ‖²)")),
+		Heatmap("Thirty-two columns and a long colour-bar label", positions, rows[:12], wide[:12],
+			AxisNames("position t", "prototype"), ColorBar("routing mass π (fraction)")),
+		Bars("Seven long category names", kinds, []BarGroup{{Name: "themes", Values: []float64{1.3, 1.25, 0.9, 1.5, 1.4, 1.1, 0.1}}},
+			AxisNames("unit kind", "themes per unit")),
 		Scatter("Function vectors: first two statistics", []Points{
 			{Name: "bit 0", X: []float64{0.1, 0.2, 0.3}, Y: []float64{1000, 2000, 1500}},
 			{Name: "bit 1", X: []float64{0.15, 0.25, 0.35}, Y: []float64{1200, 2200, 1700}}},
@@ -93,15 +110,18 @@ func TestFigures_RenderInBrowser(t *testing.T) {
 }
 
 // The checks themselves: a rendering with a paging legend, clipped text, a truncated axis name, an empty
-// series and an unlabelled colour bar reports each of them.
+// series, an unlabelled colour bar, and a colour bar and its label drawn over the plot area reports each of them.
 func TestRendering_ProblemsFindsEachFault(t *testing.T) {
 	r := Rendering{Width: 100, Height: 100, LegendType: "scroll", AxisNames: []string{"loss (nats)", "step"},
-		SeriesPoints: []int{3, 0}, ColorBarLabels: []string{" "},
+		SeriesPoints: []int{3, 0}, ColorBarLabels: []string{" ", "mass (fraction)"}, ColorBarTexts: []string{"mass (fraction)"},
+		Grid: Box{X: 20, Y: 20, W: 60, H: 60}, ColorBars: []Box{{X: 90, Y: 20, W: 8, H: 60}, {X: 75, Y: 20, W: 8, H: 60}},
 		Texts: []RenderedText{{Text: "loss (n...", X: -5, Y: 10, W: 12, H: 50}, {Text: "step", X: 40, Y: 80, W: 20, H: 12},
-			{Text: "10", X: 45, Y: 85, W: 10, H: 12}}}
+			{Text: "10", X: 45, Y: 85, W: 10, H: 12}, {Text: "mass (fraction)", X: 60, Y: 10, W: 38, H: 12}}}
 	p := strings.Join(r.Problems(), "\n")
 	for _, want := range []string{"legend pages", `"loss (n..." at`, `axis name "loss (nats)" is not drawn in full`,
-		`axis name "step" overlaps text "10"`, "series 1 has no data", "colour bar 0 has no label"} {
+		`axis name "step" overlaps text "10"`, "series 1 has no data", "colour bar 0 has no label",
+		`colour bar label "mass (fraction)" is drawn over the plot area`, "colour bar 1 is drawn over the plot area"} {
 		require.Contains(t, p, want)
 	}
+	require.NotContains(t, p, "colour bar 0 is drawn over", "a bar beside the plot area is fine")
 }

@@ -18,6 +18,10 @@ const (
 	legendIcon  = 25.0 + 5 + 10
 	colorBarW   = 20.0 // echarts' default itemWidth of a continuous visualMap
 	colorBarPad = 10.0
+	// colorBarGap is the space between the bar and its end values (echarts' textGap plus the handle's label
+	// offset); colorBarHandle how far a drag handle reaches out of the bar.
+	colorBarGap    = 24.0
+	colorBarHandle = 8.0
 )
 
 // frame is what surrounds a chart's plot area; layout turns it into the grid, legend, title and axis-name
@@ -29,8 +33,10 @@ type frame struct {
 	// rightLabelW is the width of the tick labels of a second value axis on the right; 0 when there is none.
 	rightLabelW float64
 	colorName   string // the colour bar's label; "" when the chart has no colour bar
-	// colorDecimals is the number of decimals of the colour bar's end values: three significant digits.
+	// colorDecimals is the number of decimals of the colour bar's end values: three significant digits;
+	// colorLabelW the width of those values, drawn beside the bar.
 	colorDecimals int
+	colorLabelW   float64
 }
 
 // box is the computed layout of a chart of a given size.
@@ -71,10 +77,14 @@ func (s settings) layout(title string, fr frame) box {
 		b.right += (lines(b.rightName) - 1) * labelLineH
 	}
 	if fr.colorName != "" {
-		// The label is centred over the bar; the bar's handle labels (values) sit to its left.
+		// The colour bar component is, from left to right, the bar (with its drag handles) and the end values;
+		// its right edge sits colorBarRight from the canvas edge. The label is centred over the bar. Both the
+		// bar and the label stay clear of the plot area, and the label inside the canvas.
 		textW := float64(utf8.RuneCountInString(fr.colorName)) * charW
-		b.colorBarRight = math.Max(colorBarPad, textW/2-colorBarW/2+4)
-		b.right = b.colorBarRight + colorBarW + 60
+		values := fr.colorLabelW + colorBarGap
+		b.colorBarRight = math.Max(colorBarPad, textW/2+4-values-colorBarW/2)
+		center := b.colorBarRight + values + colorBarW/2
+		b.right = center + math.Max(colorBarW/2+colorBarHandle, textW/2) + 16
 	}
 	return b
 }
