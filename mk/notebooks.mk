@@ -10,7 +10,7 @@ PROTOLAB := $(GO) run -tags $(GOTAGS) ./experiments/cmd/protolab
 # The studies whose protocol runs make the scorecard (`protolab run <study> --preset small`).
 PROTOCOL_STUDIES := architecture speed interp prismhead attribution steering suppression fvec
 
-.PHONY: run test-notebooks lab reproduce report
+.PHONY: run test-notebooks lab reproduce report time-notebooks
 
 ## run: set up, then execute every notebook with the Small preset into out/ (notebooks, HTML, figures), then write
 ## the scorecard from what is stored (protocol runs where `make reproduce` made them, the notebooks' quick runs
@@ -45,3 +45,13 @@ report:
 lab: setup
 	PROTOLAB_ROOT=$(CURDIR) PROTOLAB_OUT=$(CURDIR)/$(OUT) jupyter notebook --notebook-dir=notebooks \
 	  $$(if [ "$$(id -u)" = 0 ]; then echo --allow-root; fi)
+
+## time-notebooks: what a researcher waits for in Jupyter, measured (scripts/nbtime.py): a fresh GoNB kernel runs
+## 00_quickstart at the Small preset until its first chart, then a trivial cell five times (the per-cell overhead
+## GoNB adds: compiling and linking the cell's program), once as the notebooks build and once with -ldflags=-w
+## (no DWARF). Written to $(OUT)/notebook-timing.txt. Run it on a quiet machine after `make run`.
+time-notebooks: setup
+	PROTOLAB_ROOT=$(CURDIR) PROTOLAB_OUT=$(CURDIR)/$(OUT) PROTOLAB_PRESET=small GOSUMDB=off GOFLAGS=-mod=mod \
+	  PATH="$$(go env GOROOT)/bin:$$(go env GOPATH)/bin:$$PATH" \
+	  /usr/bin/python3 scripts/nbtime.py notebooks/00_quickstart.ipynb --repeats 5 --goflags=-ldflags=-w \
+	  --out $(OUT)/notebook-timing.txt
