@@ -3,7 +3,7 @@ and the time from the kernel's start to the first chart on the page (the first o
 Then the per-cell overhead: a trivial cell (`%%` + one Println, nothing to compute) run REPEATS times in the same
 kernel, with its median and range, once as the notebooks build it and once with `%goflags` (GoNB's build flags) set
 to FLAGS, when given. Usage:
-    python3 scripts/nbtime.py NOTEBOOK.ipynb [--cells N] [--repeats R] [--goflags "FLAGS"] [--out FILE]
+    python3 scripts/nbtime.py NOTEBOOK.ipynb [--cells N] [--repeats R] [--goflags=FLAGS] [--out FILE]
 Environment as scripts/notebooks.sh (PROTOLAB_ROOT, PROTOLAB_OUT, PROTOLAB_PRESET, GOMLX_BACKEND). Prints a
 report and writes it to FILE when given.
 """

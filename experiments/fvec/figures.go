@@ -89,7 +89,7 @@ func TreeMSE(r *Result) *charts.Line {
 		estimateSeries(theoryPrefix+"adaptive, greedy (ideal A, N tokens)", t.AdaptiveTokens),
 		curveSeries(theoryPrefix+"adaptive, greedy, τ→0", th.AdaptiveNoiseless),
 		estimateSeries(theoryPrefix+"non-adaptive Bayes, BFS nodes (ideal B, N tokens)", t.NonAdaptiveTokens),
-		curveSeries(theoryPrefix+"LMMSE, per-node τ_n² (C's baseline)", th.LMMSETokens),
+		curveSeries(theoryPrefix+"LMMSE, per-node τₙ² (C's baseline)", th.LMMSETokens),
 	}
 	if len(t.OptimalNoiseless) > 0 {
 		series = append(series, curveSeries(theoryPrefix+"optimal adaptive over node keys, τ→0 (DP)", t.OptimalNoiseless))
@@ -104,19 +104,25 @@ func TreeMSE(r *Result) *charts.Line {
 		}
 		series = append(series, d)
 	}
+	note := ""
 	if th.Bound != nil {
-		y := make([]float64, len(th.M))
-		for i := range y {
-			y[i] = th.Bound.Mean
+		if th.Bound.Mean > 0 {
+			y := make([]float64, len(th.M))
+			for i := range y {
+				y[i] = th.Bound.Mean
+			}
+			series = append(series, curveSeries(theoryPrefix+"unconstrained Bayes bound (full data)", y))
+		} else {
+			// A log axis cannot draw it; a legend entry without a line would puzzle the reader.
+			note = fmt.Sprintf("; unconstrained Bayes bound (full data) %.3g, not drawn on the log axis", th.Bound.Mean)
 		}
-		series = append(series, curveSeries(theoryPrefix+"unconstrained Bayes bound (full data)", y))
 	}
 	series = append(series, modelSeries(t.Models)...)
 	tree := th.Config.Prior
 	return plot.Lines("Tree prior: MSE against depth (A) and channels (B, C)", nil, series, plot.LogY(),
-		plot.AxisNames("M: layers of A, channels of B and C", "E‖θ̂ − θ‖² (a variance: ∝ α^{2M})"),
-		plot.Subtitle(fmt.Sprintf("K = %d, α = %g, N = %d, s = %g; bands ±2 s.e. over seeds and contexts",
-			tree.Depth, tree.Alpha, th.Config.Tokens, th.Config.LabelNoise)))
+		plot.AxisNames("M: layers of A, channels of B and C", "E‖θ̂ − θ‖² (a variance, ∝ α^(2M))"),
+		plot.Subtitle(fmt.Sprintf("K = %d, α = %g, N = %d, s = %g; bands ±2 s.e. over seeds and contexts%s",
+			tree.Depth, tree.Alpha, th.Config.Tokens, th.Config.LabelNoise, note)))
 }
 
 // GaussianMSE is the Gaussian-prior figure (spec §6 item 1): MSE against M for A, B and C beside the optimal MSE

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/protolab/protolab/theory/meanfield"
 	"github.com/protolab/protolab/workbench/plot"
 )
 
@@ -38,7 +39,7 @@ func TestFigures_SeriesAndData(t *testing.T) {
 		want  []string // series names that must be present, with data
 	}{
 		{"TreeMSE", TreeMSE(res), []string{"simulation: A", "simulation: B", "simulation: C",
-			"theory: adaptive, greedy (ideal A, N tokens)", "theory: LMMSE, per-node τ_n² (C's baseline)",
+			"theory: adaptive, greedy (ideal A, N tokens)", "theory: LMMSE, per-node τₙ² (C's baseline)",
 			"theory: optimal adaptive over node keys, τ→0 (DP)"}},
 		{"GaussianMSE", GaussianMSE(res), []string{"simulation: A", "simulation: B", "simulation: C",
 			"theory: linear keys (C), flat beyond M = D"}},
@@ -92,5 +93,24 @@ func TestFigures_NamesEveryFigure(t *testing.T) {
 		"fvec_probe_a_prime", "fvec_workspace_a_prime", "fvec_patch_a", "fvec_probe_a", "fvec_workspace_a"}
 	if strings.Join(names, " ") != strings.Join(want, " ") {
 		t.Fatalf("Figures names\n%v\nwant\n%v", names, want)
+	}
+}
+
+// A zero unconstrained Bayes bound (full data identify θ) cannot be drawn on the log axis: the tree figure leaves
+// its series out, with no empty legend entry, and says so in the subtitle.
+func TestTreeMSE_ZeroBoundIsNamedNotDrawn(t *testing.T) {
+	res, _ := tinyResult(t)
+	r := *res
+	tree := *r.Tree
+	theory := *tree.Theory
+	theory.Bound = &meanfield.Estimate{Mean: 0, StdErr: 0, Samples: 100} // Tiny computes none
+	tree.Theory = &theory
+	r.Tree = &tree
+	o := option(t, TreeMSE(&r))
+	if _, ok := seriesNames(o)["theory: unconstrained Bayes bound (full data)"]; ok {
+		t.Error("a zero bound is drawn as a series")
+	}
+	if js, _ := json.Marshal(o["title"]); !strings.Contains(string(js), "not drawn on the log axis") {
+		t.Errorf("the subtitle does not name the zero bound: %s", js)
 	}
 }

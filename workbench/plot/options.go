@@ -14,11 +14,13 @@ const (
 	DefaultHeight = 450
 )
 
-// Palette is the series colour cycle (echarts' default palette), assigned explicitly so that a series and
-// its error band share a colour.
+// Palette is the series colour cycle, assigned explicitly so that a series and its error band share a colour:
+// echarts' default palette, then six more distinct colours, so that a figure with up to fifteen series (the
+// tree-prior figure has twelve) never gives two of them one colour.
 var Palette = []string{
 	"#5470c6", "#91cc75", "#fac858", "#ee6666", "#73c0de",
 	"#3ba272", "#fc8452", "#9a60b4", "#ea7ccc",
+	"#8c564b", "#7f7f7f", "#bcbd22", "#1f3d7a", "#17becf", "#a50f15",
 }
 
 // Sequential (viridis) and diverging (blue-white-red) colour ramps for heatmaps.
