@@ -95,7 +95,7 @@ func TreeMSE(r *Result) *charts.Line {
 		series = append(series, curveSeries(theoryPrefix+"optimal adaptive over node keys, τ→0 (DP)", t.OptimalNoiseless))
 	}
 	if len(t.BestDesign) > 0 {
-		d := plot.Series{Name: theoryPrefix + "best non-adaptive level design, Bayes readout"}
+		d := plot.Series{Name: theoryPrefix + "best non-adaptive level design, Bayes readout", Dashed: true}
 		for _, p := range t.BestDesign {
 			d.X = append(d.X, float64(p.M))
 			d.Y = append(d.Y, p.MSE.Mean)
