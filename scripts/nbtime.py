@@ -61,7 +61,8 @@ def main():
             t = time.monotonic()
             client.execute_cell(cell, i)
             dt = time.monotonic() - t
-            first = cell.source.splitlines()[1 if cell.source.startswith("%%") else 0][:60] if cell.source else ""
+            code = [l for l in cell.source.splitlines() if l.strip() and l.strip() != "%%"]
+            first = code[0][:60] if code else ""
             lines.append(f"cell {i:2d}: {dt:6.1f} s  {first}")
             if first_chart is None and has_chart(cell.outputs):
                 first_chart = time.monotonic() - start

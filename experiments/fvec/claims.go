@@ -40,20 +40,20 @@ func Claims(r *Result) []report.Claim {
 		out = append(out, sharedPrefixClaim(r, row), patchDecayClaim(r, row))
 	}
 	for i := range out {
-		out[i].Caveat = caveat(r, out[i].Claim)
+		out[i].Caveat = caveat(r, out[i].ID)
 	}
 	return out
 }
 
-// caveat names the protocol checks of r that failed (Check.Pass false) and bear on a claim: the tree prior's for
-// the tree and key-patching claims (patching uses the tree models), the Gaussian prior's for the Gaussian ones.
-// It is "" when they all passed or r is nil.
-func caveat(r *Result, claim string) string {
+// caveat names the protocol checks of r that failed (Check.Pass false) and bear on the claim with the given
+// papers.md id: the Gaussian prior's for the fvec_gauss_* claims, the tree prior's (and the patching checks, which
+// use the tree models) for the others. It is "" when they all passed or r is nil.
+func caveat(r *Result, id string) string {
 	if r == nil {
 		return ""
 	}
 	prefixes := []string{"tree:", "patch "}
-	if strings.HasPrefix(claim, "Gaussian") {
+	if strings.HasPrefix(id, "fvec_gauss_") {
 		prefixes = []string{"gaussian:"}
 	}
 	var failed []string

@@ -178,7 +178,7 @@ func TestClaims_CaveatNamesFailedChecks(t *testing.T) {
 		Check{Name: "gaussian: A's validation MSE improvement over the last 20% of training", Value: 0.06, Want: "< 0.01"},
 		Check{Name: "tree: C on its curve", Value: 1, Want: "≈ 1", Pass: true})
 	for _, c := range Claims(r) {
-		gauss := strings.HasPrefix(c.Claim, "Gaussian")
+		gauss := strings.HasPrefix(c.Claim, "Gaussian prior")
 		if !strings.Contains(c.Caveat, "improvement over the last 20%") {
 			t.Errorf("claim %q: caveat %q does not name the failed check", c.Claim, c.Caveat)
 		}

@@ -44,7 +44,7 @@ func TestFigures_RenderInBrowser(t *testing.T) {
 	rs, err := plot.Inspect(ctx, hm, RoutingMassHeatmap(res, "synthetic", 0), ClassLossHeatmap(res, "synthetic"),
 		PrototypeBars(res, "synthetic"))
 	require.NoError(t, err)
-	require.GreaterOrEqual(t, rs[0].Height, 16*24.0, "16 rows of at least 24 px")
+	require.GreaterOrEqual(t, rs[0].Height, 16*plot.HeatmapRowHeight, "16 rows of at least plot.HeatmapRowHeight px")
 	for _, r := range rs {
 		require.Empty(t, r.Problems(), "chart %q", r.Title)
 	}

@@ -174,13 +174,14 @@ func Heatmap(title string, xLabels, yLabels []string, values [][]float64, option
 	return hm
 }
 
-// Minimum cell size of a heatmap whose size is derived from its rows and columns: a row fits one label line.
+// Minimum cell size, in pixels, of a heatmap whose size is derived from its rows and columns: a row fits one label
+// line.
 const (
-	heatmapRowH = 24.0
-	heatmapColW = 22.0
+	HeatmapRowHeight = 24.0
+	heatmapColW      = 22.0
 )
 
-// heatmapSize returns a canvas size that gives each of the rows × cols cells at least heatmapRowH ×
+// heatmapSize returns a canvas size that gives each of the rows × cols cells at least HeatmapRowHeight ×
 // heatmapColW pixels besides the title, labels, axis names and colour bar; the width is at least DefaultWidth.
 func heatmapSize(title string, cols, rows int, fr frame, s settings) (int, int) {
 	s.width = DefaultWidth
@@ -191,7 +192,7 @@ func heatmapSize(title string, cols, rows int, fr frame, s settings) (int, int) 
 		b = s.layout(title, fr)
 	}
 	// Tall enough for the rows and for the y axis name on one line.
-	plotH := math.Max(float64(rows)*heatmapRowH, float64(utf8.RuneCountInString(s.yName))*charW+10)
+	plotH := math.Max(float64(rows)*HeatmapRowHeight, float64(utf8.RuneCountInString(s.yName))*charW+10)
 	h := b.top + plotH + fr.xLabelH + 8 + b.bottom
 	return s.width, int(math.Ceil(math.Max(h, 240)))
 }

@@ -305,7 +305,7 @@ func TestBars_ZoomY(t *testing.T) {
 	require.Equal(t, true, list(t, optionOf(t, Bars("p", []string{"ppl"}, g, ZoomY())), "yAxis")[0]["scale"])
 }
 
-// A heatmap's height follows its rows (at least heatmapRowH pixels each), its colour bar carries the label,
+// A heatmap's height follows its rows (at least HeatmapRowHeight pixels each), its colour bar carries the label,
 // and an explicit Size wins.
 func TestHeatmap_SizeFromRowsAndColourBarLabel(t *testing.T) {
 	rows := make([]string, 8)
@@ -315,7 +315,7 @@ func TestHeatmap_SizeFromRowsAndColourBarLabel(t *testing.T) {
 	}
 	c := Heatmap("h", []string{"a", "b"}, rows, values, ColorBar("ΔMSE (nats²)"))
 	_, h := renderFragment(c).size()
-	require.GreaterOrEqual(t, float64(h), 8*heatmapRowH+70, "eight rows of %v px besides the title", heatmapRowH)
+	require.GreaterOrEqual(t, float64(h), 8*HeatmapRowHeight+70, "eight rows of %v px besides the title", HeatmapRowHeight)
 	vm := list(t, optionOf(t, c), "visualMap")[0]
 	require.Equal(t, []any{"ΔMSE (nats²)", ""}, vm["text"])
 	vm = list(t, optionOf(t, Heatmap("h", []string{"a"}, []string{"b"}, [][]float64{{1}})), "visualMap")[0]

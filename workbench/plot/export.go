@@ -42,11 +42,16 @@ var ExportFormats = []string{".html", ".png", ".svg", ".pdf"}
 // ExportAll writes c as base.html, base.png, base.svg and base.pdf (see Export), rendering once in one
 // Chromium, and returns the paths written.
 func ExportAll(c Chart, base string) ([]string, error) {
+	return export(c, formatPaths(base))
+}
+
+// formatPaths returns base with each extension of ExportFormats.
+func formatPaths(base string) []string {
 	paths := make([]string, len(ExportFormats))
 	for i, ext := range ExportFormats {
 		paths[i] = base + ext
 	}
-	return export(c, paths)
+	return paths
 }
 
 // export writes c to each path in the format of its extension, starting Chromium once when a path needs it.
@@ -162,10 +167,7 @@ func ExportFigures(figs ...Figure) ([]string, error) {
 	}
 	var written []string
 	for _, fig := range figs {
-		paths := make([]string, len(ExportFormats))
-		for i, ext := range ExportFormats {
-			paths[i] = FigurePath(fig.Name + ext)
-		}
+		paths := formatPaths(FigurePath(fig.Name))
 		ctx, cancel := context.WithTimeout(bctx, ExportTimeout)
 		_, err := exportIn(ctx, fig.Chart, paths)
 		cancel()
