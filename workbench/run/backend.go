@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 
 	"github.com/gomlx/gomlx/backends"
@@ -17,6 +18,9 @@ import (
 // worker-pool deadlock of gomlx v0.26.0's SimpleGo on machines with few cores (GOMLX_NOTES.md §0.3) and is the fastest.
 const GoBackendConfig = "go:parallelism=-1"
 
+// noAutoInstallEnv is gomlx's switch that forbids downloading a PJRT plugin (backends/xla.NoAutoInstallEnv).
+const noAutoInstallEnv = "GOMLX_NO_AUTO_INSTALL"
+
 var (
 	backendOnce sync.Once
 	backend     backends.Backend
@@ -24,49 +28,27 @@ var (
 	backendErr  error
 )
 
-// BackendConfig returns the configuration Backend uses, the one provenance records: $GOMLX_BACKEND when set, except
-// that a plain "go" (no options) means GoBackendConfig; otherwise "xla" when this binary includes the XLA backend and
-// a PJRT plugin is installed; otherwise GoBackendConfig. A "go:…" with explicit options is used as given.
-func BackendConfig() string {
-	cfg, _ := backendChoice()
-	return cfg
-}
-
-// backendChoice returns BackendConfig's answer and, when it differs from $GOMLX_BACKEND, why ("" otherwise).
-func backendChoice() (cfg, why string) {
-	env, ok := os.LookupEnv(backends.ConfigEnvVar)
-	switch {
-	case ok && env == "go":
-		// SimpleGo's default worker pool (2·NumCPU slots) can deadlock on few cores when nested DotGenerals wait for
-		// slots their callers hold (GOMLX_NOTES.md §0.3); unlimited parallelism cannot, and is the fastest.
-		return GoBackendConfig, fmt.Sprintf("%s=go read as %s: gomlx v0.26.0's default worker pool can deadlock on "+
-			"few cores; set %s=go:parallelism=N (or go:ops_sequential) to choose otherwise",
-			backends.ConfigEnvVar, GoBackendConfig, backends.ConfigEnvVar)
-	case ok && env != "":
-		return env, ""
-	case len(xlaPlugins()) > 0:
-		return "xla", ""
-	}
-	return GoBackendConfig, ""
-}
-
-// Backend returns the process-wide backend chosen by BackendConfig, creating it on the first call and printing the
-// choice once to stderr, together with the reason when it differs from $GOMLX_BACKEND. It returns an error (not a
-// panic) when the configured backend cannot be created, e.g. an unknown name in $GOMLX_BACKEND or a missing XLA
-// plugin.
+// Backend returns the process-wide backend, creating it on the first call and printing one line to stderr that says
+// which backend and why (once per notebook session under GoNB). The rules, in order:
+//
+//   - $GOMLX_BACKEND, when set, is used as given ("go", "go:parallelism=4", "xla:cuda", "xla:/abs/path/plugin.so"),
+//     except that a plain "go" means GoBackendConfig. A named XLA plugin goes through gomlx's own search, which
+//     downloads a missing plugin unless $GOMLX_NO_AUTO_INSTALL is set; an absolute path loads that file and nothing
+//     else.
+//   - Otherwise, when this binary includes the XLA backend (cgo, no noxla tag) and a PJRT plugin is installed (see
+//     Plugins), XLA with that plugin, passed by its path, so that nothing is ever downloaded: the CUDA plugin when an
+//     NVIDIA GPU is present, else the CPU plugin. If that plugin fails to start, the pure-Go backend, and the line
+//     says why.
+//   - Otherwise GoBackendConfig.
+//
+// $PROTOLAB_XLA_OPTIONS sets the XLA plugin's client options (XLAOptionsEnv). A backend that cannot start is an
+// error naming the variable to change, never a panic.
 func Backend() (backends.Backend, error) {
 	backendOnce.Do(func() {
-		var why string
-		backendCfg, why = backendChoice()
-		backend, backendErr = newBackend(backendCfg)
-		if backendErr == nil {
-			if why != "" {
-				why = "; " + why
-			}
-			line := fmt.Sprintf("protolab: backend %s (%s)%s\n", backendCfg, backend.Description(), why)
-			if !shownInNotebook(line) {
-				fmt.Fprint(os.Stderr, line)
-			}
+		var line string
+		backend, backendCfg, line, backendErr = hostSelector().open()
+		if backendErr == nil && !shownInNotebook(line) {
+			fmt.Fprint(os.Stderr, line)
 		}
 	})
 	return backend, backendErr
@@ -81,15 +63,234 @@ func MustBackend() backends.Backend {
 	return b
 }
 
+// BackendConfig returns the configuration Backend would use, the one provenance records before a backend exists:
+// Backend's choice, or $GOMLX_BACKEND as given when that choice is an error.
+func BackendConfig() string {
+	c, err := hostSelector().choose()
+	if err != nil {
+		return os.Getenv(backends.ConfigEnvVar)
+	}
+	return c.config
+}
+
 // BackendName returns the configuration string of the backend Backend created ("" before the first call).
 func BackendName() string { return backendCfg }
 
-// newBackend turns gomlx's panics on unknown backends into errors.
+// DescribeBackend says, without starting anything, which backend Backend would take and why, and lists the PJRT
+// plugins found on this machine: what `protolab backend` prints.
+func DescribeBackend() string {
+	s := hostSelector()
+	var b strings.Builder
+	c, err := s.choose()
+	if err != nil {
+		fmt.Fprintf(&b, "backend: error: %v\n", err)
+	} else {
+		fmt.Fprintf(&b, "backend: %s\nwhy: %s\n", c.config, c.why)
+	}
+	fmt.Fprintf(&b, "this binary includes the XLA backend: %v\n", s.xlaBuilt)
+	fmt.Fprintf(&b, "NVIDIA GPU present: %v\n", s.search.gpu())
+	plugins := s.search.find()
+	fmt.Fprintf(&b, "PJRT plugins found (%d):\n", len(plugins))
+	for _, p := range plugins {
+		fmt.Fprintf(&b, "  %-8s %s\n", p.Name, p.Path)
+	}
+	fmt.Fprintf(&b, "folders searched:\n")
+	for _, d := range s.search.dirs() {
+		fmt.Fprintf(&b, "  %s\n", d)
+	}
+	return b.String()
+}
+
+// Plugins lists the PJRT plugins installed on this machine, in search order (pluginSearch.dirs).
+func Plugins() []Plugin { return hostPluginSearch().find() }
+
+// choice is the backend to create and why.
+type choice struct {
+	config   string         // gomlx's configuration: "go:parallelism=-1", "xla:/abs/plugin.so", "xla:cuda,tf32", ...
+	why      string         // the reason, for the backend line
+	xla      bool           // an XLA backend (any of gomlx's names for it)
+	options  map[string]any // the plugin's client options ($PROTOLAB_XLA_OPTIONS), XLA only
+	xlaFlags string         // a value to give $XLA_FLAGS before the plugin loads, "" to leave it
+	auto     bool           // chosen by ProtoLab rather than $GOMLX_BACKEND: if it fails, the go backend
+}
+
+// selector holds what the choice depends on, so that tests can replace each part.
+type selector struct {
+	search   pluginSearch
+	xlaBuilt bool                                                                  // this binary includes the XLA backend
+	newXLA   func(config string, options map[string]any) (backends.Backend, error) // config: what follows "xla:"
+	newOther func(config string) (backends.Backend, error)
+}
+
+func hostSelector() selector {
+	return selector{search: hostPluginSearch(), xlaBuilt: xlaBuilt, newXLA: newXLA, newOther: newBackend}
+}
+
+// xlaNames are gomlx's names for the XLA backend (backends/xla/xla.go).
+var xlaNames = map[string]bool{"xla": true, "stablehlo": true, "hlo": true, "shlo": true}
+
+// choose applies Backend's rules.
+func (s selector) choose() (choice, error) {
+	getenv := func(k string) string { v, _ := s.search.getenv(k); return v }
+	opts, err := ParseXLAOptions(getenv(XLAOptionsEnv))
+	if err != nil {
+		return choice{}, err
+	}
+	env := strings.TrimSpace(getenv(backends.ConfigEnvVar))
+	if env == "" {
+		return s.chooseAuto(opts), nil
+	}
+	name, rest, _ := strings.Cut(env, ":")
+	if !xlaNames[name] {
+		c := choice{config: env, why: "set by " + backends.ConfigEnvVar}
+		if env == "go" {
+			// SimpleGo's default worker pool (2·NumCPU slots) can deadlock on few cores when nested DotGenerals wait
+			// for slots their callers hold (GOMLX_NOTES.md §0.3); unlimited parallelism cannot, and is the fastest.
+			c.config = GoBackendConfig
+			c.why = fmt.Sprintf("%s=go read as %s: gomlx v0.26.0's default worker pool can deadlock on few cores; "+
+				"set %s=go:parallelism=N (or go:ops_sequential) to choose otherwise", backends.ConfigEnvVar,
+				GoBackendConfig, backends.ConfigEnvVar)
+		}
+		if len(opts) > 0 {
+			c.why += fmt.Sprintf("; %s ignored: only the XLA backend takes plugin options", XLAOptionsEnv)
+		}
+		return c, nil
+	}
+	if !s.xlaBuilt {
+		return choice{}, errors.Errorf("%s=%s asks for XLA, but this binary was built without the XLA backend "+
+			"(-tags noxla, or CGO_ENABLED=0): build it with cgo and without the noxla tag (`make build-xla`; README, "+
+			"\"GPU and XLA\"), or set %s=%s for the pure-Go backend", backends.ConfigEnvVar, env,
+			backends.ConfigEnvVar, GoBackendConfig)
+	}
+	c := choice{config: env, xla: true, options: opts, why: "set by " + backends.ConfigEnvVar}
+	plugin, _, _ := strings.Cut(rest, ",")
+	if filepath.IsAbs(plugin) {
+		if fi, err := os.Stat(plugin); err != nil || fi.IsDir() {
+			return choice{}, errors.Errorf("%s=%s: there is no plugin file at %s; give the absolute path of a "+
+				"PJRT plugin .so (`protolab backend` lists the plugins found), or unset %s to let ProtoLab choose",
+				backends.ConfigEnvVar, env, plugin, backends.ConfigEnvVar)
+		}
+		c.setCUDAFlags(Plugin{Name: filepath.Base(plugin), Path: plugin}, getenv("XLA_FLAGS"))
+	} else {
+		if _, forbid := s.search.getenv(noAutoInstallEnv); !forbid {
+			c.why += fmt.Sprintf("; gomlx downloads the plugin if it is missing (set %s=1 to forbid)", noAutoInstallEnv)
+		}
+		for _, p := range s.search.find() {
+			if p.Name == plugin || (plugin == "" && p.CUDA() && s.search.gpu()) {
+				c.setCUDAFlags(p, getenv("XLA_FLAGS"))
+				break
+			}
+		}
+	}
+	c.noteOptions()
+	return c, nil
+}
+
+// chooseAuto is the choice when $GOMLX_BACKEND is unset.
+func (s selector) chooseAuto(opts map[string]any) choice {
+	goChoice := func(why string) choice {
+		if len(opts) > 0 {
+			why += fmt.Sprintf("; %s ignored: only the XLA backend takes plugin options", XLAOptionsEnv)
+		}
+		return choice{config: GoBackendConfig, why: why}
+	}
+	if !s.xlaBuilt {
+		return goChoice("this binary has no XLA backend (built with -tags noxla or without cgo)")
+	}
+	found := s.search.find()
+	p, ok, skipped := s.search.best(found)
+	if !ok {
+		why := fmt.Sprintf("no usable PJRT plugin installed (%d found; `protolab backend` lists the folders searched; "+
+			"README, \"GPU and XLA\", says how to install one)", len(found))
+		if skipped != "" {
+			why += "; " + skipped
+		}
+		return goChoice(why)
+	}
+	c := choice{config: "xla:" + p.Path, xla: true, options: opts, auto: true,
+		why: fmt.Sprintf("PJRT plugin %q found at %s (%s=%s chooses the pure-Go backend)", p.Name, p.Path,
+			backends.ConfigEnvVar, GoBackendConfig)}
+	if skipped != "" {
+		c.why += "; " + skipped
+	}
+	v, _ := s.search.getenv("XLA_FLAGS")
+	c.setCUDAFlags(p, v)
+	c.noteOptions()
+	return c
+}
+
+// setCUDAFlags works around go-xla v0.1.4's wrong --xla_gpu_cuda_data_dir (cudaDataDir): for a CUDA plugin with an
+// nvidia/ folder beside it, and no such flag in xlaFlags (the current $XLA_FLAGS), it adds the right one.
+func (c *choice) setCUDAFlags(p Plugin, xlaFlags string) {
+	if !p.CUDA() || strings.Contains(xlaFlags, "--xla_gpu_cuda_data_dir") {
+		return
+	}
+	if dir := cudaDataDir(p.Path); dir != "" {
+		c.xlaFlags = strings.TrimSpace(xlaFlags + " --xla_gpu_cuda_data_dir=" + dir)
+		c.why += "; XLA_FLAGS=" + c.xlaFlags + " (go-xla v0.1.4 would set a folder of its author's machine)"
+	}
+}
+
+func (c *choice) noteOptions() {
+	if len(c.options) > 0 {
+		c.why += fmt.Sprintf("; client options %s from %s", formatXLAOptions(c.options), XLAOptionsEnv)
+	}
+}
+
+// open creates the chosen backend and returns it with its configuration and the line to print.
+func (s selector) open() (b backends.Backend, cfg, line string, err error) {
+	c, err := s.choose()
+	if err != nil {
+		return nil, "", "", err
+	}
+	b, err = s.create(c)
+	if err != nil && c.auto {
+		why := fmt.Sprintf("the PJRT plugin chosen (%s) failed to start: %v; set %s=%s to insist on it",
+			c.config, firstLine(err), backends.ConfigEnvVar, c.config)
+		c = choice{config: GoBackendConfig, why: why}
+		b, err = s.create(c)
+	}
+	if err != nil {
+		return nil, "", "", err
+	}
+	return b, c.config, fmt.Sprintf("protolab: backend %s (%s): %s\n", c.config, b.Description(), c.why), nil
+}
+
+// create starts the backend c names; its errors name the variable to change.
+func (s selector) create(c choice) (backends.Backend, error) {
+	if !c.xla {
+		return s.newOther(c.config)
+	}
+	if c.xlaFlags != "" {
+		if err := os.Setenv("XLA_FLAGS", c.xlaFlags); err != nil {
+			return nil, errors.Wrap(err, "setting XLA_FLAGS")
+		}
+	}
+	_, rest, _ := strings.Cut(c.config, ":")
+	b, err := s.newXLA(rest, c.options)
+	if err != nil {
+		how := "set by " + backends.ConfigEnvVar
+		if c.auto {
+			how = "chosen because the plugin was found"
+		}
+		return nil, errors.Wrapf(err, "the XLA backend %s (%s) cannot start; check the plugin and the GPU driver "+
+			"(`protolab backend` lists the plugins found), point %s=xla:/abs/path/plugin.so at another plugin, or set "+
+			"%s=%s for the pure-Go backend", c.config, how, backends.ConfigEnvVar, backends.ConfigEnvVar, GoBackendConfig)
+	}
+	return b, nil
+}
+
+func firstLine(err error) string {
+	s, _, _ := strings.Cut(err.Error(), "\n")
+	return s
+}
+
+// newBackend creates a non-XLA backend, turning gomlx's panics on unknown names into errors.
 func newBackend(cfg string) (b backends.Backend, err error) {
 	defer func() {
 		if r := recover(); r != nil {
-			err = errors.Errorf("backend %q: %v (known: %v; set %s, e.g. %q)", cfg, r, backends.List(),
-				backends.ConfigEnvVar, GoBackendConfig)
+			err = errors.Errorf("%s=%s: %v (known: %v); set %s to one of them, e.g. %q", backends.ConfigEnvVar, cfg,
+				r, backends.List(), backends.ConfigEnvVar, GoBackendConfig)
 		}
 	}()
 	// SimpleGo prints "SimpleGo backend: parallelism set to N" to stdout; the line Backend prints says it already.
@@ -100,7 +301,8 @@ func newBackend(cfg string) (b backends.Backend, err error) {
 	}
 	b, err = backends.NewWithConfig(cfg)
 	if err != nil {
-		return nil, errors.Wrapf(err, "backend %q", cfg)
+		return nil, errors.Wrapf(err, "%s=%s cannot start; set %s=%s for the pure-Go backend", backends.ConfigEnvVar,
+			cfg, backends.ConfigEnvVar, GoBackendConfig)
 	}
 	return b, nil
 }

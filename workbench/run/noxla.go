@@ -2,5 +2,15 @@
 
 package run
 
-// xlaPlugins reports no XLA plugins: this build does not include the XLA backend (tag noxla, or no cgo).
-func xlaPlugins() []string { return nil }
+import (
+	"github.com/gomlx/gomlx/backends"
+	"github.com/pkg/errors"
+)
+
+// xlaBuilt: this build does not include the XLA backend (tag noxla, or no cgo).
+const xlaBuilt = false
+
+// newXLA fails: selector.choose never picks XLA in this build, so reaching it is a bug.
+func newXLA(string, map[string]any) (backends.Backend, error) {
+	return nil, errors.New("this binary was built without the XLA backend (tag noxla or CGO_ENABLED=0)")
+}

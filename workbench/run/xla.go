@@ -5,20 +5,19 @@ package run
 import (
 	"os"
 
+	"github.com/gomlx/go-xla/pkg/pjrt"
+	"github.com/gomlx/gomlx/backends"
 	"github.com/gomlx/gomlx/backends/xla"
 )
 
-// xlaPlugins lists the PJRT plugins installed on this machine. It never downloads one: gomlx's auto-install is
-// switched off during the search and switched back on afterwards (unless $GOMLX_NO_AUTO_INSTALL is set), so a user who
-// asks for XLA explicitly through $GOMLX_BACKEND still gets gomlx's installer.
-func xlaPlugins() (plugins []string) {
-	xla.EnableAutoInstall(false)
-	defer func() {
-		_, noAuto := os.LookupEnv(xla.NoAutoInstallEnv)
-		xla.EnableAutoInstall(!noAuto)
-		if r := recover(); r != nil { // a broken plugin folder must not stop the pure-Go fallback
-			plugins = nil
-		}
-	}()
-	return xla.GetAvailablePlugins()
+// xlaBuilt: this build includes the XLA backend.
+const xlaBuilt = true
+
+// newXLA starts the XLA backend with config (what follows "xla:": a plugin name or absolute path, then gomlx's
+// ",tf32"-style flags) and the plugin client options. gomlx downloads a plugin given by name only when
+// $GOMLX_NO_AUTO_INSTALL is unset; a path never downloads anything.
+func newXLA(config string, options map[string]any) (backends.Backend, error) {
+	_, noAuto := os.LookupEnv(noAutoInstallEnv)
+	xla.EnableAutoInstall(!noAuto)
+	return xla.NewWithOptions(config, pjrt.NamedValuesMap(options))
 }
