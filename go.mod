@@ -6,8 +6,8 @@ require (
 	github.com/chromedp/cdproto v0.159.0
 	github.com/chromedp/chromedp v0.23.0
 	github.com/go-echarts/go-echarts/v2 v2.6.7
-	github.com/gomlx/go-xla v0.1.4
 	github.com/gomlx/go-huggingface v0.3.1
+	github.com/gomlx/go-xla v0.1.4
 	github.com/gomlx/gomlx v0.26.0
 	github.com/janpfeifer/gonb v0.11.1
 	github.com/parquet-go/parquet-go v0.32.0

@@ -8,6 +8,7 @@
 //	protolab export   --out DIR --to FILE.safetensors
 //	protolab bench throughput|decode [--mixers …] [--ctx …] [--preset P] [--set …] [--out DIR]
 //	protolab attribute --query "prompt|completion" [--method …] | --compare
+//	protolab backend [--check] [--install [--dir DIR]]
 //
 // Every command has --help. Flags and the positional word (<study>, the bench mode) may come in any order; any other
 // word is an error naming it, and every flag is checked before any work starts. --set may be repeated: the
@@ -17,7 +18,8 @@
 // evaluation and sampling stop between documents, batches or steps) and the exit status is 130 (143 for SIGTERM);
 // a second Ctrl-C exits at once. Files are written under a temporary name and renamed, so none is left half-written.
 //
-// The backend is chosen by $GOMLX_BACKEND (default: XLA where a plugin is installed, otherwise the pure-Go backend).
+// The backend is chosen by $GOMLX_BACKEND (default: XLA where a plugin is installed, otherwise the pure-Go backend);
+// `protolab backend` says which and why.
 package main
 
 import (
@@ -51,6 +53,7 @@ var commands = []command{
 	{"attribute", "the training sequences that most influence a query (PRISM's cached prototypes, EK-FAC, ...)", cmdAttribute},
 	{"report", "the scorecard: each paper claim against the stored results, with a verdict (REPORT.md, .html)", cmdReport},
 	{"bench", "the speed study: training throughput or decoding time vs context for each mixer (table + JSON)", cmdBench},
+	{"backend", "which backend (XLA or pure Go) runs and why, the PJRT plugins found; --check starts it, --install downloads plugins", cmdBackend},
 }
 
 func main() {

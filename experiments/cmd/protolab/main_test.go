@@ -117,3 +117,17 @@ func TestRun_BaselineTinyAndErrors(t *testing.T) {
 		`mode="prefill"`)
 	require.ErrorContains(t, dispatch([]string{"run", "baseline", "--preset", "tiny", "stray"}, &buf), "unexpected")
 }
+
+// TestBackend_DescribeAndCheck runs `protolab backend --check` on the go backend the tests use: the choice, the
+// plugin search, and a computation checked against its known answer.
+func TestBackend_DescribeAndCheck(t *testing.T) {
+	var out bytes.Buffer
+	require.NoError(t, dispatch([]string{"backend", "--check"}, &out))
+	s := out.String()
+	require.Contains(t, s, "backend: go:parallelism=-1\nwhy: set by GOMLX_BACKEND\n")
+	require.Contains(t, s, "PJRT plugins found (")
+	require.Contains(t, s, "folders searched:\n")
+	require.Regexp(t, `started: go:parallelism=-1 \(.*\), 1 device\(s\)`, s)
+	require.Contains(t, s, "check: sum(ones(512,512)·ones(512,512)) = 1.3421773e+08, correct")
+	require.ErrorContains(t, dispatch([]string{"backend", "--dir", "/tmp/x"}, &out), "--dir is for --install")
+}
