@@ -1,13 +1,15 @@
 # ProtoLab notebook image: Go, Jupyter from Debian, the GoNB kernel and the module prebuilt.
 #   docker build -t protolab .
 #   docker run -p 8888:8888 protolab        # then open the printed http://127.0.0.1:8888/?token=... URL
+# GOMLX_BACKEND is left unset, so ProtoLab chooses: the pure-Go backend, or XLA when a PJRT plugin is mounted, e.g.
+#   docker run --gpus all -v $HOME/.local/lib/go-xla:/root/.local/lib/go-xla -p 8888:8888 protolab
+# (README, "GPU and XLA"). The notebooks are built with cgo, so they include the XLA backend.
 # It mirrors the Makefile's setup (mk/setup.mk): the same Debian packages, the same pinned Go tools and echarts.
 FROM golang:1.26.8-bookworm
 
 ENV DEBIAN_FRONTEND=noninteractive \
     PROTOLAB_ROOT=/protolab \
     PROTOLAB_OUT=/protolab/out \
-    GOMLX_BACKEND=go:parallelism=-1 \
     GOMLX_NO_AUTO_INSTALL=1 \
     PATH=/go/bin:/usr/local/go/bin:$PATH
 

@@ -5,9 +5,17 @@ SHELL := /bin/bash
 export PATH := $(shell go env GOROOT)/bin:$(shell go env GOPATH)/bin:$(PATH)
 GO ?= go
 GOTAGS ?= noxla
-# The pure-Go backend with unlimited parallelism (the default pool can deadlock on 2 cores).
+# `make run` takes PRESET (tiny|small|paper) and BACKEND (a GOMLX_BACKEND value: go:parallelism=-1, xla:cuda,
+# xla:/abs/path/plugin.so, ...). BACKEND defaults to $GOMLX_BACKEND from the environment, else empty: ProtoLab's own
+# choice (XLA where a PJRT plugin is installed, the pure-Go backend otherwise; `protolab backend` says which and why).
+PRESET ?= small
+ifeq ($(origin GOMLX_BACKEND),environment)
+BACKEND ?= $(GOMLX_BACKEND)
+endif
+BACKEND ?=
+# The tests build the pure-Go backend with unlimited parallelism (the default pool can deadlock on 2 cores).
 export GOMLX_BACKEND ?= go:parallelism=-1
-# Never try to download an XLA plugin from the tests or notebooks.
+# Never download an XLA plugin unasked (a plugin found on disk is passed by path and needs no download).
 export GOMLX_NO_AUTO_INSTALL := 1
 
 -include mk/setup.mk
@@ -40,9 +48,9 @@ deps:
 bench:
 	$(GO) test -tags $(GOTAGS) -run '^$$' -bench . -benchtime 3x ./layers/decoder/ ./workbench/gradfix/ ./workbench/tokenizer/
 
-## build: the CLI, with the XLA backend when cgo is available.
+## build: the CLI with the XLA backend (cgo, no noxla tag; the first build compiles go-xla's C bindings, minutes).
 build:
-	$(GO) build -o bin/protolab ./experiments/cmd/protolab
+	CGO_ENABLED=1 $(GO) build -o bin/protolab ./experiments/cmd/protolab
 
 golden:
 	WB_UPDATE_GOLDEN=1 $(GO) test -tags $(GOTAGS) -count=1 ./...

@@ -12,19 +12,20 @@ PROTOCOL_STUDIES := architecture speed interp prismhead attribution steering sup
 
 .PHONY: run test-notebooks lab reproduce report time-notebooks
 
-## run: set up, then execute every notebook with the Small preset into out/ (notebooks, HTML, figures), then write
-## the scorecard from what is stored (protocol runs where `make reproduce` made them, the notebooks' quick runs
-## otherwise; each row names its run). A failed notebook stops neither the others nor the scorecard; `make run` then
-## exits non-zero after the scorecard (scripts/notebooks.sh prints which notebooks ran, failed, and their times).
+## run: set up, then execute every notebook with PRESET (default small) on BACKEND (default: ProtoLab's choice) into
+## out/ (notebooks, HTML, figures), then write the scorecard from what is stored (protocol runs where `make reproduce`
+## made them, the notebooks' quick runs otherwise; each row names its run). A failed notebook stops neither the others
+## nor the scorecard; `make run` then exits non-zero after the scorecard (scripts/notebooks.sh prints which notebooks
+## ran, failed, and their times). `make run PRESET=paper BACKEND=xla:cuda` is the GPU run (README, "GPU and XLA").
 run: setup
-	@nb=0; bash scripts/notebooks.sh small $(OUT) || nb=$$?; \
+	@nb=0; GOMLX_BACKEND='$(BACKEND)' bash scripts/notebooks.sh $(PRESET) $(OUT) || nb=$$?; \
 	  rep=0; $(MAKE) report || rep=$$?; \
 	  if [ $$nb != 0 ]; then echo "run: a notebook failed (summary in $(OUT)/notebooks-summary.txt)"; exit $$nb; fi; \
 	  exit $$rep
 
 test-notebooks: setup
 	bash scripts/notebooks_test.sh
-	@nb=0; bash scripts/notebooks.sh tiny $(OUT)/test || nb=$$?; \
+	@nb=0; GOMLX_BACKEND=go:parallelism=-1 bash scripts/notebooks.sh tiny $(OUT)/test || nb=$$?; \
 	  rep=0; $(PROTOLAB) report --out $(OUT)/test/runs --md $(OUT)/test/REPORT.md || rep=$$?; \
 	  if [ $$nb != 0 ]; then exit $$nb; fi; exit $$rep
 

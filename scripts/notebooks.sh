@@ -4,9 +4,14 @@
 # PRESET is tiny|small|paper (exported as PROTOLAB_PRESET); executed notebooks, their HTML export and the figures the
 # notebooks export (PROTOLAB_OUT) go to OUTDIR.
 #
-# A slow machine never fails a notebook: there is no per-cell timeout (a long study cell runs as long as it needs;
-# NOTEBOOK_CELL_TIMEOUT=SECONDS sets one, for CI), and the kernel gets NOTEBOOK_STARTUP_TIMEOUT (default 600) seconds
-# to start. Every notebook runs even when an earlier one failed, and its executed notebook (with the failing cell's
+# The backend is $GOMLX_BACKEND when set and not empty, else ProtoLab's choice (run.Backend: XLA where a PJRT plugin
+# is installed, the pure-Go backend otherwise); GOMLX_NO_AUTO_INSTALL=1, so nothing is downloaded unasked.
+#
+# Each cell gets a time limit that scales with the preset, a guard against a hung cell rather than a budget (a slow
+# machine takes longer, it should not fail): tiny 1800 s (the CI smoke test), small 14400 s (the longest Small
+# protocol cell takes about 45 min on 2 cores), paper 259200 s (three days: a Paper study on a GPU takes hours).
+# NOTEBOOK_CELL_TIMEOUT=SECONDS sets another (-1: none); the kernel gets NOTEBOOK_STARTUP_TIMEOUT (default 600)
+# seconds to start. Every notebook runs even when an earlier one failed, and its executed notebook (with the failing cell's
 # output) and HTML export are written either way. A cell error is a compile error, an error output, or a cell program
 # that exits non-zero, which GoNB only reports on stderr (scripts/nbcheck.py). At the end a summary lists every
 # notebook with its status and time (also written to OUTDIR/notebooks-summary.txt), and the script exits 1 when any
@@ -23,13 +28,30 @@ if [[ ${#notebooks[@]} == 0 ]]; then notebooks=("$root"/notebooks/*.ipynb); fi
 mkdir -p "$outdir"
 outdir=$(cd "$outdir" && pwd)
 
+case $preset in
+  tiny) default_cell_timeout=1800 ;;
+  small) default_cell_timeout=14400 ;;
+  paper) default_cell_timeout=259200 ;;
+  *) echo "notebooks: unknown preset \"$preset\": use tiny, small or paper (make run PRESET=...)" >&2; exit 2 ;;
+esac
 export PROTOLAB_PRESET=$preset PROTOLAB_ROOT=$root PROTOLAB_OUT=$outdir
 export PATH="$(go env GOROOT)/bin:$(go env GOPATH)/bin:$PATH"
-export GOMLX_BACKEND=${GOMLX_BACKEND:-go:parallelism=-1} GOMLX_NO_AUTO_INSTALL=1 GOSUMDB=off GOFLAGS=-mod=mod
+export GOMLX_NO_AUTO_INSTALL=1 GOSUMDB=off GOFLAGS=-mod=mod
+if [[ -z ${GOMLX_BACKEND:-} ]]; then
+  unset GOMLX_BACKEND
+  backend_note="ProtoLab's choice (each notebook's first cell prints it)"
+else
+  export GOMLX_BACKEND
+  backend_note="GOMLX_BACKEND=$GOMLX_BACKEND"
+fi
 # Debian's python has nbformat; a python3 earlier on PATH (pyenv) may not.
 py=/usr/bin/python3
-# No per-cell timeout unless NOTEBOOK_CELL_TIMEOUT is set (-1 disables nbclient's).
-cell_timeout=${NOTEBOOK_CELL_TIMEOUT:--1}
+# nbclient's per-cell limit (-1: none).
+cell_timeout=${NOTEBOOK_CELL_TIMEOUT:-$default_cell_timeout}
+if ! [[ $cell_timeout =~ ^(-1|[1-9][0-9]*)$ ]]; then
+  echo "notebooks: NOTEBOOK_CELL_TIMEOUT=$cell_timeout: want seconds (a positive integer) or -1 for none" >&2; exit 2
+fi
+echo "notebooks: preset $preset, backend $backend_note, cell time limit ${cell_timeout} s"
 startup_timeout=${NOTEBOOK_STARTUP_TIMEOUT:-600}
 
 # The HTML exports typeset the notebooks' LaTeX with a local MathJax (Debian's libjs-mathjax, which Jupyter Notebook

@@ -2,7 +2,7 @@
 # Tests scripts/notebooks.sh without a kernel: a fake `jupyter` on PATH "executes" three notebooks, the first of which
 # fails (its cell program exits 2, as GoNB reports it), the second of which kills the kernel (no output written), and
 # the third of which passes. Checks that every notebook ran, that the summary names each with its status and time,
-# that the script exits 1, and that no per-cell timeout was passed. Then checks scripts/nblint.py on the repository's
+# that the script exits 1, the cell time limit of each preset, and the backend note. Then checks scripts/nblint.py on the repository's
 # notebooks and on a bad one. Usage: bash scripts/notebooks_test.sh
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -37,7 +37,7 @@ cell '' >"$tmp/nb/02_crash.ipynb"
 cell 'progress\n' >"$tmp/nb/03_passes.ipynb"
 
 export FAKE_JUPYTER_LOG=$tmp/jupyter.log
-PATH="$tmp/bin:$PATH" bash "$root/scripts/notebooks.sh" tiny "$tmp/out" \
+GOMLX_BACKEND=go:parallelism=-1 PATH="$tmp/bin:$PATH" bash "$root/scripts/notebooks.sh" tiny "$tmp/out" \
   "$tmp/nb/01_fails.ipynb" "$tmp/nb/02_crash.ipynb" "$tmp/nb/03_passes.ipynb" >"$tmp/stdout" 2>&1
 status=$?
 
@@ -54,7 +54,25 @@ check "summary: 02_crash FAILED with its time" grep -qE '02_crash +FAILED +[0-9]
 check "summary: 03_passes OK with its time" grep -qE '03_passes +OK +[0-9]+ s' "$tmp/stdout"
 check "summary line names the failed notebooks" grep -q '3 ran, 2 failed: 01_fails 02_crash' "$tmp/stdout"
 check "summary file written" grep -q '03_passes' "$tmp/out/notebooks-summary.txt"
-check "no per-cell timeout" grep -q -- '--ExecutePreprocessor.timeout=-1' "$tmp/jupyter.log"
+check "the tiny preset's cell time limit" grep -q -- '--ExecutePreprocessor.timeout=1800 ' "$tmp/jupyter.log"
+check "the backend named" grep -q "backend GOMLX_BACKEND=go:parallelism=-1" "$tmp/stdout"
+
+# The time limit scales with the preset, NOTEBOOK_CELL_TIMEOUT overrides it, an empty GOMLX_BACKEND means ProtoLab's
+# choice, and a bad preset or limit is an error before anything runs.
+: >"$FAKE_JUPYTER_LOG"
+GOMLX_BACKEND= PATH="$tmp/bin:$PATH" bash "$root/scripts/notebooks.sh" paper "$tmp/out2" "$tmp/nb/03_passes.ipynb" >"$tmp/stdout2" 2>&1
+check "paper: notebook ran" test $? = 0
+check "paper: the paper preset's cell time limit" grep -q -- '--ExecutePreprocessor.timeout=259200 ' "$tmp/jupyter.log"
+check "empty GOMLX_BACKEND: ProtoLab's choice" grep -q "backend ProtoLab's choice" "$tmp/stdout2"
+: >"$FAKE_JUPYTER_LOG"
+NOTEBOOK_CELL_TIMEOUT=-1 PATH="$tmp/bin:$PATH" bash "$root/scripts/notebooks.sh" small "$tmp/out3" "$tmp/nb/03_passes.ipynb" >/dev/null 2>&1
+check "NOTEBOOK_CELL_TIMEOUT=-1: no limit" grep -q -- '--ExecutePreprocessor.timeout=-1 ' "$tmp/jupyter.log"
+PATH="$tmp/bin:$PATH" bash "$root/scripts/notebooks.sh" huge "$tmp/out4" "$tmp/nb/03_passes.ipynb" >"$tmp/stdout4" 2>&1
+check "unknown preset: exit 2" test $? = 2
+check "unknown preset: named" grep -q 'unknown preset "huge": use tiny, small or paper' "$tmp/stdout4"
+NOTEBOOK_CELL_TIMEOUT=soon PATH="$tmp/bin:$PATH" bash "$root/scripts/notebooks.sh" tiny "$tmp/out5" "$tmp/nb/03_passes.ipynb" >"$tmp/stdout5" 2>&1
+check "bad NOTEBOOK_CELL_TIMEOUT: exit 2" test $? = 2
+check "bad NOTEBOOK_CELL_TIMEOUT: named" grep -q 'NOTEBOOK_CELL_TIMEOUT=soon: want seconds' "$tmp/stdout5"
 
 # scripts/nblint.py: the repository's notebooks pass; a notebook with bare math, an unpaired $, no ShowLibrary in its
 # settings cell and no export cell fails with each named.

@@ -158,7 +158,7 @@ func (s selector) choose() (choice, error) {
 	}
 	if !s.xlaBuilt {
 		return choice{}, errors.Errorf("%s=%s asks for XLA, but this binary was built without the XLA backend "+
-			"(-tags noxla, or CGO_ENABLED=0): build it with cgo and without the noxla tag (`make build-xla`; README, "+
+			"(-tags noxla, or CGO_ENABLED=0): build it with cgo and without the noxla tag (`make build`; README, "+
 			"\"GPU and XLA\"), or set %s=%s for the pure-Go backend", backends.ConfigEnvVar, env,
 			backends.ConfigEnvVar, GoBackendConfig)
 	}

@@ -222,7 +222,7 @@ func TestChoose_ExplicitXLA(t *testing.T) {
 	h.env["GOMLX_BACKEND"] = "xla:cuda"
 	_, err := h.choose(false)
 	require.ErrorContains(t, err, "GOMLX_BACKEND=xla:cuda asks for XLA, but this binary was built without the XLA backend")
-	require.ErrorContains(t, err, "make build-xla")
+	require.ErrorContains(t, err, "(`make build`; README")
 
 	c, err := h.choose(true)
 	require.NoError(t, err)
