@@ -26,6 +26,10 @@ type Config struct {
 	LogEvery        int      `json:"log_every"`        // record History and call OnStep every N steps; ≥ 1.
 	NoDecay         []string `json:"no_decay"`         // more path elements exempt from decay (the model's come from NoDecay).
 	Seed            uint64   `json:"seed"`             // the run's seed: pass it to run.NewContext; fit draws no random numbers.
+	// N: devices of this host that every batch is split over along axis 0 (data parallelism, devices.go); 0 and 1
+	// mean one device (today's path); N > 1 needs N ≤ the backend's devices and B divisible by N. ≥ 0. A value ≤ 1
+	// is left out of the JSON, so one-device configs keep their encoding, cache keys and checkpoints.
+	Devices int `json:"devices,omitempty"`
 }
 
 // DefaultConfig returns the defaults: a GPT-style AdamW recipe (β2 = 0.95, λ = 0.1, clip 1.0, cosine to 10%). It
@@ -81,6 +85,9 @@ func (c Config) Validate() error {
 		return errors.Errorf("fit.Config: keep_checkpoints=%d, want ≥ 1", c.KeepCheckpoints)
 	case c.LogEvery < 1:
 		return errors.Errorf("fit.Config: log_every=%d, want ≥ 1", c.LogEvery)
+	case c.Devices < 0:
+		return errors.Errorf("fit.Config: devices=%d, want ≥ 0 (0 and 1: one device; N > 1: split each batch "+
+			"over N devices)", c.Devices)
 	}
 	for _, s := range c.NoDecay {
 		if s == "" {
@@ -108,9 +115,21 @@ func (c Config) Decays(path string, rank int) bool {
 	return true
 }
 
+// MarshalJSON encodes c with devices = 1 written as 0, i.e. left out: one device either way, so both spellings give
+// the same encoding (and cache key) as a config from before the field existed.
+func (c Config) MarshalJSON() ([]byte, error) {
+	type plain Config // without the method
+	if c.Devices == 1 {
+		c.Devices = 0
+	}
+	return json.Marshal(plain(c))
+}
+
 // resumeKeys are the Config keys that may differ between a checkpoint and the run resuming it: they change
-// bookkeeping, not the trajectory.
-var resumeKeys = map[string]bool{"checkpoint_every": true, "keep_checkpoints": true, "log_every": true}
+// bookkeeping, not the trajectory (devices changes only the order of floating-point sums: a checkpoint written on
+// N devices resumes on one, and the other way round).
+var resumeKeys = map[string]bool{"checkpoint_every": true, "keep_checkpoints": true, "log_every": true,
+	"devices": true}
 
 // diffKeys lists the JSON keys whose values differ between a and b, ignoring resumeKeys, sorted.
 func diffKeys(a, b Config) []string {

@@ -10,7 +10,7 @@ import (
 )
 
 func TestConfig_Keys(t *testing.T) {
-	want := []string{"beta1", "beta2", "checkpoint_every", "clip_norm", "eps", "eval_batches", "eval_every",
+	want := []string{"beta1", "beta2", "checkpoint_every", "clip_norm", "devices", "eps", "eval_batches", "eval_every",
 		"keep_checkpoints", "log_every", "lr", "min_lr_frac", "no_decay", "seed", "steps", "warmup_steps",
 		"weight_decay"}
 	if got := run.Keys(Config{}); !reflect.DeepEqual(got, want) {
@@ -45,6 +45,7 @@ func TestConfig_Validate(t *testing.T) {
 		"keep_checkpoints": func(c *Config) { c.KeepCheckpoints = 0 },
 		"log_every":        func(c *Config) { c.LogEvery = 0 },
 		"no_decay":         func(c *Config) { c.NoDecay = []string{"norm", ""} },
+		"devices":          func(c *Config) { c.Devices = -1 },
 	}
 	for key, breakIt := range cases {
 		cfg := DefaultConfig()

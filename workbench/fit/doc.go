@@ -90,6 +90,34 @@
 // naming the holder. Temporary files carry their writer's PID; pruning removes only this process's leftovers and
 // those of dead processes, never another live process's file in progress.
 //
+// # Several devices (data parallelism)
+//
+// Config.Devices = N > 1 (the key train.devices in a model's config) splits every batch over N devices of this host
+// with gomlx's distributed execution (pkg/core/distributed, devices.go): a one-axis device mesh of N devices named
+// MeshAxis, every batch tensor split along axis 0 into N equal shards (device i gets rows [i·B/N, (i+1)·B/N)), every
+// variable (weights, AdamW moments, step counter) replicated, and the step and validation graphs run with XLA's
+// AutoSharding. The graph is the same one-device graph: the LossFn still sees the whole batch [B, …], so its mean
+// runs over the whole batch and XLA inserts the cross-device sums. Its loss and gradients are therefore the full
+// batch's; split into shards, that is shard i's mean weighted by c_i/Σc, c_i being the number of terms (examples, or
+// unmasked tokens) its mean runs over. An unweighted mean of per-shard means would be wrong whenever masks make the
+// c_i unequal, and undefined for a shard with no counted token. Checkpoints are unchanged: the variables are merged
+// to one host tensor each when written, and a checkpoint resumes with any devices value (devices is not compared on
+// resume). N = 0 or 1 (the default 0) is the one-device path, unchanged.
+//
+// Train refuses, before reading any data or creating the checkpoint folder, N larger than backend.NumDevices() (the
+// pure-Go backend has one device: use an XLA backend with N visible devices, or devices=1), and, before the first
+// step, a training or validation batch whose axis 0 is not a multiple of N, or a scalar batch tensor.
+//
+// Tested without several devices (pure-Go backend, one device): the configuration and every refusal, the host-side
+// split and merge of batches, the choice of device 0's replicated outputs, and the oracle that the count-weighted
+// combination of per-shard losses and gradients (computed by the one-device graph on the shards the split produces)
+// equals the full batch's to 1e-12, with unequal masks and an empty shard. Untested here, and covered by
+// TestDevices_SeveralDevicesMatchOne only where the backend has 2 or more devices (scripts/device_check.sh on a
+// multi-GPU host): the AutoSharding executables themselves, that is compiling and running the step and validation
+// graphs on the mesh, the replicated variable updates, and training on N devices matching one device.
+// Several hosts are not supported (go-xla has no distributed runtime); run sweeps as one process per device instead
+// (protolab launch).
+//
 // LoadLatest(dir, ctx) loads the newest checkpoint into a context for evaluation. gomlx panics when a checked,
 // non-reuse context creates a variable that already exists, so graphs built on a context after LoadLatest (or after
 // Train) must use ctx.Reuse().

@@ -88,12 +88,17 @@ type trainer struct {
 	prog      *progress
 	lastVal   float64
 	stepTimeE float64 // smoothed seconds per step, for the ETA
+
+	shard *sharding // the layout over several devices (Config.Devices > 1); nil for one
 }
 
 // start restores a checkpoint when there is one, and builds the executables.
 func (tr *trainer) start() error {
 	tr.lastCkpt = -1
 	tr.lastVal = math.NaN()
+	if err := tr.setupDevices(); err != nil {
+		return err
+	}
 	execCtx := tr.ctx
 	if tr.o.run != nil {
 		b, err := json.Marshal(tr.o.run)
@@ -132,8 +137,11 @@ func (tr *trainer) start() error {
 		}
 		tr.valStart = st
 	}
+	if err := tr.peekBatches(); err != nil {
+		return err
+	}
 	var err error
-	tr.stepExec, err = context.NewExec(tr.backend, execCtx, tr.stepGraph)
+	tr.stepExec, err = newExec(tr, execCtx, tr.stepGraph)
 	if err != nil {
 		return errors.Wrap(err, "fit.Train: building the step executable")
 	}
@@ -233,7 +241,7 @@ func (tr *trainer) loop() error {
 		if err != nil {
 			return errors.Wrapf(err, "fit.Train: step %d: reading the training batch", next)
 		}
-		outs, err := execute(tr.stepExec, batch)
+		outs, err := tr.exec(tr.stepExec, batch, "training batch")
 		if err != nil {
 			return errors.WithMessagef(err, "fit.Train: step %d", next)
 		}
@@ -295,7 +303,7 @@ func (tr *trainer) interrupted(cause error, session time.Time) error {
 func (tr *trainer) evaluate() error {
 	if tr.evalExec == nil {
 		var err error
-		tr.evalExec, err = context.NewExec(tr.backend, tr.ctx.Reuse(), tr.evalGraph)
+		tr.evalExec, err = newExec(tr, tr.ctx.Reuse(), tr.evalGraph)
 		if err != nil {
 			return errors.Wrap(err, "fit.Train: building the validation executable")
 		}
@@ -309,7 +317,7 @@ func (tr *trainer) evaluate() error {
 		if err != nil {
 			return errors.Wrapf(err, "fit.Train: step %d: reading validation batch %d", tr.step, i)
 		}
-		outs, err := execute(tr.evalExec, batch)
+		outs, err := tr.exec(tr.evalExec, batch, "validation batch")
 		if err != nil {
 			return errors.WithMessagef(err, "fit.Train: step %d: validation", tr.step)
 		}
@@ -366,7 +374,16 @@ func (tr *trainer) status(loss float64) status {
 }
 
 // execute runs e on a batch, turning panics raised while building the graph into errors.
-func execute(e *context.Exec, batch []*tensors.Tensor) (outs []*tensors.Tensor, err error) {
+func execute(e *context.Exec, batch []*tensors.Tensor) ([]*tensors.Tensor, error) {
+	args := make([]any, len(batch))
+	for i, t := range batch {
+		args[i] = t
+	}
+	return executeArgs(e, args)
+}
+
+// executeArgs is execute on Exec's arguments (tensors, or distributed tensors for several devices).
+func executeArgs(e *context.Exec, args []any) (outs []*tensors.Tensor, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			if rerr, ok := r.(error); ok {
@@ -376,10 +393,6 @@ func execute(e *context.Exec, batch []*tensors.Tensor) (outs []*tensors.Tensor, 
 			}
 		}
 	}()
-	args := make([]any, len(batch))
-	for i, t := range batch {
-		args[i] = t
-	}
 	return e.Exec(args...)
 }
 
