@@ -264,7 +264,8 @@ func checkInput(name string, cfg Config, x *Node) {
 }
 
 // Mix is causal multi-head self-attention with RoPE, equations (1)–(5), with every weight given:
-// x [B, T, D], wq [D, H·D_h], wk and wv [D, H_kv·D_h], wo [H·D_h, D] → [B, T, D]. Positions are 0…T−1.
+// x [B, T, D], wq [D, H·D_h], wk and wv [D, H_kv·D_h], wo [H·D_h, D] → [B, T, D]. Positions are 0…T−1. cfg.Kind
+// chooses the full or the chunked computation of (4)–(5) (Config.Chunked); Mixer with a hook attached uses the full one.
 // Panics if cfg.Validate(D) fails or a shape does not match.
 func Mix(x, wq, wk, wv, wo *Node, cfg Config) *Node {
 	return mix(nil, x, wq, wk, wv, wo, cfg)
@@ -278,8 +279,15 @@ func mix(ctx *context.Context, x, wq, wk, wv, wo *Node, cfg Config) *Node {
 	q, k, v := project(cfg, x, wq, wk, wv, wo)
 	positions := Iota(g, shapes.Make(dtypes.Int32, T), 0)
 	q, k = RoPE(q, positions, cfg.RoPEBase), RoPE(k, positions, cfg.RoPEBase)
-	out, probs := attend(q, k, v, 1, 2, CausalMask(g, T))
-	y := outputProjection(emitHeads(ctx, out, probs), wo)
+	var out *Node
+	if cfg.Chunked(T) && !(ctx != nil && hook.Active(g)) {
+		out = attendChunked(q, k, v, cfg.Block()) // [B, H_kv, T, G, D_h]
+	} else {
+		var probs *Node
+		out, probs = attend(q, k, v, 1, 2, CausalMask(g, T))
+		out = emitHeads(ctx, out, probs)
+	}
+	y := outputProjection(out, wo)
 	y.AssertDims(B, T, D)
 	return y
 }

@@ -18,6 +18,22 @@
 // the two are the same model up to a fixed permutation of each head's channels in W_q and W_k, so only a
 // checkpoint importer has to care.
 //
+// Chunked form (Config.Kind; AttendCausalChunked), after FlashAttention (arXiv:2205.14135, 2307.08691): with
+// queries and keys split into blocks of C positions and ℓ_ts = ⟨RoPE(q)_t, RoPE(k)_s⟩/√D_h, each query block i
+// visits key blocks j = 0…i in order, masking s > t only in block j = i, keeping a running maximum m, sum l and
+// weighted sum a per query row:
+//
+//	(6) m' = max(m, max_{s∈j} ℓ_ts),  α = exp(m − m'),  p_ts = exp(ℓ_ts − m')
+//	(7) l' = α·l + Σ_{s∈j} p_ts,  a' = α·a + Σ_{s∈j} p_ts·v_s
+//	(8) o_t = a/l,  L_t = m + log l  (the row's log-sum-exp, kept for the backward pass)
+//	(9) backward, per block pair with P_ts = exp(ℓ_ts − L_t) and Δ_t = ⟨dO_t, o_t⟩:
+//	    dv_s += Σ_t P_ts·dO_t,  dP_ts = ⟨dO_t, v_s⟩,  dℓ_ts = P_ts·(dP_ts − Δ_t),
+//	    dq_t += Σ_s dℓ_ts·k_s/√D_h,  dk_s += Σ_t dℓ_ts·q_t/√D_h
+//
+// (6)–(8) equal (4)–(5), and (9) is their gradient, so the two forms agree to rounding and share every variable.
+// Only O(T/C) blocks of C×C weights are live at once instead of the T×T weights (and several tensors of their size)
+// that autodiff keeps for the full form's backward pass.
+//
 // Decoding: Step computes (1)–(5) for one token at position p, writes RoPE(k_p) and v_p into caches
 // [B, H_kv, S, D_h] at index p and attends over positions ≤ p, which gives the same output as the full pass.
 //
@@ -28,6 +44,6 @@
 // unless Config.InitStd (q, k, v) and Config.OutputInitStd (o) ask for N(0, σ²), as a decoder's "gpt2" policy does
 // (decoder.Config.Init).
 //
-// Stateless functions (RoPE, Attend, CausalMask) take every input as an argument; Mixer and Step create the
+// Stateless functions (RoPE, Attend, AttendCausalChunked, CausalMask) take every input as an argument; Mixer and Step create the
 // variables. All graph functions panic on bad shapes; Config.Validate returns errors.
 package attention

@@ -97,3 +97,52 @@ func referenceMixer(x, wq, wk, wv, wo []float64, B, T, D, H, Hkv, Dh int, base f
 	o := referenceAttend(q, k, v, B, T, T, H, Hkv, Dh, func(_, _, t, s int) bool { return s <= t })
 	return referenceMatMul(o, wo, B*T, H*Dh, D)
 }
+
+// referenceAttendVJP returns the gradients of ⟨o, dO⟩ with respect to q [B, T, H, Dh], k and v [B, T, Hkv, Dh] for
+// causal attention o (equations (4)–(5), S = T), by the chain rule through the softmax of each row:
+// dv_s += A_ts·dO_t, dA_ts = ⟨dO_t, v_s⟩, dℓ_ts = A_ts·(dA_ts − Σ_r A_tr·dA_tr), dq_t += Σ_s dℓ_ts·k_s/√Dh and
+// dk_s += dℓ_ts·q_t/√Dh.
+func referenceAttendVJP(q, k, v, dO []float64, B, T, H, Hkv, Dh int) (dq, dk, dv []float64) {
+	dq, dk, dv = make([]float64, len(q)), make([]float64, len(k)), make([]float64, len(v))
+	G := H / Hkv
+	scale := 1 / math.Sqrt(float64(Dh))
+	for b := 0; b < B; b++ {
+		for h := 0; h < H; h++ {
+			kh := h / G
+			for t := 0; t < T; t++ {
+				qRow := ((b*T+t)*H + h) * Dh
+				kRow := func(s int) int { return ((b*T+s)*Hkv + kh) * Dh }
+				logits := make([]float64, t+1)
+				maxLogit := math.Inf(-1)
+				for s := 0; s <= t; s++ {
+					for d := 0; d < Dh; d++ {
+						logits[s] += q[qRow+d] * k[kRow(s)+d] * scale
+					}
+					maxLogit = math.Max(maxLogit, logits[s])
+				}
+				weights, sum := make([]float64, t+1), 0.0
+				for s := range weights {
+					weights[s] = math.Exp(logits[s] - maxLogit)
+					sum += weights[s]
+				}
+				dA, dot := make([]float64, t+1), 0.0
+				for s := range weights {
+					weights[s] /= sum
+					for d := 0; d < Dh; d++ {
+						dA[s] += dO[qRow+d] * v[kRow(s)+d]
+						dv[kRow(s)+d] += weights[s] * dO[qRow+d]
+					}
+					dot += weights[s] * dA[s]
+				}
+				for s := range weights {
+					dl := weights[s] * (dA[s] - dot)
+					for d := 0; d < Dh; d++ {
+						dq[qRow+d] += dl * k[kRow(s)+d] * scale
+						dk[kRow(s)+d] += dl * q[qRow+d] * scale
+					}
+				}
+			}
+		}
+	}
+	return dq, dk, dv
+}

@@ -104,8 +104,18 @@ func (m attentionMixer) Step(ctx *context.Context, x, pos *Node, state []*Node) 
 func (m attentionMixer) NumParams() int { return m.cfg.NumParams(m.width) }
 
 // FLOPsPerToken counts the q, k, v and o projections, 2·D·(H+2H_kv)·D_h + 2·H·D_h·D, and the scores and the
-// weighted sum, 2·2·T·H·D_h: the full T×T score matrix is computed, masked entries included.
+// weighted sum, 2·2·S·H·D_h for S keys per query: in the full form S = T (the whole T×T score matrix is computed,
+// masked entries included); in the chunked form (attention.Config.Chunked) S is the mean over queries of the end
+// of the query's block, the key blocks at or below the diagonal.
 func (m attentionMixer) FLOPsPerToken(T int) float64 {
 	D, H, Hkv, Dh := float64(m.width), float64(m.cfg.NumHeads), float64(m.cfg.KVHeads()), float64(m.cfg.HeadSize(m.width))
-	return 2*D*(H+2*Hkv)*Dh + 2*H*Dh*D + 4*float64(T)*H*Dh
+	keys := float64(T)
+	if m.cfg.Chunked(T) {
+		C, sum := m.cfg.Block(), 0
+		for t := 0; t < T; t++ {
+			sum += min((t/C+1)*C, T) // the end of t's block
+		}
+		keys = float64(sum) / float64(T)
+	}
+	return 2*D*(H+2*Hkv)*Dh + 2*H*Dh*D + 4*keys*H*Dh
 }

@@ -32,6 +32,14 @@ func TestAttention_HandComputed(t *testing.T) {
 	g := Attention{Width: 128, Heads: 4, KVHeads: 2}
 	require.Equal(t, 2*128*(4+4)*32+2*4*32*128+4*256*4*32.0, g.Forward(0, 256).MatMul)
 	require.Equal(t, 2*2*100*32, g.StateFloats(0, 100))
+	// Chunked, C = 256: at T = 8192 (32 whole blocks) a query scores k̄ = (8192 + 256)/2 = 4,224 keys; at T = 600
+	// (blocks of 256, 256, 88) k̄ = (256·256 + 256·512 + 88·600)/600 = 415.68; below ChunkedMinLen the dense T.
+	c := Attention{Width: 128, Heads: 4, Block: 256, ChunkedMinLen: 512}
+	require.Equal(t, 131072.0+512*4224, c.Forward(0, 8192).MatMul)
+	require.Equal(t, 1664.0+28*4224, c.Forward(0, 8192).Elementwise)
+	require.InDelta(t, 131072.0+512*415.68, c.Forward(0, 600).MatMul, 1e-6)
+	require.Equal(t, 131072.0+512*500, c.Forward(0, 500).MatMul)
+	require.Equal(t, a.Decode(0, 1000), c.Decode(0, 1000))
 }
 
 func TestProtoT_HandComputed(t *testing.T) {

@@ -2,13 +2,18 @@ package cost
 
 import "fmt"
 
-// Attention is causal multi-head attention with RoPE (docs/spec/protot.md §9.1) as a dense T×T computation, and a KV
+// Attention is causal multi-head attention with RoPE (docs/spec/protot.md §9.1) as a dense T×T computation, or
+// in blocks of Block positions that skip the blocks above the diagonal (layers/attention's chunked form), and a KV
 // cache for decoding.
 type Attention struct {
 	Width   int // D; > 0
 	Heads   int // H; > 0
 	KVHeads int // H_kv; 0 means H
 	HeadDim int // D_h; 0 means D/H
+	// Block is C, the block length of the chunked form; 0 means the dense T×T form; ≥ 0.
+	Block int
+	// ChunkedMinLen: with Block > 0, sequences of T < ChunkedMinLen use the dense form; 0 means always chunked.
+	ChunkedMinLen int
 }
 
 func (a Attention) dims() (D, H, Hkv, Dh float64) {
@@ -33,11 +38,26 @@ func (a Attention) projections() Count {
 }
 
 // Forward returns equation (1) of doc.go, and as Elementwise the projections' plus 7·H·T for the scores of one
-// query (mask broadcast and select, max, subtract, exp, sum, divide). The layer ignores `layer`.
+// query (mask broadcast and select, max, subtract, exp, sum, divide). In the chunked form (Block > 0 and
+// T ≥ ChunkedMinLen) a query scores only the keys up to the end of its block, on average k̄ = Σ_i C_i·e_i / T
+// (block i has C_i positions and ends at e_i; k̄ = (T + C)/2 when C divides T), so T becomes k̄ in both terms.
+// Model.Train's 3·Forward then undercounts the chunked backward pass, which recomputes the scores: 5 products per
+// block against the dense form's 4. The layer ignores `layer`.
 func (a Attention) Forward(_, T int) Count {
 	_, H, _, Dh := a.dims()
-	t := float64(T)
-	return a.projections().Add(Count{MatMul: 4 * t * H * Dh, Elementwise: 7 * H * t})
+	if a.Block < 0 || a.ChunkedMinLen < 0 {
+		panic(fmt.Sprintf("cost.Attention: block=%d, chunked_min_len=%d, want ≥ 0", a.Block, a.ChunkedMinLen))
+	}
+	keys := float64(T)
+	if a.Block > 0 && T >= a.ChunkedMinLen {
+		sum := 0.0
+		for start := 0; start < T; start += a.Block {
+			end := min(start+a.Block, T)
+			sum += float64(end-start) * float64(end)
+		}
+		keys = sum / float64(T)
+	}
+	return a.projections().Add(Count{MatMul: 4 * keys * H * Dh, Elementwise: 7 * H * keys})
 }
 
 // Decode returns one decoding step reading a cache of S = capacity positions: the projections, MatMul 4·S·H·D_h
