@@ -24,6 +24,12 @@ import (
 	"github.com/protolab/protolab/workbench/run"
 )
 
+// MixerAttentionChunked is the benchmark's name for the decoder's attention mixer computed in blocks
+// (attention.kind=chunked, with the block_size of Config.Attention): a row of its own beside "attention", which the
+// presets run in the full form (attention.kind=full). Decoding has one form (attention.Step), so this mixer has no
+// decoding rows.
+const MixerAttentionChunked = "attention_chunked"
+
 // Values of Config.Mode.
 const (
 	ModeThroughput = "throughput" // training tokens/s and peak memory against the context
@@ -38,7 +44,7 @@ type Config struct {
 	// Mode is ModeBoth (the presets: both benchmarks), ModeThroughput (training tokens/s and peak memory against T)
 	// or ModeDecode (time per generated token against the context).
 	Mode     string   `json:"mode"`
-	Mixers   []string `json:"mixers"`   // decoder mixers to compare (decoder.KnownMixers)
+	Mixers   []string `json:"mixers"`   // decoder mixers to compare (decoder.KnownMixers, MixerAttentionChunked)
 	Contexts []int    `json:"contexts"` // context lengths T, ascending; the first is the reference of the ratios
 	// TokenBudget is B·T, the tokens of one training step; B = TokenBudget/T (at least 1).
 	TokenBudget  int    `json:"token_budget"`
@@ -56,7 +62,7 @@ type Config struct {
 	// MaxSeconds stops timing a configuration after the first timed step that ends past this many seconds since
 	// the configuration started (compilation included); ≤ 0 means no limit.
 	MaxSeconds float64          `json:"max_seconds"`
-	Attention  attention.Config `json:"attention"` // the "attention" mixer
+	Attention  attention.Config `json:"attention"` // the "attention" and "attention_chunked" mixers
 	ProtoT     protot.Config    `json:"protot"`    // the "protot" mixer
 	DeltaNet   deltanet.Config  `json:"deltanet"`  // the "deltanet" mixer
 	Mamba      mamba.Config     `json:"mamba"`     // the "mamba" mixer
@@ -84,7 +90,9 @@ func Tiny() Config {
 // at the same contexts. ProtoT uses chunks of 16 tokens, faster on the pure-Go backend than the spec's 64
 // (layers/decoder's BenchmarkProtoTForwardBackward); the prefix mean is exact whatever the chunk. A configuration
 // runs when its estimated peak memory fits in 10 GB (attention at T = 8192 does not: its score tensors alone
-// would need about 12 GB), and stops timing after 600 s.
+// would need about 12 GB), and stops timing after 600 s. "attention" is the full form (attention.kind=full, as
+// measured before the chunked form existed); MixerAttentionChunked runs the same decoder with attention.kind=chunked
+// (blocks of attention.DefaultBlockSize) at every context, which gives the attention row at T = 8192.
 //
 // Budget (design estimate, CPU seconds on this 2-core machine, pure-Go backend, timed per configuration with one
 // step each): a training step of this decoder costs about 2.5–6 s at T ≤ 1024 (Mamba the slowest), about 28 s for
@@ -97,9 +105,10 @@ func Small() Config {
 	pt.ChunkSize = 16
 	att := attention.DefaultConfig()
 	att.RoPEBase = 10_000
+	att.Kind = attention.KindFull // "attention" is the full form; MixerAttentionChunked the chunked one
 	return Config{
 		Mode:         ModeBoth,
-		Mixers:       slices.Clone(decoder.KnownMixers),
+		Mixers:       append(slices.Clone(decoder.KnownMixers), MixerAttentionChunked),
 		Contexts:     []int{256, 1024, 4096, 8192},
 		TokenBudget:  4096,
 		Width:        64,
@@ -129,6 +138,7 @@ func Paper() Config {
 	c.Width, c.NumLayers, c.Vocab = 256, 6, 16_384
 	c.ProtoT = protot.DefaultConfig()
 	c.Attention = attention.DefaultConfig()
+	c.Attention.Kind = attention.KindFull
 	c.Steps, c.Warmup, c.DecodeTokens = 10, 3, 128
 	c.MaxMemoryGB = 64
 	c.MaxSeconds = 0
@@ -153,12 +163,15 @@ func Quick() Config {
 }
 
 // ModelConfig returns the decoder of the benchmark with the given mixer, its decoding capacity set to the longest
-// context.
+// context. MixerAttentionChunked is the attention mixer with attention.kind=chunked.
 func (c Config) ModelConfig(mixer string) decoder.Config {
 	m := decoder.DefaultConfig()
 	m.Mixer = mixer
 	m.VocabSize, m.Width, m.NumLayers, m.DType = c.Vocab, c.Width, c.NumLayers, c.DType
 	m.Attention, m.ProtoT, m.DeltaNet, m.Mamba = c.Attention, c.ProtoT, c.DeltaNet, c.Mamba
+	if mixer == MixerAttentionChunked {
+		m.Mixer, m.Attention.Kind = decoder.MixerAttention, attention.KindChunked
+	}
 	m.MaxLen = 1
 	for _, T := range c.Contexts {
 		m.MaxLen = max(m.MaxLen, T)
@@ -215,7 +228,14 @@ func CostModel(m decoder.Config) (cost.Model, error) {
 	switch m.Mixer {
 	case decoder.MixerAttention:
 		a := m.Attention
-		cm.Mixer = cost.Attention{Width: D, Heads: a.NumHeads, KVHeads: a.NumKVHeads, HeadDim: a.HeadDim}
+		ca := cost.Attention{Width: D, Heads: a.NumHeads, KVHeads: a.NumKVHeads, HeadDim: a.HeadDim}
+		switch {
+		case a.Chunked(1): // chunked at every length
+			ca.Block = a.Block()
+		case a.Kind != attention.KindFull: // auto: chunked from the threshold on
+			ca.Block, ca.ChunkedMinLen = a.Block(), a.ChunkThreshold()
+		}
+		cm.Mixer = ca
 	case decoder.MixerProtoT:
 		p := m.ProtoT
 		dense := 0
@@ -240,7 +260,8 @@ func CostModel(m decoder.Config) (cost.Model, error) {
 // trainBytes estimates the peak memory of a training step in bytes, for the skip rule: four copies of the
 // parameters (weights, gradients, two AdamW moments), and the activations per token (4·V for the logits and, per
 // layer, 24·D + 10·F for the block plus the mixer's own): attention keeps 8·D per token and 6 floats per score
-// (b, h, t, s) of every layer; ProtoT 8·D + 8·R·Q; DeltaNet 90·D + 3.5·(T/C)·H·d (its chunk loop's slices grow with
+// (b, h, t, s) of every layer in the full form, chunkedScoreFloats per (b, h, t) and block position in the chunked
+// form; ProtoT 8·D + 8·R·Q; DeltaNet 90·D + 3.5·(T/C)·H·d (its chunk loop's slices grow with
 // the number of chunks); Mamba 6·d_in + 12·d_in·N. The constants were fitted to the peak RSS of Small runs on
 // the pure-Go backend (attention about 24 bytes per score element); they err on the high side.
 func trainBytes(m decoder.Config, B, T int) float64 {
@@ -251,7 +272,11 @@ func trainBytes(m decoder.Config, B, T int) float64 {
 	switch m.Mixer {
 	case decoder.MixerAttention:
 		perLayer += 8 * D
-		extra = L * float64(B) * float64(m.Attention.NumHeads) * float64(T) * float64(T) * 6 * f
+		if m.Attention.Chunked(T) {
+			extra = L * float64(B) * float64(m.Attention.NumHeads) * float64(T) * float64(m.Attention.Block()) * chunkedScoreFloats * f
+		} else {
+			extra = L * float64(B) * float64(m.Attention.NumHeads) * float64(T) * float64(T) * 6 * f
+		}
 	case decoder.MixerProtoT:
 		perLayer += 8*D + 8*float64(m.ProtoT.NumPrototypes)*float64(m.ProtoT.ChunkLen(T))
 	case decoder.MixerDeltaNet:
@@ -265,3 +290,9 @@ func trainBytes(m decoder.Config, B, T int) float64 {
 	params := 4 * float64(m.NumParams()) * f
 	return params + float64(B*T)*(L*perLayer+4*V)*f + extra
 }
+
+// chunkedScoreFloats is the floats per (b, h, t) and block position of chunked attention's training peak in
+// trainBytes: about T/C query blocks of C² scores live at once per layer, a few tensors each. Fitted like the other
+// constants: a single attention layer at T = 4096, C = 256 (BenchmarkMixer_ForwardBackward in layers/attention)
+// peaked about 130 MB above its T = 256 run, 8 floats per (h, t) and block position.
+const chunkedScoreFloats = 8

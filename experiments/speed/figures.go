@@ -225,13 +225,13 @@ func WriteThroughputTable(w io.Writer, res *Result) error {
 		"rel pred\tagree\tvs att\tvs att pred\tpeak MB\tΔ MB\test MB\t")
 	for _, r := range res.Throughput {
 		if r.Skipped != "" {
-			fmt.Fprintf(tw, "%s\t%d\t%d\tskipped\t-\t-\t0\t-\t%.0f\t-\t-\t-\t-\t-\t-\t-\t-\t%.0f\t\n", r.Mixer, r.T,
+			fmt.Fprintf(tw, "%s\t%d\t%d\tskipped\t-\t-\t0\t-\t%.0f\t-\t-\t-\t-\t-\t-\t-\t-\t%.0f\t\n", r.Label(), r.T,
 				r.Batch, r.PredictedTokensPerSec, r.EstimatedMB)
 			continue
 		}
 		sp := r.Spread
 		fmt.Fprintf(tw, "%s\t%d\t%d\t%.0f\t%.0f–%.0f\t%.0f–%.0f\t%d\t%s\t%.0f\t%.3f\t%.3f\t%.3f\t%.2f\t%s\t%s\t"+
-			"%.0f\t%.0f\t%.0f\t\n", r.Mixer, r.T, r.Batch, r.TokensPerSec, sp.Q1, sp.Q3, sp.Min, sp.Max, sp.N,
+			"%.0f\t%.0f\t%.0f\t\n", r.Label(), r.T, r.Batch, r.TokensPerSec, sp.Q1, sp.Q3, sp.Min, sp.Max, sp.N,
 			unmeasured(r.TokensPerCPUSec, "%.0f"), r.PredictedTokensPerSec, r.MeasuredRel, r.MeasuredRelCPU, r.PredictedRel, r.Agreement,
 			optional(r.MeasuredSpeedup), optional(r.PredictedSpeedup), r.PeakMB, r.PeakMB-r.BaseMB, r.EstimatedMB)
 	}
@@ -240,10 +240,10 @@ func WriteThroughputTable(w io.Writer, res *Result) error {
 	}
 	for _, r := range res.Throughput {
 		if r.Skipped != "" {
-			fmt.Fprintf(w, "skipped: %s T=%d: %s\n", r.Mixer, r.T, r.Skipped)
+			fmt.Fprintf(w, "skipped: %s T=%d: %s\n", r.Label(), r.T, r.Skipped)
 		}
 		if r.Note != "" {
-			fmt.Fprintf(w, "note: %s T=%d: %s\n", r.Mixer, r.T, r.Note)
+			fmt.Fprintf(w, "note: %s T=%d: %s\n", r.Label(), r.T, r.Note)
 		}
 	}
 	writeMachine(w, res.Machine)

@@ -33,7 +33,10 @@ type ThroughputRow struct {
 	T       int    `json:"t"`
 	Batch   int    `json:"batch"`             // B = token_budget / T
 	Skipped string `json:"skipped,omitempty"` // why the configuration did not run; empty when it ran
-	Note    string `json:"note,omitempty"`    // e.g. fewer timed steps than asked (max_seconds)
+	// Form is the attention computation that ran, "full" or "chunked" (attention.Config.Chunked at T); empty for
+	// the other mixers.
+	Form string `json:"form,omitempty"`
+	Note string `json:"note,omitempty"` // e.g. fewer timed steps than asked (max_seconds)
 
 	StepSeconds  []float64 `json:"step_seconds"`   // wall time of each timed step
 	TokensPerSec float64   `json:"tokens_per_sec"` // the median over the timed steps of B·T / step time

@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"encoding/json"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/protolab/protolab/layers/attention"
 	"github.com/protolab/protolab/layers/decoder"
 	"github.com/protolab/protolab/layers/protot"
 	"github.com/protolab/protolab/theory/cost"
@@ -42,7 +44,11 @@ func costConfigs() []decoder.Config {
 		other.Mamba.ChunkSize = 5
 		out = append(out, other)
 	}
-	return out
+	chunked := decoder.DefaultConfig() // attention in blocks of 48 from T = 64 on (auto), and always in blocks of 7
+	chunked.Attention.BlockSize, chunked.Attention.ChunkedMinLen = 48, 64
+	always := chunked
+	always.Attention.Kind, always.Attention.BlockSize = attention.KindChunked, 7
+	return append(out, chunked, always)
 }
 
 // TestCostModel_MatchesLayerFLOPsAndStates checks that theory/cost, written separately from the layers, gives
@@ -134,6 +140,11 @@ func TestRun_TinyThroughputShapesPredictionsAndJSON(t *testing.T) {
 			require.Equal(t, mixer, r.Mixer)
 			require.Equal(t, T, r.T)
 			require.Empty(t, r.Skipped)
+			// The preset's "attention" is the full form, attention_chunked the chunked one; the row says which ran.
+			wantForm := map[string]string{decoder.MixerAttention: attention.KindFull,
+				MixerAttentionChunked: attention.KindChunked}[mixer]
+			require.Equal(t, wantForm, r.Form, mixer)
+			require.Equal(t, mixer, r.Label())
 			require.Equal(t, cfg.TokenBudget/T, r.Batch)
 			require.Len(t, r.StepSeconds, cfg.Steps)
 			require.Positive(t, r.TokensPerSec)
@@ -192,7 +203,10 @@ func TestRun_TinyDecodeStatesAndRatios(t *testing.T) {
 	res, err := Run(cfg, run.Progress(nil))
 	require.NoError(t, err)
 	require.Equal(t, "decode", res.Mode)
-	require.Len(t, res.Decode, len(cfg.Mixers)*len(cfg.Contexts))
+	// Every mixer but attention_chunked (decoding has one attention form) at every context.
+	decoders := slices.DeleteFunc(slices.Clone(cfg.Mixers), func(m string) bool { return m == MixerAttentionChunked })
+	require.Len(t, cfg.Mixers, len(decoders)+1, "the preset runs attention_chunked")
+	require.Len(t, res.Decode, len(decoders)*len(cfg.Contexts))
 	byKey := map[string]map[int]DecodeRow{}
 	for _, r := range res.Decode {
 		require.Len(t, r.StepMs, cfg.DecodeTokens)
@@ -207,7 +221,7 @@ func TestRun_TinyDecodeStatesAndRatios(t *testing.T) {
 		byKey[r.Mixer][r.Context] = r
 	}
 	n0, n1 := cfg.Contexts[0], cfg.Contexts[1]
-	for _, m := range cfg.Mixers {
+	for _, m := range decoders {
 		r0, r1 := byKey[m][n0], byKey[m][n1]
 		require.Equal(t, 1.0, r0.PredictedRel)
 		require.InDelta(t, r1.MsPerToken/r0.MsPerToken, r1.MeasuredRel, 1e-12)

@@ -4,6 +4,7 @@ import (
 	stdctx "context"
 	"fmt"
 	"math/rand/v2"
+	"strings"
 	"time"
 
 	. "github.com/gomlx/gomlx/pkg/core/graph"
@@ -11,6 +12,7 @@ import (
 	"github.com/gomlx/gomlx/pkg/core/tensors"
 	"github.com/gomlx/gomlx/pkg/ml/context"
 	"github.com/pkg/errors"
+	"github.com/protolab/protolab/layers/attention"
 	"github.com/protolab/protolab/layers/decoder"
 	"github.com/protolab/protolab/workbench/fit"
 	"github.com/protolab/protolab/workbench/meter"
@@ -39,7 +41,7 @@ func (b *bench) throughput() error {
 				b.logf("%-9s T=%-6d skipped: %s", mixer, T, row.Skipped)
 			} else {
 				b.logf("%-9s T=%-6d B=%-4d %9.0f tokens/s %9.0f tokens/cpu-s (predicted %.0f), peak %.0f MB",
-					mixer, T, row.Batch, row.TokensPerSec, row.TokensPerCPUSec, row.PredictedTokensPerSec, row.PeakMB)
+					row.Label(), T, row.Batch, row.TokensPerSec, row.TokensPerCPUSec, row.PredictedTokensPerSec, row.PeakMB)
 			}
 			if err := b.save(); err != nil {
 				return err
@@ -56,6 +58,12 @@ func (b *bench) trainOne(mixer string, T int) (ThroughputRow, error) {
 	B := max(1, cfg.TokenBudget/T)
 	tokens := B * T
 	row := ThroughputRow{Mixer: mixer, T: T, Batch: B}
+	if mcfg.Mixer == decoder.MixerAttention {
+		row.Form = attention.KindFull
+		if mcfg.Attention.Chunked(T) {
+			row.Form = attention.KindChunked
+		}
+	}
 	cm, err := CostModel(mcfg)
 	if err != nil {
 		return row, err
@@ -158,4 +166,13 @@ func NormaliseThroughput(rows []ThroughputRow) {
 			r.PredictedSpeedup, r.MeasuredSpeedup = 0, 0
 		}
 	}
+}
+
+// Label names the row's mixer for tables and logs: the mixer, followed by the attention form in brackets when the
+// name does not already say it ("attention[chunked]" when attention.kind chose the chunked form).
+func (r ThroughputRow) Label() string {
+	if r.Form == "" || strings.HasSuffix(r.Mixer, r.Form) || (r.Mixer == decoder.MixerAttention && r.Form == attention.KindFull) {
+		return r.Mixer
+	}
+	return r.Mixer + "[" + r.Form + "]"
 }
