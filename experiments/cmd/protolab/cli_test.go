@@ -31,6 +31,7 @@ func TestArgs_StrayWordIsAnErrorInEveryCommand(t *testing.T) {
 		"attribute": {"--query", "q", "stray", "--out", out},
 		"report":    {"stray", "--out", out},
 		"export":    {"--out", out, "stray", "--to", out + "/x.safetensors"},
+		"launch":    {"--devices", "0", "stray", "--", "touch", out + "/ran", ":::", "a"},
 	}
 	for _, c := range commands {
 		args, ok := cases[c.name]

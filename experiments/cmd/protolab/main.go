@@ -8,6 +8,7 @@
 //	protolab export   --out DIR --to FILE.safetensors
 //	protolab bench throughput|decode [--mixers …] [--ctx …] [--preset P] [--set …] [--out DIR]
 //	protolab attribute --query "prompt|completion" [--method …] | --compare
+//	protolab launch --devices 0,1,2,3 [--runs FILE] -- COMMAND ARGS... [::: RUN...]
 //	protolab backend [--check] [--install [--dir DIR]]
 //
 // Every command has --help. Flags and the positional word (<study>, the bench mode) may come in any order; any other
@@ -54,6 +55,7 @@ var commands = []command{
 	{"report", "the scorecard: each paper claim against the stored results, with a verdict (REPORT.md, .html)", cmdReport},
 	{"bench", "the speed study: training throughput or decoding time vs context for each mixer (table + JSON)", cmdBench},
 	{"backend", "which backend (XLA or pure Go) runs and why, the PJRT plugins found; --check starts it, --install downloads plugins", cmdBackend},
+	{"launch", "a sweep as one process per device: each run of a command on the next free GPU of --devices", cmdLaunch},
 }
 
 func main() {
