@@ -293,6 +293,7 @@ func trainBytes(m decoder.Config, B, T int) float64 {
 
 // chunkedScoreFloats is the floats per (b, h, t) and block position of chunked attention's training peak in
 // trainBytes: about T/C query blocks of C² scores live at once per layer, a few tensors each. Fitted like the other
-// constants: a single attention layer at T = 4096, C = 256 (BenchmarkMixer_ForwardBackward in layers/attention)
-// peaked about 130 MB above its T = 256 run, 8 floats per (h, t) and block position.
-const chunkedScoreFloats = 8
+// constants to a single attention layer with C = 256 (BenchmarkMixer_ForwardBackward in layers/attention, no
+// memory limit): its peak RSS rose about 8 floats per (h, t) and block position above the T = 256 run at T = 4096
+// and 19 at T = 8192 (0.8 GB in all); 20 errs on the high side.
+const chunkedScoreFloats = 20
