@@ -381,3 +381,12 @@ func TestNotebook_ShowsTheProtocolThenTheQuickRun(t *testing.T) {
 	_, err = Notebook(out)
 	require.ErrorContains(t, err, `"huge"`)
 }
+
+// A row names the attention form that ran when the mixer's name does not: "attention" with attention.kind choosing
+// the chunked form is "attention[chunked]".
+func TestThroughputRow_Label(t *testing.T) {
+	require.Equal(t, "attention[chunked]", ThroughputRow{Mixer: decoder.MixerAttention, Form: attention.KindChunked}.Label())
+	require.Equal(t, "attention", ThroughputRow{Mixer: decoder.MixerAttention, Form: attention.KindFull}.Label())
+	require.Equal(t, MixerAttentionChunked, ThroughputRow{Mixer: MixerAttentionChunked, Form: attention.KindChunked}.Label())
+	require.Equal(t, "protot", ThroughputRow{Mixer: decoder.MixerProtoT}.Label())
+}
