@@ -28,9 +28,11 @@ func TestArgs_StrayWordIsAnErrorInEveryCommand(t *testing.T) {
 		"keys":      {"baseline", "stray", "--preset", "tiny"},
 		"run":       {"baseline", "--preset", "tiny", "stray", "--out", out},
 		"bench":     {"decode", "stray", "--preset", "tiny", "--out", out},
+		"backend":   {"stray", "--check"},
 		"attribute": {"--query", "q", "stray", "--out", out},
 		"report":    {"stray", "--out", out},
 		"export":    {"--out", out, "stray", "--to", out + "/x.safetensors"},
+		"cost":      {"--preset", "tiny", "stray", "--rate", "1e12"},
 		"launch":    {"--devices", "0", "stray", "--", "touch", out + "/ran", ":::", "a"},
 	}
 	for _, c := range commands {
