@@ -22,14 +22,18 @@ export GOMLX_NO_AUTO_INSTALL := 1
 -include mk/wordnet.mk
 -include mk/notebooks.mk
 
-.PHONY: test test-go test-long vet deps bench build golden
+.PHONY: test test-go test-scripts test-long vet deps bench build golden
 
-## test: setup (so the Chromium and echarts tests run), vet, dependency rules, every Go test (-short), then the
-## notebooks with the Tiny preset.
-test: setup vet deps test-go $(NOTEBOOK_TEST)
+## test: setup (so the Chromium and echarts tests run), vet, dependency rules, every Go test (-short), the device
+## check's rehearsal, then the notebooks with the Tiny preset.
+test: setup vet deps test-go test-scripts $(NOTEBOOK_TEST)
 
 test-go:
 	$(GO) test -tags $(GOTAGS) -short -count=1 ./...
+
+## test-scripts: scripts/device_check.sh rehearsed on this CPU (binaries without XLA; the GPU run is by hand).
+test-scripts:
+	bash scripts/device_check_test.sh
 
 ## test-long: the tests that take minutes (no -short).
 test-long:

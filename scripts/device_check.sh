@@ -21,18 +21,21 @@
 # Everything goes to ${DEVICE_CHECK_OUT:-out/device_check} (and $OUT when set, for the device tool); the summary is
 # device_check.txt there. Exit status 0 only when every check passed. GOMLX_BACKEND=go:parallelism=-1 rehearses the
 # script on a CPU machine (the go backend stands in for XLA; the summary says the GPU path was not exercised).
+# DEVICE_CHECK_BIN_DIR (default bin/device) and DEVICE_CHECK_SEARCH_ROOT (default /, the disk search for a plugin)
+# are for scripts/device_check_test.sh.
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
-bin=$root/bin/device/protolab
+bindir=${DEVICE_CHECK_BIN_DIR:-$root/bin/device}
+bin=$bindir/protolab
 mode=${1:-run}
 
 build() {
   echo "device_check: building $bin (cgo, XLA backend included) ..."
   mkdir -p "$(dirname "$bin")"
   CGO_ENABLED=1 go build -trimpath -ldflags=-s -o "$bin" ./experiments/cmd/protolab || return 1
-  CGO_ENABLED=1 go test -c -trimpath -ldflags=-s -o "$(dirname "$bin")/fit.test" ./workbench/fit || return 1
-  ls -l "$(dirname "$bin")"
+  CGO_ENABLED=1 go test -c -trimpath -ldflags=-s -o "$bindir/fit.test" ./workbench/fit || return 1
+  ls -l "$bindir"
 }
 
 case $mode in
@@ -82,7 +85,7 @@ fi
 "$bin" backend >"$out/backend.log" 2>&1
 cat "$out/backend.log"
 if [[ -z ${GOMLX_BACKEND:-} ]] && ! grep -q '^backend: xla' "$out/backend.log"; then
-  plugin=$(find / -xdev \( -name 'pjrt_c_api_cuda*_plugin.so' -o -name 'xla_cuda_plugin.so' -o -name 'pjrt_c_api_cpu_plugin.so' \) \
+  plugin=$(find "${DEVICE_CHECK_SEARCH_ROOT:-/}" -xdev \( -name 'pjrt_c_api_cuda*_plugin.so' -o -name 'xla_cuda_plugin.so' -o -name 'pjrt_c_api_cpu_plugin.so' \) \
     -not -path '/proc/*' 2>/dev/null | sort | head -1)
   if [[ -z $plugin ]]; then
     say "no PJRT plugin on this machine (ProtoLab's search and a search of the disk found none): GPU path NOT exercised"
