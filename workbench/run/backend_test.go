@@ -234,6 +234,23 @@ func TestChoose_ExplicitXLA(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, "set by GOMLX_BACKEND", c.why)
 
+	// A plugin named (or, for a bare "xla", the CUDA plugin gomlx prefers on a GPU machine) that ProtoLab's search
+	// finds gets the XLA_FLAGS workaround too.
+	h.gpu = true
+	h.plugin(h.home, ".local/lib/go-xla/nvidia/pjrt_c_api_cuda_plugin.so")
+	for _, env := range []string{"xla:cuda", "xla", "xla:cuda,tf32"} {
+		h.env["GOMLX_BACKEND"] = env
+		c, err = h.choose(true)
+		require.NoError(t, err)
+		require.Equal(t, env, c.config)
+		require.Equal(t, "--xla_gpu_cuda_data_dir="+filepath.Join(h.home, ".local/lib/go-xla/nvidia"), c.xlaFlags, env)
+	}
+	h.env["GOMLX_BACKEND"] = "xla:cpu" // not the CUDA plugin
+	c, err = h.choose(true)
+	require.NoError(t, err)
+	require.Empty(t, c.xlaFlags)
+	h.gpu = false
+
 	missing := filepath.Join(h.home, "nowhere", "xla_cuda_plugin.so")
 	h.env["GOMLX_BACKEND"] = "xla:" + missing + ",tf32"
 	_, err = h.choose(true)
