@@ -55,6 +55,7 @@ var commands = []command{
 	{"report", "the scorecard: each paper claim against the stored results, with a verdict (REPORT.md, .html)", cmdReport},
 	{"bench", "the speed study: training throughput or decoding time vs context for each mixer (table + JSON)", cmdBench},
 	{"backend", "which backend (XLA or pure Go) runs and why, the PJRT plugins found; --check starts it, --install downloads plugins", cmdBackend},
+	{"cost", "estimated compute of every study at a preset: runs, tokens, parameters, FLOPs and time at stated rates", cmdCost},
 	{"launch", "a sweep as one process per device: each run of a command on the next free GPU of --devices", cmdLaunch},
 }
 

@@ -1,0 +1,129 @@
+package architecture
+
+import (
+	"slices"
+
+	"github.com/protolab/protolab/layers/decoder"
+	"github.com/protolab/protolab/models/lm"
+	"github.com/protolab/protolab/workbench/lmdata"
+	"github.com/protolab/protolab/workbench/run"
+)
+
+// Cost estimates the compute of the study at c (run.Cost's conventions), counting the models compute trains in
+// its order and keeping each once, as its trainer does (by lm.Config.Hash): the learning-rate search (inits ×
+// mixers × lr_grid, first seed), the comparisons (corpora × inits × mixers × seeds), the shared-rate comparison
+// and the sweep (mixers × widths × steps × seeds), then the classification fine-tuning of each mixer's top model
+// (tasks × classify.train.steps × classify.batch_size × classify.max_tokens tokens). The rate the search will
+// choose is unknown here: the count assumes it is not train.lr, the most runs the protocol can train. WordNet, when
+// listed, is assumed installed. Test-set perplexities with test.batches=0 (all) and generation are not counted.
+func (c Config) Cost() run.Cost {
+	var total run.Cost
+	seen := map[string]bool{}
+	train := func(p Point, seed uint64) {
+		mc, _, err := c.ModelAt(p, seed)
+		if err != nil || seen[mc.Hash()] {
+			return // Validate reports an invalid model; a shared one trains once
+		}
+		seen[mc.Hash()] = true
+		total = total.Add(lmCost(mc))
+		if p.Source == lmdata.SourceSynthetic && p.Width == c.Model.Width && p.Steps == c.Train.Steps {
+			total = total.Add(c.testCost(mc))
+		}
+	}
+	src, primary := c.Data.Source, c.primaryInit()
+	chosen := c.Train.LR
+	if i := slices.IndexFunc(c.LRGrid, func(lr float64) bool { return lr != c.Train.LR }); i >= 0 {
+		chosen = c.LRGrid[i] // a searched rate other than train.lr: the shared comparison trains its own seeds
+	}
+	point := func(mixer, source, init string, lr float64, w, steps int) Point {
+		return Point{Mixer: mixer, Source: source, Init: init, LR: lr, Width: w, Steps: steps}
+	}
+	if len(c.LRGrid) > 0 {
+		for _, init := range c.Inits {
+			for _, m := range c.Mixers {
+				for _, lr := range c.LRGrid {
+					train(point(m, src, init, lr, c.Model.Width, c.Train.Steps), c.Seeds[0])
+				}
+			}
+		}
+	}
+	for _, source := range c.Corpora {
+		for _, init := range c.Inits {
+			for _, m := range c.Mixers {
+				lr := c.Train.LR
+				if len(c.LRGrid) > 0 {
+					lr = chosen
+				}
+				for _, seed := range c.Seeds {
+					train(point(m, source, init, lr, c.Model.Width, c.Train.Steps), seed)
+				}
+			}
+		}
+	}
+	if c.SharedLR {
+		for _, m := range c.Mixers {
+			for _, seed := range c.Seeds {
+				train(point(m, src, primary, c.Train.LR, c.Model.Width, c.Train.Steps), seed)
+			}
+		}
+	}
+	for _, m := range c.Mixers {
+		for _, w := range c.Sweep.Widths {
+			for _, st := range c.Sweep.Steps {
+				for _, seed := range c.Seeds {
+					train(point(m, src, primary, c.Train.LR, w, st), seed)
+				}
+			}
+		}
+	}
+	cc := c.Classify
+	for _, m := range c.Mixers { // each mixer's first-seed model of the primary comparison
+		mc, _, err := c.ModelAt(point(m, c.Corpora[0], primary, chosen, c.Model.Width, c.Train.Steps), c.Seeds[0])
+		if err != nil {
+			continue
+		}
+		// The classifier pools the hidden states: the backbone without the LM head.
+		fwd := decoder.FLOPsPerToken(mc.Model, cc.MaxTokens) - 2*float64(mc.Model.Width*mc.Model.VocabSize)
+		tokens := int64(len(cc.Tasks)) * int64(cc.Train.Steps) * int64(cc.BatchSize*cc.MaxTokens)
+		ft := run.Training(tokens, 0, fwd)
+		ft.Runs = 0 // fine-tuning, not a model trained from scratch
+		total = total.Add(ft)
+	}
+	return total.Note("lr search assumed to choose a rate other than train.lr; classification fine-tuning in the " +
+		"tokens, not in runs; generation not counted")
+}
+
+// testCost is the forward cost of a comparison model's test perplexities: test.batches batches of
+// data.eval_batch_size windows on the test corpus and on the held-back one (0 batches, all, is not counted).
+func (c Config) testCost(mc lm.Config) run.Cost {
+	eb := mc.Data.EvalBatchSize
+	if eb == 0 {
+		eb = mc.Data.BatchSize
+	}
+	corpora := 1
+	if c.Test.HoldoutSeed != 0 {
+		corpora = 2
+	}
+	T := mc.Data.SeqLen
+	return run.Eval(int64(corpora*c.Test.Batches)*int64(eb*T), decoder.FLOPsPerToken(mc.Model, T))
+}
+
+// lmCost is the cost of training one language model of c (lm.LoadOrTrain): its schedule at the forward FLOPs of
+// its head (decoder.FLOPsPerToken, or PrismFLOPsPerToken with head=prism), its validation passes during training
+// and its final perplexity over eval_batches batches (0, all of them, is left out: the split's size is known only
+// once the corpus is tokenized).
+func lmCost(c lm.Config) run.Cost {
+	c = c.Resolved()
+	T, B := c.Data.SeqLen, c.Data.BatchSize
+	fwd := decoder.FLOPsPerToken(c.Model, T)
+	if c.Head == lm.HeadPrism {
+		fwd = decoder.PrismFLOPsPerToken(c.Model, c.Prism.Config, T)
+	}
+	eb := c.Data.EvalBatchSize
+	if eb == 0 {
+		eb = B
+	}
+	s := run.Schedule{Steps: c.Train.Steps, Batch: B, SeqLen: T, EvalEvery: c.Train.EvalEvery,
+		EvalBatches: c.Train.EvalBatches, EvalBatch: eb}
+	return s.Cost(c.NumParams(), fwd).Add(run.Eval(int64(c.EvalBatches)*int64(eb*T), fwd))
+}
