@@ -75,7 +75,11 @@ func writeCostTable(w io.Writer, preset string, costs []run.Cost, rate, cpuRate 
 	fmt.Fprintf(w, "FLOPs are matrix-product FLOPs (a multiply-add is 2); training = %d × forward; evaluation = the "+
 		"main forward passes.\n", run.TrainPerForward)
 	fmt.Fprintf(w, "Time columns: (train + eval) FLOPs at %s, an ASSUMED sustained rate (not a measurement), and "+
-		"at %s, the pure-Go backend's training rate measured on a 2-core CPU.\n\n", flopRate(rate), flopRate(cpuRate))
+		"at %s, the pure-Go backend's training rate measured on a 2-core CPU.\n", flopRate(rate), flopRate(cpuRate))
+	fmt.Fprintln(w, "Both times are lower bounds: elementwise work, data preparation and sampling are not counted, and "+
+		"small models run below the rate (the Small protocols' stored runs took 2-6× the CPU column, steering 17×: "+
+		"its SAEs and controllers are not counted).")
+	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintf(tw, "study\tnotebook\truns\ttrain tokens\tparams (largest)\ttrain PFLOP\teval PFLOP\t@ %s\t@ %s\t\n",
 		flopRate(rate), flopRate(cpuRate))
