@@ -25,7 +25,7 @@ func (c Config) Cost() run.Cost {
 			return // Validate reports an invalid model; a shared one trains once
 		}
 		seen[mc.Hash()] = true
-		total = total.Add(lmCost(mc))
+		total = total.Add(mc.Cost())
 		if p.Source == lmdata.SourceSynthetic && p.Width == c.Model.Width && p.Steps == c.Train.Steps {
 			total = total.Add(c.testCost(mc))
 		}
@@ -106,24 +106,4 @@ func (c Config) testCost(mc lm.Config) run.Cost {
 	}
 	T := mc.Data.SeqLen
 	return run.Eval(int64(corpora*c.Test.Batches)*int64(eb*T), decoder.FLOPsPerToken(mc.Model, T))
-}
-
-// lmCost is the cost of training one language model of c (lm.LoadOrTrain): its schedule at the forward FLOPs of
-// its head (decoder.FLOPsPerToken, or PrismFLOPsPerToken with head=prism), its validation passes during training
-// and its final perplexity over eval_batches batches (0, all of them, is left out: the split's size is known only
-// once the corpus is tokenized).
-func lmCost(c lm.Config) run.Cost {
-	c = c.Resolved()
-	T, B := c.Data.SeqLen, c.Data.BatchSize
-	fwd := decoder.FLOPsPerToken(c.Model, T)
-	if c.Head == lm.HeadPrism {
-		fwd = decoder.PrismFLOPsPerToken(c.Model, c.Prism.Config, T)
-	}
-	eb := c.Data.EvalBatchSize
-	if eb == 0 {
-		eb = B
-	}
-	s := run.Schedule{Steps: c.Train.Steps, Batch: B, SeqLen: T, EvalEvery: c.Train.EvalEvery,
-		EvalBatches: c.Train.EvalBatches, EvalBatch: eb}
-	return s.Cost(c.NumParams(), fwd).Add(run.Eval(int64(c.EvalBatches)*int64(eb*T), fwd))
 }

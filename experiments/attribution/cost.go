@@ -2,7 +2,6 @@ package attribution
 
 import (
 	"github.com/protolab/protolab/layers/decoder"
-	"github.com/protolab/protolab/models/lm"
 	"github.com/protolab/protolab/workbench/run"
 )
 
@@ -17,7 +16,7 @@ func (c Config) Cost() run.Cost {
 	var total run.Cost
 	for i := 0; i < a.ModelSeeds; i++ {
 		mc := modelConfig(c, i)
-		one := lmCost(mc)
+		one := mc.Cost()
 		total = total.Add(one)
 		if a.LDSSubsets > 0 {
 			re := one
@@ -29,24 +28,4 @@ func (c Config) Cost() run.Cost {
 	}
 	return total.Note("%d attributed models × (1 + %d LDS retrainings); one gradient pass over %d corpus "+
 		"sequences per model in evaluation; per-query solves not counted", a.ModelSeeds, a.LDSSubsets, a.TrainSeqs)
-}
-
-// lmCost is the cost of training one language model of c (lm.LoadOrTrain): its schedule at the forward FLOPs of
-// its head (decoder.FLOPsPerToken, or PrismFLOPsPerToken with head=prism), its validation passes during training
-// and its final perplexity over eval_batches batches (0, all of them, is left out: the split's size is known only
-// once the corpus is tokenized).
-func lmCost(c lm.Config) run.Cost {
-	c = c.Resolved()
-	T, B := c.Data.SeqLen, c.Data.BatchSize
-	fwd := decoder.FLOPsPerToken(c.Model, T)
-	if c.Head == lm.HeadPrism {
-		fwd = decoder.PrismFLOPsPerToken(c.Model, c.Prism.Config, T)
-	}
-	eb := c.Data.EvalBatchSize
-	if eb == 0 {
-		eb = B
-	}
-	s := run.Schedule{Steps: c.Train.Steps, Batch: B, SeqLen: T, EvalEvery: c.Train.EvalEvery,
-		EvalBatches: c.Train.EvalBatches, EvalBatch: eb}
-	return s.Cost(c.NumParams(), fwd).Add(run.Eval(int64(c.EvalBatches)*int64(eb*T), fwd))
 }

@@ -10,6 +10,7 @@
 //	protolab attribute --query "prompt|completion" [--method …] | --compare
 //	protolab launch --devices 0,1,2,3 [--runs FILE] -- COMMAND ARGS... [::: RUN...]
 //	protolab backend [--check] [--install [--dir DIR]]
+//	protolab cost [--preset paper] [--rate FLOP/s] [--cpu-rate FLOP/s]
 //
 // Every command has --help. Flags and the positional word (<study>, the bench mode) may come in any order; any other
 // word is an error naming it, and every flag is checked before any work starts. --set may be repeated: the
