@@ -3,8 +3,11 @@
 // GoNB notebook needs no blank imports of its own.
 //
 // It provides:
-//   - Backend: the backend chosen from $GOMLX_BACKEND, else XLA where a PJRT plugin is installed, else the pure-Go
-//     backend with unlimited parallelism; the choice is printed once.
+//   - Backend: the backend chosen from $GOMLX_BACKEND, else XLA where a PJRT plugin is installed (found by Plugins,
+//     passed by path, never downloaded), else the pure-Go backend with unlimited parallelism; one printed line says
+//     which and why (DescribeBackend says it without starting anything). $PROTOLAB_XLA_OPTIONS sets the plugin's
+//     client options (ParseXLAOptions).
+//   - Cost: a study's estimated compute (runs, tokens, FLOPs), for `protolab cost`.
 //   - Override: "model.num_layers=4;train.lr=3e-4" style overrides of a config struct by dotted JSON keys; unknown keys
 //     and ill-typed values are errors that name the key.
 //   - NewContext and RNG: deterministic seeding of model weights and of Go-side randomness.
