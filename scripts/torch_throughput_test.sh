@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# Tests scripts/torch_throughput.py at a tiny size: trains a Tiny decoder for one step with the protolab CLI, exports
+# it, runs the script at T = 16 and 32 (one warm-up and two timed steps) with the FLOPs per token read from a fake Go
+# speed result, and checks the result JSON's fields (machine, load, torch version and threads; each row's tokens/s,
+# tokens per CPU-second, GFLOP/s = FLOPs/token × tokens/s / 1e9 and peak RSS), then that a parity file whose loss
+# disagrees stops it with status 2. Skips (status 0, reason printed) when go is missing or no python3 imports torch
+# (Debian's python3-torch). About half a minute. Usage: bash scripts/torch_throughput_test.sh
+set -uo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+py=""
+for c in /usr/bin/python3 python3; do
+  if command -v "$c" >/dev/null && "$c" -c "import torch" 2>/dev/null; then py=$c; break; fi
+done
+if [[ -z $py ]]; then echo "SKIP torch_throughput_test: no python3 imports torch (install Debian's python3-torch)"; exit 0; fi
+if ! command -v go >/dev/null; then echo "SKIP torch_throughput_test: go is not installed (the test exports a model)"; exit 0; fi
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+export GOMLX_BACKEND=${GOMLX_BACKEND:-go:parallelism=-1} GOMLX_NO_AUTO_INSTALL=1
+fail() { echo "FAIL torch_throughput_test: $*"; exit 1; }
+
+(cd "$root" && go build -tags noxla -o "$tmp/protolab" ./experiments/cmd/protolab) || fail "building protolab"
+"$tmp/protolab" train --preset tiny --set 'model.mixer="attention";model.num_layers=1;train.steps=1;train.warmup_steps=0;train.eval_every=0;train.checkpoint_every=0' \
+  --out "$tmp/run" >"$tmp/train.log" 2>&1 || { cat "$tmp/train.log"; fail "protolab train"; }
+"$tmp/protolab" export --out "$tmp/run" --to "$tmp/m.safetensors" >/dev/null || fail "protolab export"
+echo '{"throughput": [{"mixer": "attention", "t": 16, "train_flops_per_token": 2e6}, {"mixer": "attention", "t": 32, "train_flops_per_token": 3e6}]}' >"$tmp/go.json"
+
+"$py" "$root/scripts/torch_throughput.py" --export "$tmp/m.safetensors" --contexts 16,32 --token-budget 32 \
+  --steps 2 --warmup 1 --go-result "$tmp/go.json" --out "$tmp/torch.json" || fail "the script exited $?"
+"$py" - "$tmp/torch.json" <<'EOF' || fail "result fields"
+import json, sys
+r = json.load(open(sys.argv[1]))
+for k in ("torch", "threads", "torch_num_threads", "num_cpu", "cpu"):
+    assert k in r["machine"], k
+assert r["machine"]["torch_num_threads"] == 2, r["machine"]
+assert len(r["load_start"]) == 3 and len(r["load_end"]) == 3
+assert r["label"] == "attention" and r["architecture"]["num_layers"] == 1
+want = {16: (2, 2e6), 32: (1, 3e6)}
+assert [row["t"] for row in r["rows"]] == [16, 32], r["rows"]
+for row in r["rows"]:
+    B, flops = want[row["t"]]
+    assert not row.get("skipped"), row
+    assert row["batch"] == B and row["form"] == "dense" and len(row["step_seconds"]) == 2, row
+    assert row["tokens_per_sec"] > 0 and row["tokens_per_cpu_sec"] > 0 and row["peak_mb"] > 0, row
+    assert row["train_flops_per_token"] == flops, row
+    assert abs(row["gflops_per_sec"] - flops * row["tokens_per_sec"] / 1e9) <= 1e-9 * row["gflops_per_sec"], row
+    assert row["spread"]["min"] <= row["tokens_per_sec"] <= row["spread"]["max"], row
+    assert row["loss"] > 0 and row["load_start"] >= 0, row
+print("fields ok")
+EOF
+
+echo '{"tokens": [[1, 2, 3, 4, 5]], "loss": 123.0}' >"$tmp/parity.json"
+"$py" "$root/scripts/torch_throughput.py" --export "$tmp/m.safetensors" --contexts 16 --parity "$tmp/parity.json" \
+  --out "$tmp/bad.json" >"$tmp/bad.log" 2>&1
+rc=$?
+[[ $rc == 2 ]] || { cat "$tmp/bad.log"; fail "a failed parity check exited $rc, want 2"; }
+grep -q MISMATCH "$tmp/bad.log" || fail "a failed parity check does not say MISMATCH"
+echo "PASS torch_throughput_test"
