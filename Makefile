@@ -31,9 +31,11 @@ test: setup vet deps test-go test-scripts $(NOTEBOOK_TEST)
 test-go:
 	$(GO) test -tags $(GOTAGS) -short -count=1 ./...
 
-## test-scripts: scripts/device_check.sh rehearsed on this CPU (binaries without XLA; the GPU run is by hand).
+## test-scripts: scripts/device_check.sh rehearsed on this CPU (binaries without XLA; the GPU run is by hand), and
+## scripts/torch_throughput.py at a tiny size (skipped, saying why, where python3 has no torch).
 test-scripts:
 	bash scripts/device_check_test.sh
+	bash scripts/torch_throughput_test.sh
 
 ## test-long: the tests that take minutes (no -short).
 test-long:

@@ -19,7 +19,8 @@ protot.chunk_size), and DeltaNet and Mamba token by token (far too slow at these
 part of the study's table). The optimizer's decay group follows workbench/fit (rank >= 2, minus the decoder's
 NoDecay names); it does not affect the speed.
 
-Exit status: 0, 2 when the parity check fails, 3 when this python3 cannot import torch. Typical use (see the report of issue #18 for the export recipe):
+Exit status: 0, 2 when the parity check fails, 3 when this python3 cannot import torch. Typical use (README, "PyTorch
+beside the speed study", gives the recipe for the export of the speed study's decoder):
 
     python3 scripts/torch_throughput.py --export at.safetensors --label attention --contexts 1024,4096,8192 \
         --go-result out/speed/<run>/result.json --parity at_parity.json --out out/speed/torch/attention.json
