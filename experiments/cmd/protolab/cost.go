@@ -9,16 +9,38 @@ import (
 
 	"github.com/pkg/errors"
 
+	"github.com/protolab/protolab/experiments/speed"
 	"github.com/protolab/protolab/workbench/run"
+	"github.com/protolab/protolab/workbench/stats"
+	"github.com/protolab/protolab/workbench/store"
 )
 
-// defaultCPURate is the sustained training rate of the pure-Go backend on this repository's 2-core CPU, in FLOP/s:
-// BenchmarkForwardBackward of layers/decoder (d = 128, L = 4, T = 256, B = 8, float32; training FLOPs counted
-// as 3 × FLOPsPerToken) measured 2.89 GFLOP per CPU-second, × 2 cores (`go test -tags noxla -run '^$' -bench
-// ForwardBackward -benchtime 3x ./layers/decoder/`, 2026-12-02; BenchmarkMatMul alone: 4.65 GFLOP per
-// CPU-second). The speed study's stored Small run agrees: 2,360 tokens/s × 1.82 MFLOP per training token for
-// attention at T = 256 is 4.3 GFLOP/s on a loaded machine.
-const defaultCPURate = 5.8e9
+// storedCPURate returns the pure-Go backend's sustained training rate measured by the speed study's Small protocol
+// stored under out (`protolab run speed --preset small`): the median over its training-throughput rows of the
+// training FLOPs per token (theory/cost) × the measured tokens/s, with the result file and its machine; 0 and "" when
+// none is stored.
+func storedCPURate(out string) (rate float64, source string, err error) {
+	cfg := speed.Small()
+	res, ok, err := run.Stored[speed.Result](speed.Study, cfg, run.Out(out))
+	if err != nil || !ok {
+		return 0, "", err
+	}
+	var rates []float64
+	for _, r := range res.Throughput {
+		if r.Skipped == "" && r.TokensPerSec > 0 {
+			rates = append(rates, r.TrainFLOPs*r.TokensPerSec)
+		}
+	}
+	if len(rates) == 0 {
+		return 0, "", nil
+	}
+	path, err := store.CachePath(run.StudyDir(out, speed.Study), run.ResultName, cfg)
+	if err != nil {
+		return 0, "", err
+	}
+	return stats.Median(rates), fmt.Sprintf("the median training rate of the %d rows of the speed protocol run %s "+
+		"(backend %s, %d CPUs)", len(rates), run.ShowPath(path), res.Machine.Backend, res.Machine.NumCPU), nil
+}
 
 // notebooks names the notebook that calls each study (notebooks/*.ipynb; README.md's notebooks table).
 var notebooks = map[string]string{
@@ -48,13 +70,21 @@ func cmdCost(args []string, stdout io.Writer) error {
 	preset := fs.String("preset", "paper", "preset whose protocol to count: tiny, small or paper")
 	rate := fs.Float64("rate", 100e12, "an assumed sustained training rate of an accelerator, in FLOP/s (not a "+
 		"measurement)")
-	cpuRate := fs.Float64("cpu-rate", defaultCPURate, "the sustained rate of the pure-Go backend on a 2-core CPU, "+
-		"in FLOP/s (default: measured, see cost.go)")
+	cpuRate := fs.Float64("cpu-rate", 0, "a CPU's sustained training rate in FLOP/s for the second time column "+
+		"(0: the rate measured by the speed study's stored Small protocol run under --out, if any)")
+	out := fs.String("out", run.OutRoot(), "root folder of stored results, where the speed protocol run is looked for")
 	if _, err := parseArgs(fs, args); err != nil {
 		return err
 	}
-	if !(*rate > 0) || !(*cpuRate > 0) || math.IsInf(*rate, 0) || math.IsInf(*cpuRate, 0) {
-		return errors.Errorf("cost: --rate=%g and --cpu-rate=%g must be finite and > 0", *rate, *cpuRate)
+	if !(*rate > 0) || !(*cpuRate >= 0) || math.IsInf(*rate, 0) || math.IsInf(*cpuRate, 0) {
+		return errors.Errorf("cost: --rate=%g must be finite and > 0, --cpu-rate=%g finite and ≥ 0", *rate, *cpuRate)
+	}
+	cpuSource := "given by --cpu-rate"
+	if *cpuRate == 0 {
+		var err error
+		if *cpuRate, cpuSource, err = storedCPURate(*out); err != nil {
+			return errors.WithMessage(err, "cost: reading the stored speed protocol run")
+		}
 	}
 	costs := make([]run.Cost, len(studies))
 	for i, s := range studies {
@@ -64,37 +94,53 @@ func cmdCost(args []string, stdout io.Writer) error {
 		}
 		costs[i] = c
 	}
-	writeCostTable(stdout, *preset, costs, *rate, *cpuRate)
+	writeCostTable(stdout, *preset, costs, *rate, *cpuRate, cpuSource)
 	return nil
 }
 
-// writeCostTable prints one row per study of the studies table, the total, then each study's notes.
-func writeCostTable(w io.Writer, preset string, costs []run.Cost, rate, cpuRate float64) {
+// writeCostTable prints one row per study of the studies table, the total, then each study's notes. cpuRate 0 leaves
+// out the CPU column; cpuSource says where a non-zero one comes from.
+func writeCostTable(w io.Writer, preset string, costs []run.Cost, rate, cpuRate float64, cpuSource string) {
 	fmt.Fprintf(w, "Estimated compute of every study at the %s preset, counted from its configuration "+
 		"(experiments/<study>/cost.go), not measured.\n", preset)
 	fmt.Fprintf(w, "FLOPs are matrix-product FLOPs (a multiply-add is 2); training = %d × forward; evaluation = the "+
 		"main forward passes.\n", run.TrainPerForward)
-	fmt.Fprintf(w, "Time columns: (train + eval) FLOPs at %s, an ASSUMED sustained rate (not a measurement), and "+
-		"at %s, the pure-Go backend's training rate measured on a 2-core CPU.\n", flopRate(rate), flopRate(cpuRate))
-	fmt.Fprintln(w, "Both times are lower bounds: elementwise work, data preparation and sampling are not counted, and "+
-		"small models run below the rate (the Small protocols' stored runs took 2-6× the CPU column, steering 17×: "+
-		"its SAEs and controllers are not counted).")
+	fmt.Fprintf(w, "Time: (train + eval) FLOPs at %s, an ASSUMED sustained rate (not a measurement)", flopRate(rate))
+	if cpuRate > 0 {
+		fmt.Fprintf(w, ", and at %s, %s", flopRate(cpuRate), cpuSource)
+	}
+	fmt.Fprintln(w, ".")
+	if cpuRate == 0 {
+		fmt.Fprintln(w, "No CPU column: no speed protocol run is stored under --out (`protolab run speed --preset small` "+
+			"measures one) and --cpu-rate was not given.")
+	}
+	fmt.Fprintln(w, "Times are lower bounds: elementwise work, data preparation, sampling, SAEs and steering "+
+		"controllers are not counted, and small models run below the rate.")
 	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintf(tw, "study\tnotebook\truns\ttrain tokens\tparams (largest)\ttrain PFLOP\teval PFLOP\t@ %s\t@ %s\t\n",
-		flopRate(rate), flopRate(cpuRate))
+	head := "study\tnotebook\truns\ttrain tokens\tparams (largest)\ttrain PFLOP\teval PFLOP\t@ " + flopRate(rate) + "\t"
+	if cpuRate > 0 {
+		head += "@ " + flopRate(cpuRate) + "\t"
+	}
+	fmt.Fprintln(tw, head)
+	cpu := func(c run.Cost) string {
+		if cpuRate == 0 {
+			return ""
+		}
+		return duration(c.Seconds(cpuRate)) + "\t"
+	}
 	var total run.Cost
 	for i, s := range studies {
 		c := costs[i]
 		total = total.Add(run.Cost{Runs: c.Runs, TrainTokens: c.TrainTokens, Params: c.Params,
 			TrainFLOPs: c.TrainFLOPs, EvalFLOPs: c.EvalFLOPs})
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t\n", s.name, notebooks[s.name], c.Runs,
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\n", s.name, notebooks[s.name], c.Runs,
 			count(float64(c.TrainTokens)), count(float64(c.Params)), pflop(c.TrainFLOPs), pflop(c.EvalFLOPs),
-			duration(c.Seconds(rate)), duration(c.Seconds(cpuRate)))
+			duration(c.Seconds(rate)), cpu(c))
 	}
-	fmt.Fprintf(tw, "total\t\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t\n", total.Runs, count(float64(total.TrainTokens)),
+	fmt.Fprintf(tw, "total\t\t%d\t%s\t%s\t%s\t%s\t%s\t%s\n", total.Runs, count(float64(total.TrainTokens)),
 		count(float64(total.Params)), pflop(total.TrainFLOPs), pflop(total.EvalFLOPs), duration(total.Seconds(rate)),
-		duration(total.Seconds(cpuRate)))
+		cpu(total))
 	tw.Flush()
 	fmt.Fprintln(w, "\nThe total counts a model two studies share (the model store trains it once) in each; "+
 		"robustness's models are interp's first seed.")

@@ -8,6 +8,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/protolab/protolab/experiments/speed"
+	"github.com/protolab/protolab/workbench/run"
+	"github.com/protolab/protolab/workbench/store"
 	"github.com/stretchr/testify/require"
 )
 
@@ -16,11 +19,12 @@ import (
 func TestCost_PrintsEveryStudy(t *testing.T) {
 	for _, preset := range []string{"tiny", "small", "paper"} {
 		var buf bytes.Buffer
-		require.NoError(t, dispatch([]string{"cost", "--preset", preset, "--rate", "2e14"}, &buf))
+		require.NoError(t, dispatch([]string{"cost", "--preset", preset, "--rate", "2e14", "--cpu-rate", "5e9"}, &buf))
 		out := buf.String()
 		require.Contains(t, out, "at the "+preset+" preset")
-		require.Contains(t, out, "200 TFLOP/s, an ASSUMED sustained rate (not a measurement)")
-		require.Contains(t, out, "@ 5.8 GFLOP/s")
+		require.Contains(t, out,
+			"200 TFLOP/s, an ASSUMED sustained rate (not a measurement), and at 5 GFLOP/s, given by --cpu-rate")
+		require.Contains(t, out, "@ 5 GFLOP/s")
 		for _, s := range studies {
 			require.Regexp(t, regexp.MustCompile(`(?m)^\s*`+s.name+`\s+`+notebooks[s.name]+`\s+[1-9]`), out,
 				"%s: a row with its notebook and a positive run count", s.name)
@@ -30,6 +34,33 @@ func TestCost_PrintsEveryStudy(t *testing.T) {
 	}
 	var buf bytes.Buffer
 	require.ErrorContains(t, dispatch([]string{"cost", "--rate", "0"}, &buf), "--rate=0")
+	require.ErrorContains(t, dispatch([]string{"cost", "--cpu-rate", "-1"}, &buf), "--cpu-rate=-1")
+}
+
+// TestCost_CPURateFromTheStoredSpeedRun checks the CPU column's rate: the median over the stored speed protocol run's
+// rows that ran of FLOPs per token × tokens/s (here 1, 3 and 8 GFLOP/s, a skipped row left out: 3 GFLOP/s, where
+// the mean would be 4), and no CPU column when no run is stored.
+func TestCost_CPURateFromTheStoredSpeedRun(t *testing.T) {
+	out := t.TempDir()
+	var buf bytes.Buffer
+	require.NoError(t, dispatch([]string{"cost", "--preset", "tiny", "--out", out}, &buf))
+	require.Contains(t, buf.String(), "No CPU column: no speed protocol run is stored under --out")
+	require.NotContains(t, buf.String(), "GFLOP/s")
+
+	rows := []speed.ThroughputRow{
+		{Mixer: "protot", T: 256, TrainFLOPs: 1e6, TokensPerSec: 1000},
+		{Mixer: "protot", T: 1024, TrainFLOPs: 2e6, TokensPerSec: 1500},
+		{Mixer: "attention", T: 8192, Skipped: "memory", TrainFLOPs: 14e6},
+		{Mixer: "attention", T: 256, TrainFLOPs: 1e6, TokensPerSec: 8000},
+	}
+	stored := speed.Result{Throughput: rows, Machine: speed.Machine{Backend: "go:parallelism=-1", NumCPU: 2}}
+	_, err := store.Compute(run.StudyDir(out, speed.Study), run.ResultName, speed.Small(),
+		func() (speed.Result, error) { return stored, nil })
+	require.NoError(t, err)
+	buf.Reset()
+	require.NoError(t, dispatch([]string{"cost", "--preset", "tiny", "--out", out}, &buf))
+	require.Contains(t, buf.String(), "and at 3 GFLOP/s, the median training rate of the 3 rows of the speed protocol run")
+	require.Contains(t, buf.String(), "(backend go:parallelism=-1, 2 CPUs)")
 }
 
 // TestCost_NotebooksCallTheirStudies checks the notebook column against notebooks/*.ipynb: each names a notebook
