@@ -272,10 +272,11 @@ func trainBytes(m decoder.Config, B, T int) float64 {
 	switch m.Mixer {
 	case decoder.MixerAttention:
 		perLayer += 8 * D
+		rows := L * float64(B) * float64(m.Attention.NumHeads) * float64(T) * f // (layer, b, h, t), in bytes
 		if m.Attention.Chunked(T) {
-			extra = L * float64(B) * float64(m.Attention.NumHeads) * float64(T) * float64(m.Attention.Block()) * chunkedScoreFloats * f
+			extra = rows * float64(m.Attention.Block()) * chunkedScoreFloats
 		} else {
-			extra = L * float64(B) * float64(m.Attention.NumHeads) * float64(T) * float64(T) * 6 * f
+			extra = rows * float64(T) * 6
 		}
 	case decoder.MixerProtoT:
 		perLayer += 8*D + 8*float64(m.ProtoT.NumPrototypes)*float64(m.ProtoT.ChunkLen(T))
@@ -293,7 +294,7 @@ func trainBytes(m decoder.Config, B, T int) float64 {
 
 // chunkedScoreFloats is the floats per (b, h, t) and block position of chunked attention's training peak in
 // trainBytes: about T/C query blocks of C² scores live at once per layer, a few tensors each. Fitted like the other
-// constants to a single attention layer with C = 256 (BenchmarkMixer_ForwardBackward in layers/attention, no
-// memory limit): its peak RSS rose about 8 floats per (h, t) and block position above the T = 256 run at T = 4096
-// and 19 at T = 8192 (0.8 GB in all); 20 errs on the high side.
+// constants, to the peak RSS of a single attention layer with C = 256 (BenchmarkMixer_ForwardBackward in
+// layers/attention) at the Small contexts, and rounded up so that it errs on the high side; each row stores its
+// estimate beside its measured peak (estimated_mb, peak_mb).
 const chunkedScoreFloats = 20

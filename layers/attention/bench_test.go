@@ -27,7 +27,8 @@ const benchD, benchTokens = 64, 4096
 //	go test -tags noxla -c -o /tmp/att.test ./layers/attention
 //	/usr/bin/time -v /tmp/att.test -test.run '^$' -test.bench 'Mixer_ForwardBackward/chunked_C=256/T=4096$'
 //
-// The full form at T = 8192 needs several [T, T] tensors per head (about 25 GB for this layer) and is left out.
+// The full form at T = 8192 keeps several [T, T] tensors per head for the backward pass, more than a 24 GB machine
+// has, and is left out.
 func BenchmarkMixer_ForwardBackward(b *testing.B) {
 	type form struct {
 		name  string

@@ -53,17 +53,19 @@ const (
 // KnownKinds lists the values Config.Kind accepts ("" means KindAuto).
 var KnownKinds = []string{KindAuto, KindFull, KindChunked}
 
-// DefaultBlockSize is the block length of the chunked form when Config.BlockSize is 0. On the pure-Go backend
-// (BenchmarkMixer_ForwardBackward: D = 64, 4 heads, float32, B·T = 4,096, a shared 2-core machine) C = 128, 256
-// and 512 gave 725, 815 and 730 tokens per CPU-second at T = 4096 with similar peak memory; C = 128 was faster at
-// T ≤ 1024 but has 4× the block pairs of 256 (2,080 at T = 8192), so 256 is the default.
+// DefaultBlockSize is the block length of the chunked form when Config.BlockSize is 0. It was chosen on the pure-Go
+// backend with BenchmarkMixer_ForwardBackward (tokens per CPU-second and peak memory of one layer's training step
+// at several T and C): shorter blocks were faster at short contexts, but the number of block pairs to build and
+// schedule grows as (T/C)², and 256 was the fastest at the long contexts the chunked form is for. The speed study's
+// attention_chunked rows (protolab run speed) store the whole decoder's figures.
 const DefaultBlockSize = 256
 
-// DefaultChunkedMinLen is the context length from which KindAuto chunks when Config.ChunkedMinLen is 0. In the
-// same benchmark the chunked form (C = 256) did 0.87× the full form's tokens per CPU-second at T = 256 (one block:
-// the same work, plus the hand-written backward pass's overhead), 1.08× at 512, 1.57× at 1024 and 1.82× at 2048,
-// with a 2.5× to 4.6× lower peak memory from T = 512 on; so auto chunks from 512. Rerun the benchmark before
-// relying on these ratios on another machine or backend.
+// DefaultChunkedMinLen is the context length from which KindAuto chunks when Config.ChunkedMinLen is 0: the
+// shortest context at which, in BenchmarkMixer_ForwardBackward on the pure-Go backend, the chunked form (C =
+// DefaultBlockSize) was at least as fast per CPU-second as the full form, with lower peak memory. Below it a context
+// is one or two blocks and the hand-written backward pass only adds overhead. The speed study stores both forms'
+// rows (attention, attention_chunked) at every context; rerun either before relying on the choice on another machine
+// or backend.
 const DefaultChunkedMinLen = 512
 
 // DefaultConfig returns the configuration of the ProtoT paper's LLaMA baseline (docs/spec/protot.md §9.1): 4 heads,
