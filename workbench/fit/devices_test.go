@@ -207,7 +207,7 @@ func TestDevices_ShardAndMergeRoundTrip(t *testing.T) {
 				t.Fatalf("%v over %d: shard %d has shape %s, want %v %s", c.dims, c.n, i, sh.Shape(), wantShard, c.dt)
 			}
 			want := flat[i*rows*rowSize : (i+1)*rows*rowSize]
-			if got := asFloat64s(sh); !reflect.DeepEqual(got, want) {
+			if got := wbtest.Flat64(sh); !reflect.DeepEqual(got, want) {
 				t.Errorf("%v over %d: shard %d = %v, want rows %d..%d = %v", c.dims, c.n, i, got, i*rows,
 					(i+1)*rows-1, want)
 			}
@@ -216,8 +216,8 @@ func TestDevices_ShardAndMergeRoundTrip(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%+v", err)
 		}
-		if !merged.Shape().Equal(orig.Shape()) || !reflect.DeepEqual(asFloat64s(merged), flat) {
-			t.Errorf("%v over %d: merge gave %s %v, want %s %v", c.dims, c.n, merged.Shape(), asFloat64s(merged),
+		if !merged.Shape().Equal(orig.Shape()) || !reflect.DeepEqual(wbtest.Flat64(merged), flat) {
+			t.Errorf("%v over %d: merge gave %s %v, want %s %v", c.dims, c.n, merged.Shape(), wbtest.Flat64(merged),
 				orig.Shape(), flat)
 		}
 		finalizeAll(parts)
@@ -241,29 +241,6 @@ func fillFrom(data any, flat []float64) {
 			d[i] = int64(v)
 		}
 	}
-}
-
-func asFloat64s(t *tensors.Tensor) []float64 {
-	var out []float64
-	t.MustConstFlatData(func(data any) {
-		switch d := data.(type) {
-		case []float64:
-			out = append(out, d...)
-		case []float32:
-			for _, v := range d {
-				out = append(out, float64(v))
-			}
-		case []int32:
-			for _, v := range d {
-				out = append(out, float64(v))
-			}
-		case []int64:
-			for _, v := range d {
-				out = append(out, float64(v))
-			}
-		}
-	})
-	return out
 }
 
 func TestDevices_FirstDeviceOutputs(t *testing.T) {

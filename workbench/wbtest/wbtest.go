@@ -101,9 +101,33 @@ func Tensor64(values []float64, dims ...int) *tensors.Tensor {
 	return tensors.FromFlatDataAndDimensions(values, dims...)
 }
 
-// Flat64 returns a float64 tensor's values, flattened in row-major order.
+// Flat64 returns a tensor's values as float64, flattened in row-major order. It takes float64, float32, int32 and
+// int64 tensors and panics on any other dtype.
 func Flat64(t *tensors.Tensor) []float64 {
-	return tensors.MustCopyFlatData[float64](t)
+	var out []float64
+	t.MustConstFlatData(func(data any) {
+		switch d := data.(type) {
+		case []float64:
+			out = append(out, d...)
+		case []float32:
+			out = convert(d)
+		case []int32:
+			out = convert(d)
+		case []int64:
+			out = convert(d)
+		default:
+			panic(fmt.Sprintf("wbtest.Flat64: unsupported dtype %s", t.DType()))
+		}
+	})
+	return out
+}
+
+func convert[T float32 | int32 | int64](d []T) []float64 {
+	out := make([]float64, len(d))
+	for i, v := range d {
+		out[i] = float64(v)
+	}
+	return out
 }
 
 // FDGradient returns the central finite-difference gradient of f at x (gonum diff/fd), with step h (0 means gonum's
