@@ -233,7 +233,7 @@ func (c *choice) setCUDAFlags(p Plugin, xlaFlags string) {
 
 func (c *choice) noteOptions() {
 	if len(c.options) > 0 {
-		c.why += fmt.Sprintf("; client options %s from %s", formatXLAOptions(c.options), XLAOptionsEnv)
+		c.why += fmt.Sprintf("; client options %s from %s", FormatXLAOptions(c.options), XLAOptionsEnv)
 	}
 }
 

@@ -45,7 +45,7 @@ func (h *fakeHost) search() pluginSearch {
 func (h *fakeHost) selector(xlaBuilt bool, xlaErr error, started *[]string) selector {
 	return selector{search: h.search(), xlaBuilt: xlaBuilt,
 		newXLA: func(cfg string, opts map[string]any) (backends.Backend, error) {
-			*started = append(*started, "xla:"+cfg+" "+formatXLAOptions(opts))
+			*started = append(*started, "xla:"+cfg+" "+FormatXLAOptions(opts))
 			if xlaErr != nil {
 				return nil, xlaErr
 			}
@@ -351,7 +351,12 @@ func TestParseXLAOptions(t *testing.T) {
 	require.Equal(t, map[string]any{"preallocate": true, "allocator": "cuda_async", "visible_devices": []int64{2, 3},
 		"node_id": int64(0), "mine": float32(1.5), "flag": false, "name": "abc", "ids": []int64{4, 5}, "n": int64(7)}, opts)
 	require.Equal(t, "allocator=cuda_async,flag=false,ids=4;5,mine=1.5,n=7,name=abc,node_id=0,preallocate=true,visible_devices=2;3",
-		formatXLAOptions(opts))
+		FormatXLAOptions(opts))
+	set, err := SetXLAOption("visible_devices=5,preallocate=false", "visible_devices", []int64{0})
+	require.NoError(t, err)
+	require.Equal(t, "preallocate=false,visible_devices=0", set, "replaced, keys sorted")
+	_, err = SetXLAOption("oops", "visible_devices", []int64{0})
+	require.ErrorContains(t, err, `"oops" is not key=value`)
 	empty, err := ParseXLAOptions("")
 	require.NoError(t, err)
 	require.Empty(t, empty)

@@ -107,8 +107,19 @@ func parseIntList(s string) ([]int64, error) {
 	return l, nil
 }
 
-// formatXLAOptions writes options back in PROTOLAB_XLA_OPTIONS's syntax, keys sorted (for the backend line).
-func formatXLAOptions(opts map[string]any) string {
+// SetXLAOption returns the PROTOLAB_XLA_OPTIONS value opts with key set to value (replacing an earlier value of key),
+// written back by FormatXLAOptions; an opts that ParseXLAOptions refuses is an error.
+func SetXLAOption(opts, key string, value any) (string, error) {
+	m, err := ParseXLAOptions(opts)
+	if err != nil {
+		return "", err
+	}
+	m[key] = value
+	return FormatXLAOptions(m), nil
+}
+
+// FormatXLAOptions writes options in PROTOLAB_XLA_OPTIONS's syntax, keys sorted.
+func FormatXLAOptions(opts map[string]any) string {
 	keys := make([]string, 0, len(opts))
 	for k := range opts {
 		keys = append(keys, k)

@@ -14,16 +14,13 @@ import (
 	"time"
 
 	"github.com/pkg/errors"
+	"github.com/protolab/protolab/workbench/run"
 )
 
 const launchSynopsis = "--devices 0,1,2,3 [--runs FILE] [--cuda-visible=false] -- COMMAND ARGS... [::: RUN...]"
 
 // launchRunSep separates the command from the runs' values, as in GNU parallel.
 const launchRunSep = ":::"
-
-// xlaOptionsEnv is the variable of comma-separated key=value PJRT client options that workbench/run passes to the
-// XLA backend.
-const xlaOptionsEnv = "PROTOLAB_XLA_OPTIONS"
 
 // launchRun is one run of a sweep: its index (from 0, in the order given) and its value.
 type launchRun struct {
@@ -42,7 +39,7 @@ func cmdLaunch(args []string, stdout io.Writer) error {
 	runsFile := fs.String("runs", "", "a file with one run value per line (blank lines and lines starting with # "+
 		"skipped), after those given after :::")
 	cudaVisible := fs.Bool("cuda-visible", true, "set CUDA_VISIBLE_DEVICES=<device> in each run, so that it sees "+
-		"one GPU, which CUDA then numbers 0 (the run gets "+xlaOptionsEnv+" visible_devices=0); false leaves "+
+		"one GPU, which CUDA then numbers 0 (the run gets "+run.XLAOptionsEnv+" visible_devices=0); false leaves "+
 		"CUDA_VISIBLE_DEVICES alone and passes visible_devices=<device>")
 	pre, command := args, []string(nil) // the command follows the first "--"
 	for i, a := range args {
@@ -62,6 +59,9 @@ func cmdLaunch(args []string, stdout io.Writer) error {
 	devices, err := parseDevices(*devicesFlag)
 	if err != nil {
 		return err
+	}
+	if _, err := run.ParseXLAOptions(os.Getenv(run.XLAOptionsEnv)); err != nil {
+		return errors.WithMessage(err, "launch: the options every run is given")
 	}
 	var runs []launchRun
 	for i, w := range command {
@@ -155,13 +155,13 @@ func runArgv(command []string, value string) []string {
 // cudaVisible) and visible_devices in PROTOLAB_XLA_OPTIONS (d, or 0 when CUDA_VISIBLE_DEVICES already leaves one
 // GPU, which CUDA numbers 0), added to the options already there (an existing visible_devices is replaced), plus
 // PROTOLAB_LAUNCH_DEVICE=d for the run's own use.
-func deviceEnv(env []string, d int, cudaVisible bool) []string {
+func deviceEnv(env []string, d int, cudaVisible bool) ([]string, error) {
 	var out []string
 	opts := ""
 	for _, kv := range env {
 		k, v, _ := strings.Cut(kv, "=")
 		switch {
-		case k == xlaOptionsEnv:
+		case k == run.XLAOptionsEnv:
 			opts = v
 		case k == "PROTOLAB_LAUNCH_DEVICE", cudaVisible && k == "CUDA_VISIBLE_DEVICES":
 		default:
@@ -173,15 +173,11 @@ func deviceEnv(env []string, d int, cudaVisible bool) []string {
 		out = append(out, "CUDA_VISIBLE_DEVICES="+strconv.Itoa(d))
 		ordinal = 0
 	}
-	var kept []string
-	for _, o := range strings.Split(opts, ",") {
-		if k, _, _ := strings.Cut(strings.TrimSpace(o), "="); k != "" && k != "visible_devices" {
-			kept = append(kept, strings.TrimSpace(o))
-		}
+	opts, err := run.SetXLAOption(opts, "visible_devices", []int64{int64(ordinal)})
+	if err != nil {
+		return nil, errors.WithMessage(err, "launch")
 	}
-	kept = append(kept, "visible_devices="+strconv.Itoa(ordinal))
-	out = append(out, xlaOptionsEnv+"="+strings.Join(kept, ","), "PROTOLAB_LAUNCH_DEVICE="+strconv.Itoa(d))
-	return out
+	return append(out, run.XLAOptionsEnv+"="+opts, "PROTOLAB_LAUNCH_DEVICE="+strconv.Itoa(d)), nil
 }
 
 // launchFailure is a run that did not succeed.
@@ -262,7 +258,11 @@ func runOne(ctx context.Context, out *lineWriter, command []string, r launchRun,
 	argv := runArgv(command, r.value)
 	prefix := fmt.Sprintf("[dev %d run %d] ", d, r.index)
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
-	cmd.Env = deviceEnv(os.Environ(), d, cudaVisible)
+	env, err := deviceEnv(os.Environ(), d, cudaVisible)
+	if err != nil {
+		return err
+	}
+	cmd.Env = env
 	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGINT) }
 	cmd.WaitDelay = time.Minute
 	pr, pw := io.Pipe()
@@ -279,7 +279,7 @@ func runOne(ctx context.Context, out *lineWriter, command []string, r launchRun,
 	}()
 	out.printf("%sstart: %s\n", prefix, strings.Join(argv, " "))
 	t0 := time.Now()
-	err := cmd.Run()
+	err = cmd.Run()
 	_ = pw.Close()
 	<-done
 	if err != nil {

@@ -98,6 +98,11 @@ func TestLaunch_RunArgv(t *testing.T) {
 }
 
 func TestLaunch_DeviceEnv(t *testing.T) {
+	deviceEnv := func(env []string, d int, cudaVisible bool) []string {
+		out, err := deviceEnv(env, d, cudaVisible)
+		require.NoError(t, err)
+		return out
+	}
 	env := []string{"HOME=/h", "CUDA_VISIBLE_DEVICES=0,1", "PROTOLAB_XLA_OPTIONS=visible_devices=5, preallocate=false",
 		"PROTOLAB_LAUNCH_DEVICE=9"}
 	require.Equal(t, []string{"HOME=/h", "CUDA_VISIBLE_DEVICES=2", "PROTOLAB_XLA_OPTIONS=preallocate=false," +
@@ -108,4 +113,16 @@ func TestLaunch_DeviceEnv(t *testing.T) {
 		"PROTOLAB_LAUNCH_DEVICE=4"}, deviceEnv(nil, 4, true))
 	got := strings.Join(deviceEnv(nil, 1, false), " ")
 	require.Equal(t, "PROTOLAB_XLA_OPTIONS=visible_devices=1 PROTOLAB_LAUNCH_DEVICE=1", got)
+}
+
+// TestLaunch_BadXLAOptions checks that options the backend would refuse stop the sweep before any run starts.
+func TestLaunch_BadXLAOptions(t *testing.T) {
+	t.Setenv("PROTOLAB_XLA_OPTIONS", "preallocate")
+	marker := filepath.Join(t.TempDir(), "ran")
+	var out bytes.Buffer
+	err := dispatch([]string{"launch", "--devices", "0", "--", "touch", marker, ":::", "a"}, &out)
+	require.ErrorContains(t, err, `launch: the options every run is given: PROTOLAB_XLA_OPTIONS="preallocate"`)
+	require.NoFileExists(t, marker)
+	_, err = deviceEnv([]string{"PROTOLAB_XLA_OPTIONS=a=1,a=2"}, 0, true)
+	require.ErrorContains(t, err, "a is given twice")
 }
