@@ -4,12 +4,12 @@ import (
 	"math"
 	"time"
 
-	"github.com/gomlx/gomlx/pkg/core/dtypes"
-	. "github.com/gomlx/gomlx/pkg/core/graph"
-	"github.com/gomlx/gomlx/pkg/core/shapes"
-	"github.com/gomlx/gomlx/pkg/core/tensors"
-	"github.com/gomlx/gomlx/pkg/ml/context"
-	"github.com/gomlx/gomlx/pkg/ml/context/initializers"
+	"github.com/gomlx/compute/dtypes"
+	"github.com/gomlx/compute/shapes"
+	"github.com/gomlx/gomlx/ml/model"
+	"github.com/gomlx/gomlx/ml/model/initializer"
+	. "github.com/gomlx/gomlx/core/graph"
+	"github.com/gomlx/gomlx/core/tensors"
 	"github.com/pkg/errors"
 
 	"github.com/protolab/protolab/layers/decoder"
@@ -61,12 +61,12 @@ func Pool(h, lengths *Node, mode string) *Node {
 // ClassifierLogits runs the decoder on tokens [B, T], pools its final hidden states (decoder.Hidden) over
 // lengths [B] and applies the linear head of K classes, created zero-initialised under HeadScope: → logits [B, K].
 // Panics if cfg is invalid or on bad shapes.
-func ClassifierLogits(ctx *context.Context, cfg decoder.Config, numClasses int, pool string, tokens, lengths *Node) *Node {
-	h := decoder.Hidden(ctx, cfg, tokens) // [B, T, D]
-	x := Pool(h, lengths, pool)           // [B, D]
-	c := ctx.In(HeadScope).WithInitializer(initializers.Zero)
-	w := c.VariableWithShape(HeadWeights, shapes.Make(h.DType(), cfg.Width, numClasses)).ValueGraph(h.Graph())
-	b := c.VariableWithShape(HeadBias, shapes.Make(h.DType(), numClasses)).ValueGraph(h.Graph())
+func ClassifierLogits(scope *model.Scope, cfg decoder.Config, numClasses int, pool string, tokens, lengths *Node) *Node {
+	h := decoder.Hidden(scope, cfg, tokens) // [B, T, D]
+	x := Pool(h, lengths, pool)             // [B, D]
+	c := scope.In(HeadScope).WithInitializer(initializer.Zero)
+	w := c.VariableWithShape(HeadWeights, shapes.Make(h.DType(), cfg.Width, numClasses)).NodeValue(h.Graph())
+	b := c.VariableWithShape(HeadBias, shapes.Make(h.DType(), numClasses)).NodeValue(h.Graph())
 	logits := Add(Einsum("bd,dk->bk", x, w), BroadcastToDims(InsertAxes(b, 0), x.Shape().Dim(0), numClasses))
 	logits.AssertDims(tokens.Shape().Dim(0), numClasses)
 	return logits
@@ -120,8 +120,8 @@ func FineTune(m *lm.Model, task *Task, cc ClassifyConfig, opts ...run.Option) (*
 	return res, err
 }
 
-// fineTune is FineTune, also returning the fine-tuned context.
-func fineTune(m *lm.Model, task *Task, cc ClassifyConfig, o run.Options) (*ClassifyResult, *context.Context, error) {
+// fineTune is FineTune, also returning the fine-tuned model's variables.
+func fineTune(m *lm.Model, task *Task, cc ClassifyConfig, o run.Options) (*ClassifyResult, *model.Store, error) {
 	if err := cc.validate(); err != nil {
 		return nil, nil, errors.WithMessage(err, "architecture.FineTune")
 	}
@@ -131,12 +131,12 @@ func fineTune(m *lm.Model, task *Task, cc ClassifyConfig, o run.Options) (*Class
 			len(task.Classes))
 	}
 	start := time.Now()
-	ctx, err := m.Fork()
+	vars, err := m.Fork()
 	if err != nil {
 		return nil, nil, err
 	}
 	if cc.HeadOnly {
-		for v := range ctx.IterVariables() {
+		for v := range vars.IterVariables() {
 			v.SetTrainable(false)
 		}
 	}
@@ -163,21 +163,21 @@ func fineTune(m *lm.Model, task *Task, cc ClassifyConfig, o run.Options) (*Class
 	if err != nil {
 		return nil, nil, err
 	}
-	model, K, pool := m.Config.Model, len(task.Classes), cc.Pool
-	lossFn := func(ctx *context.Context, in []*Node) *Node {
-		logits := ClassifierLogits(ctx, model, K, pool, in[0], in[1])
+	mc, K, pool := m.Config.Model, len(task.Classes), cc.Pool
+	lossFn := func(scope *model.Scope, in []*Node) *Node {
+		logits := ClassifierLogits(scope, mc, K, pool, in[0], in[1])
 		return ReduceAllMean(decoder.CrossEntropy(InsertAxes(logits, 1), InsertAxes(in[2], 1)))
 	}
-	res := &ClassifyResult{Task: task.Name, Model: m.Config.Name(), Mixer: model.Mixer, Classes: K,
+	res := &ClassifyResult{Task: task.Name, Model: m.Config.Name(), Mixer: mc.Mixer, Classes: K,
 		Train: len(task.Train), Test: len(task.Test), Pool: pool, HeadOnly: cc.HeadOnly}
 	tc := cc.Train
 	tc.Seed = m.Config.Seed
-	if res.History, err = fit.Train(m.Backend, ctx.Checked(false), lossFn, trainB, nil, tc,
-		fit.Progress(o.Progress), fit.TokensPerBatch(B*cc.MaxTokens), fit.NoDecay(model.NoDecay()...),
+	if res.History, err = fit.Train(m.Backend, vars, lossFn, trainB, nil, tc,
+		fit.Progress(o.Progress), fit.TokensPerBatch(B*cc.MaxTokens), fit.NoDecay(mc.NoDecay()...),
 		fit.WithContext(o.Context)); err != nil {
 		return nil, nil, errors.WithMessagef(err, "architecture.FineTune %s on %s", m.Config.Name(), task.Name)
 	}
-	pred, err := predict(m, ctx, task, cc)
+	pred, err := predict(m, vars, task, cc)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -192,7 +192,7 @@ func fineTune(m *lm.Model, task *Task, cc ClassifyConfig, o run.Options) (*Class
 	res.AccuracySE = math.Sqrt(res.Accuracy * (1 - res.Accuracy) / n)
 	_, res.Majority = task.Majority()
 	res.Seconds = time.Since(start).Seconds()
-	return res, ctx, nil
+	return res, vars, nil
 }
 
 // gatherBatch returns the tensors [tokens [B, T], lengths [B], labels [B]] of the examples idx.
@@ -208,14 +208,14 @@ func gatherBatch(idx []int, ids [][]int32, lengths, labels []int32) []*tensors.T
 
 // predict returns the predicted class of every test example, in batches of cc.BatchSize (the last one padded
 // with repeats of the first example, whose predictions are dropped).
-func predict(m *lm.Model, ctx *context.Context, task *Task, cc ClassifyConfig) ([]int, error) {
+func predict(m *lm.Model, vars *model.Store, task *Task, cc ClassifyConfig) ([]int, error) {
 	ids, lengths, labels, err := encodeExamples(m, task.Test, cc.MaxTokens)
 	if err != nil {
 		return nil, err
 	}
-	model, K := m.Config.Model, len(task.Classes)
-	e, err := context.NewExec(m.Backend, ctx.Reuse(), func(ctx *context.Context, tokens, lengths *Node) *Node {
-		return ArgMax(ClassifierLogits(ctx, model, K, cc.Pool, tokens, lengths), -1, dtypes.Int32)
+	mc, K := m.Config.Model, len(task.Classes)
+	e, err := model.NewExec(m.Backend, vars, func(scope *model.Scope, tokens, lengths *Node) *Node {
+		return ArgMax(ClassifierLogits(scope, mc, K, cc.Pool, tokens, lengths), -1, dtypes.Int32)
 	})
 	if err != nil {
 		return nil, errors.Wrap(err, "architecture.FineTune: prediction graph")

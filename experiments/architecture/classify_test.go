@@ -5,8 +5,8 @@ import (
 	"slices"
 	"testing"
 
-	. "github.com/gomlx/gomlx/pkg/core/graph"
-	"github.com/gomlx/gomlx/pkg/core/tensors"
+	. "github.com/gomlx/gomlx/core/graph"
+	"github.com/gomlx/gomlx/core/tensors"
 	"github.com/stretchr/testify/require"
 
 	"github.com/protolab/protolab/models/lm"
@@ -105,12 +105,12 @@ func TestFineTune_BeatsMajorityOnGender(t *testing.T) {
 	cc.Train.Steps, cc.Train.WarmupSteps = 5, 1
 	for _, headOnly := range []bool{true, false} {
 		cc.HeadOnly = headOnly
-		res, ctx, err := fineTune(m, task, cc, run.NewOptions(run.Progress(nil)))
+		res, scope, err := fineTune(m, task, cc, run.NewOptions(run.Progress(nil)))
 		require.NoError(t, err)
 		require.Equal(t, headOnly, res.HeadOnly)
-		tuned := &lm.Model{Ctx: ctx}
+		tuned := &lm.Model{Store: scope}
 		require.Equal(t, headOnly, slices.Equal(before, headlessWeights(t, tuned)), "head_only=%v", headOnly)
-		w, err := ctx.InAbsPath("/" + HeadScope).GetVariable(HeadWeights).Value()
+		w, err := scope.InAbsPath("/" + HeadScope).GetVariable(HeadWeights).Value()
 		require.NoError(t, err)
 		require.NotZero(t, slices.Max(tensors.MustCopyFlatData[float32](w)), "the head is trained")
 	}
@@ -122,7 +122,7 @@ func TestFineTune_BeatsMajorityOnGender(t *testing.T) {
 // headlessWeights returns a copy of the model's token embedding.
 func headlessWeights(t *testing.T, m *lm.Model) []float32 {
 	t.Helper()
-	for v := range m.Ctx.IterVariables() {
+	for v := range m.Store.IterVariables() {
 		if v.Name() == "embeddings" {
 			val, err := v.Value()
 			require.NoError(t, err)

@@ -6,7 +6,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/gomlx/gomlx/pkg/core/tensors"
+	"github.com/gomlx/gomlx/core/tensors"
 	"github.com/pkg/errors"
 
 	"github.com/protolab/protolab/models/lm"

@@ -514,27 +514,27 @@ type Result struct {
 
 // LoadOrRun returns the result stored for cfg under run.Out, or runs the study.
 func LoadOrRun(cfg Config, opts ...run.Option) (*Result, error) {
-	return run.LoadOrRun(Study, cfg, opts, compute)
+	return run.LoadOrRun(Study, cfg, opts, runStudy)
 }
 
 // Run runs the whole study even when a result is stored. Every model is stored under run.Out/models, so a second
 // Run loads instead of training.
 func Run(cfg Config, opts ...run.Option) (*Result, error) {
-	return run.Recompute(Study, cfg, opts, compute)
+	return run.Recompute(Study, cfg, opts, runStudy)
 }
 
 // Notebook returns what notebook 10 shows at the preset $PROTOLAB_PRESET names (run.PresetName): at the Small
 // preset run.Showcase's choice, the stored protocol run (`protolab run architecture --preset small`) when there is
 // one, else the Quick run (loaded, or run: minutes); at another preset, LoadOrRun of that preset.
 func Notebook(opts ...run.Option) (*Result, error) {
-	return run.Notebook(Study, Preset, Small, Quick, opts, compute)
+	return run.Notebook(Study, Preset, Small, Quick, opts, runStudy)
 }
 
-// compute runs the study: the learning-rate search on data.source (with lr_grid), the comparisons on every corpus
+// runStudy runs the study: the learning-rate search on data.source (with lr_grid), the comparisons on every corpus
 // of cfg.Corpora under every init (WordNet is skipped, with the reason recorded, when its database is missing), the
 // shared-rate comparison (shared_lr), the sweep, then generation and classification with each mixer's first-seed
 // model of the primary comparison.
-func compute(cfg Config, prov *run.Provenance, o run.Options) (*Result, error) {
+func runStudy(cfg Config, prov *run.Provenance, o run.Options) (*Result, error) {
 	prov.Seed = cfg.Seeds[0]
 	res := &Result{Provenance: prov}
 	tr := newTrainer(cfg, o)

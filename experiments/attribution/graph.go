@@ -6,10 +6,10 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/gomlx/gomlx/pkg/core/dtypes"
-	. "github.com/gomlx/gomlx/pkg/core/graph"
-	"github.com/gomlx/gomlx/pkg/core/tensors"
-	"github.com/gomlx/gomlx/pkg/ml/context"
+	"github.com/gomlx/compute/dtypes"
+	"github.com/gomlx/gomlx/ml/model"
+	. "github.com/gomlx/gomlx/core/graph"
+	"github.com/gomlx/gomlx/core/tensors"
 	"github.com/pkg/errors"
 
 	"github.com/protolab/protolab/layers/attention"
@@ -41,9 +41,9 @@ type attrGraphs struct {
 	m       *lm.Model
 	mc      decoder.Config // the backbone
 	pc      prism.Config   // the head
-	head    *context.Exec  // outputs: indices, acts, u, ũ, w
-	headRef *context.Exec  // the same plus the per-slot reference gradient
-	blocks  [2]*context.Exec
+	head    *model.Exec    // outputs: indices, acts, u, ũ, w
+	headRef *model.Exec    // the same plus the per-slot reference gradient
+	blocks  [2]*model.Exec
 	mu      sync.Mutex
 	layers  []influence.Linear // discovered when a block graph is built
 }
@@ -54,19 +54,19 @@ func newAttrGraphs(m *lm.Model) (*attrGraphs, error) {
 	}
 	a := &attrGraphs{m: m, mc: m.Config.Model, pc: m.Config.Prism.Config}
 	var err error
-	if a.head, err = context.NewExec(m.Backend, m.Ctx.Reuse(), func(ctx *context.Context, batch, noise, wCE, wAux *Node) []*Node {
-		return a.headNodes(ctx, batch, noise, wCE, wAux, false)
+	if a.head, err = model.NewExec(m.Backend, m.Store, func(scope *model.Scope, batch, noise, wCE, wAux *Node) []*Node {
+		return a.headNodes(scope, batch, noise, wCE, wAux, false)
 	}); err != nil {
 		return nil, errors.Wrap(err, "attribution: head pass")
 	}
-	if a.headRef, err = context.NewExec(m.Backend, m.Ctx.Reuse(), func(ctx *context.Context, batch, noise, wCE, wAux *Node) []*Node {
-		return a.headNodes(ctx, batch, noise, wCE, wAux, true)
+	if a.headRef, err = model.NewExec(m.Backend, m.Store, func(scope *model.Scope, batch, noise, wCE, wAux *Node) []*Node {
+		return a.headNodes(scope, batch, noise, wCE, wAux, true)
 	}); err != nil {
 		return nil, errors.Wrap(err, "attribution: reference pass")
 	}
 	for i, sampled := range []bool{false, true} {
-		if a.blocks[i], err = context.NewExec(m.Backend, m.Ctx.Reuse(), func(ctx *context.Context, batch, noise, wCE *Node) []*Node {
-			return a.blockNodes(ctx, batch, noise, wCE, sampled)
+		if a.blocks[i], err = model.NewExec(m.Backend, m.Store, func(scope *model.Scope, batch, noise, wCE *Node) []*Node {
+			return a.blockNodes(scope, batch, noise, wCE, sampled)
 		}); err != nil {
 			return nil, errors.Wrap(err, "attribution: block pass")
 		}
@@ -91,13 +91,13 @@ func sampledLabels(logits, noise *Node) *Node {
 	return ArgMax(Add(StopGradient(logits), noise), -1, dtypes.Int32)
 }
 
-func (a *attrGraphs) headNodes(ctx *context.Context, batch, noise, wCE, wAux *Node, withRef bool) []*Node {
+func (a *attrGraphs) headNodes(scope *model.Scope, batch, noise, wCE, wAux *Node, withRef bool) []*Node {
 	in, tg := splitBatch(batch)
 	pc := a.pc
 	// The reference differentiates the prototype pathway with the residual held fixed and lets R2 reach the bank
 	// (spec §6.3); forward values are those of the trained configuration.
 	pc.Residual, pc.ClusterGrad = prism.ResidualStopGrad, prism.ClusterGradBoth
-	d := decoder.PrismHead(ctx, a.mc, pc, in)
+	d := decoder.PrismHead(scope, a.mc, pc, in)
 	B, T, D, k := in.Shape().Dim(0), in.Shape().Dim(1), a.mc.Width, pc.TopK
 	W := StopGradient(d.Unembed)
 	probs := Softmax(StopGradient(d.Logits), -1)
@@ -145,7 +145,7 @@ func blockName(probe string) string {
 	return probe
 }
 
-func (a *attrGraphs) blockNodes(ctx *context.Context, batch, noise, wCE *Node, sampled bool) []*Node {
+func (a *attrGraphs) blockNodes(scope *model.Scope, batch, noise, wCE *Node, sampled bool) []*Node {
 	in, tg := splitBatch(batch)
 	g := batch.Graph()
 	B, T := in.Shape().Dim(0), in.Shape().Dim(1)
@@ -173,13 +173,13 @@ func (a *attrGraphs) blockNodes(ctx *context.Context, batch, noise, wCE *Node, s
 			if x2 == nil {
 				panic(errors.Errorf("attribution: probe %s fired before %s.%s", name, blk, decoder.ProbeNorm2))
 			}
-			c := ctx.In(blk).In(decoder.ScopeFFN)
+			c := scope.In(blk).In(decoder.ScopeFFN)
 			weight := func(v string) *Node {
 				variable := c.GetVariable(v)
 				if variable == nil {
 					panic(errors.Errorf("attribution: no variable %s/%s", c.Scope(), v))
 				}
-				return variable.ValueGraph(g)
+				return variable.NodeValue(g)
 			}
 			// SwiGLU, recomputed with a zero added to each projection's output (decoder.SwiGLU's equation).
 			gate := add(blk+".ffn.gate", x2, Einsum("btd,df->btf", x2, weight(decoder.VarGate)))
@@ -196,7 +196,7 @@ func (a *attrGraphs) blockNodes(ctx *context.Context, batch, noise, wCE *Node, s
 		return x
 	})
 	defer detach()
-	d := decoder.PrismHead(ctx, a.mc, a.pc, in)
+	d := decoder.PrismHead(scope, a.mc, a.pc, in)
 	labels := tg
 	if sampled {
 		labels = sampledLabels(d.Logits, noise)

@@ -3,9 +3,9 @@ package attribution
 import (
 	"testing"
 
-	. "github.com/gomlx/gomlx/pkg/core/graph"
-	"github.com/gomlx/gomlx/pkg/core/tensors"
-	"github.com/gomlx/gomlx/pkg/ml/context"
+	"github.com/gomlx/gomlx/ml/model"
+	. "github.com/gomlx/gomlx/core/graph"
+	"github.com/gomlx/gomlx/core/tensors"
 	"github.com/stretchr/testify/require"
 
 	"github.com/protolab/protolab/layers/attention"
@@ -23,7 +23,7 @@ func untrainedModel(t *testing.T, n int) (*lm.Model, [][]int32) {
 	cfg := Tiny().Config.Resolved()
 	cfg.Model.DType = "float64"
 	mc := cfg.Model
-	m := &lm.Model{Config: cfg, Ctx: run.NewContext(3), Backend: wbtest.Backend(t)}
+	m := &lm.Model{Config: cfg, Store: run.NewStore(3), Backend: wbtest.Backend(t)}
 	rng := wbtest.RNG(4)
 	rows := make([][]int32, n)
 	for r := range rows {
@@ -33,9 +33,9 @@ func untrainedModel(t *testing.T, n int) (*lm.Model, [][]int32) {
 		}
 	}
 	// Create the variables (attribution runs on a trained model's context with Reuse).
-	init, err := context.NewExec(m.Backend, m.Ctx, func(ctx *context.Context, batch *Node) *Node {
+	init, err := model.NewExec(m.Backend, m.Store, func(scope *model.Scope, batch *Node) *Node {
 		in, _ := splitBatch(batch)
-		return decoder.PrismLogits(ctx, mc, cfg.Prism.Config, in)
+		return decoder.PrismLogits(scope, mc, cfg.Prism.Config, in)
 	})
 	require.NoError(t, err)
 	_, err = init.Exec(tensors.FromFlatDataAndDimensions(rows[0], 1, len(rows[0])))
@@ -60,11 +60,11 @@ func TestBlockPass_SequenceGradientsEqualAutodiff(t *testing.T) {
 	for li, lin := range layers {
 		blk := blockName(lin.Name)
 		sv := varOf[lin.Name[len(blk)+1:]]
-		exec, err := context.NewExec(m.Backend, m.Ctx.Reuse(), func(ctx *context.Context, batch *Node) *Node {
+		exec, err := model.NewExec(m.Backend, m.Store, func(scope *model.Scope, batch *Node) *Node {
 			in, tg := splitBatch(batch)
-			d := decoder.PrismHead(ctx, m.Config.Model, m.Config.Prism.Config, in)
+			d := decoder.PrismHead(scope, m.Config.Model, m.Config.Prism.Config, in)
 			loss := ReduceAllSum(decoder.CrossEntropy(d.Logits, tg))
-			w := ctx.In(blk).In(sv[0]).GetVariable(sv[1]).ValueGraph(batch.Graph())
+			w := scope.In(blk).In(sv[0]).GetVariable(sv[1]).NodeValue(batch.Graph())
 			return Gradient(loss, w)[0]
 		})
 		require.NoError(t, err)
@@ -95,9 +95,9 @@ func TestHeadPass_OutputGradientsAndReference(t *testing.T) {
 	require.NoError(t, err)
 	pc := m.Config.Prism.Config
 	pc.Residual, pc.ClusterGrad = prism.ResidualStopGrad, prism.ClusterGradBoth
-	exec, err := context.NewExec(m.Backend, m.Ctx.Reuse(), func(ctx *context.Context, batch *Node) []*Node {
+	exec, err := model.NewExec(m.Backend, m.Store, func(scope *model.Scope, batch *Node) []*Node {
 		in, tg := splitBatch(batch)
-		d := decoder.PrismHead(ctx, m.Config.Model, pc, in)
+		d := decoder.PrismHead(scope, m.Config.Model, pc, in)
 		ce := ReduceAllSum(decoder.CrossEntropy(d.Logits, tg))
 		return []*Node{Gradient(ce, d.Reconstruction)[0]}
 	})
@@ -108,17 +108,17 @@ func TestHeadPass_OutputGradientsAndReference(t *testing.T) {
 	wbtest.RequireClose(t, "u", tensors.MustCopyFlatData[float64](res[0]), f64(h.u), 1e-6)
 
 	// Reference: the same loss graph as headNodes, differentiated with respect to the bank variable.
-	refExec, err := context.NewExec(m.Backend, m.Ctx.Reuse(), func(ctx *context.Context, batch, noise, wCE, wAux *Node) []*Node {
-		outs := a.headNodes(ctx, batch, noise, wCE, wAux, true)
+	refExec, err := model.NewExec(m.Backend, m.Store, func(scope *model.Scope, batch, noise, wCE, wAux *Node) []*Node {
+		outs := a.headNodes(scope, batch, noise, wCE, wAux, true)
 		return outs[len(outs)-2:]
 	})
 	require.NoError(t, err)
 	_, err = refExec.Exec(in...)
 	require.NoError(t, err)
-	bankExec, err := context.NewExec(m.Backend, m.Ctx.Reuse(), func(ctx *context.Context, batch, wCE, wAux *Node) *Node {
+	bankExec, err := model.NewExec(m.Backend, m.Store, func(scope *model.Scope, batch, wCE, wAux *Node) *Node {
 		in, tg := splitBatch(batch)
-		d := decoder.PrismHead(ctx, m.Config.Model, pc, in)
-		bank := prism.BankVariable(ctx).ValueGraph(batch.Graph())
+		d := decoder.PrismHead(scope, m.Config.Model, pc, in)
+		bank := prism.BankVariable(scope).NodeValue(batch.Graph())
 		ce := decoder.CrossEntropy(d.Logits, tg)
 		w := Reciprocal(AddScalar(ReduceSum(Square(d.Hidden), -1), prism.Eps))
 		rec := Mul(ReduceSum(Square(d.Residual), -1), w)

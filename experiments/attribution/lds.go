@@ -4,10 +4,10 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/gomlx/gomlx/pkg/core/dtypes"
-	. "github.com/gomlx/gomlx/pkg/core/graph"
-	"github.com/gomlx/gomlx/pkg/core/tensors"
-	"github.com/gomlx/gomlx/pkg/ml/context"
+	"github.com/gomlx/compute/dtypes"
+	"github.com/gomlx/gomlx/ml/model"
+	. "github.com/gomlx/gomlx/core/graph"
+	"github.com/gomlx/gomlx/core/tensors"
 	"github.com/pkg/errors"
 
 	"github.com/protolab/protolab/models/lm"
@@ -118,8 +118,8 @@ func (a *Attributor) retrain(keep []int, tag string, o run.Options) (*lm.Model, 
 
 // queryLosses returns each query's completion loss Σ_t c_t·CE_t under the model m.
 func queryLosses(m *lm.Model, qs []queryRow) ([]float64, error) {
-	exec, err := context.NewExec(m.Backend, m.Ctx.Reuse(), func(ctx *context.Context, batch, w *Node) *Node {
-		return ConvertDType(ReduceSum(Mul(m.TokenLossesGraph(ctx, batch), w), -1), dtypes.Float64)
+	exec, err := model.NewExec(m.Backend, m.Store, func(scope *model.Scope, batch, w *Node) *Node {
+		return ConvertDType(ReduceSum(Mul(m.TokenLossesGraph(scope, batch), w), -1), dtypes.Float64)
 	})
 	if err != nil {
 		return nil, errors.Wrap(err, "attribution: query losses")

@@ -5,10 +5,10 @@ import (
 	"sort"
 	"testing"
 
-	"github.com/gomlx/gomlx/pkg/core/dtypes"
-	. "github.com/gomlx/gomlx/pkg/core/graph"
-	"github.com/gomlx/gomlx/pkg/core/tensors"
-	"github.com/gomlx/gomlx/pkg/ml/context"
+	"github.com/gomlx/compute/dtypes"
+	"github.com/gomlx/gomlx/ml/model"
+	. "github.com/gomlx/gomlx/core/graph"
+	"github.com/gomlx/gomlx/core/tensors"
 	"github.com/stretchr/testify/require"
 	"gonum.org/v1/gonum/mat"
 
@@ -53,9 +53,9 @@ type plainHead struct {
 func newPlainHead(t *testing.T, m *lm.Model, rows [][]int32) *plainHead {
 	mc, pc := m.Config.Model, m.Config.Prism.Config
 	require.Equal(t, prism.ScaleCos, pc.ActivationScale)
-	exec, err := context.NewExec(m.Backend, m.Ctx.Reuse(), func(ctx *context.Context, batch *Node) []*Node {
+	exec, err := model.NewExec(m.Backend, m.Store, func(scope *model.Scope, batch *Node) []*Node {
 		in, _ := splitBatch(batch)
-		d := decoder.PrismHead(ctx, mc, pc, in)
+		d := decoder.PrismHead(scope, mc, pc, in)
 		return []*Node{ConvertDType(d.Hidden, dtypes.Float64), ConvertDType(d.Bank, dtypes.Float64),
 			ConvertDType(d.Unembed, dtypes.Float64)}
 	})
@@ -369,10 +369,10 @@ func TestAttributor_RoutedMethodsMatchDenseInfluence(t *testing.T) {
 	gradPC := pc
 	gradPC.Residual = prism.ResidualStopGrad
 	// One compiled graph: ∇_P Σ_t w_t CE_t over a [N+2, T+1] batch; rows get weight 1 one at a time.
-	exec, err := context.NewExec(m.Backend, m.Ctx.Reuse(), func(ctx *context.Context, batch, w *Node) *Node {
+	exec, err := model.NewExec(m.Backend, m.Store, func(scope *model.Scope, batch, w *Node) *Node {
 		in, tg := splitBatch(batch)
-		d := decoder.PrismHead(ctx, mc, gradPC, in)
-		bank := prism.BankVariable(ctx).ValueGraph(batch.Graph())
+		d := decoder.PrismHead(scope, mc, gradPC, in)
+		bank := prism.BankVariable(scope).NodeValue(batch.Graph())
 		return ConvertDType(Gradient(ReduceAllSum(Mul(w, decoder.CrossEntropy(d.Logits, tg))), bank)[0], dtypes.Float64)
 	})
 	require.NoError(t, err)

@@ -15,20 +15,20 @@ const Study = "attribution"
 // run.Out/models) the Settings.ModelSeeds PRISM models of cfg and runs AttributeModel with cfg.Attribution on each.
 // The attribution cache of a model (NewAttributor) is kept in its run folder and shared with Attributor queries.
 func LoadOrRun(cfg Config, opts ...run.Option) (*Result, error) {
-	return run.LoadOrRun(Study, cfg, opts, compute)
+	return run.LoadOrRun(Study, cfg, opts, runStudy)
 }
 
 // Run runs the study even when a result is stored (the models and their attribution caches are loaded when
 // present).
 func Run(cfg Config, opts ...run.Option) (*Result, error) {
-	return run.Recompute(Study, cfg, opts, compute)
+	return run.Recompute(Study, cfg, opts, runStudy)
 }
 
 // Notebook returns what a notebook shows of the study at the preset named by $PROTOLAB_PRESET: at "small", the stored
 // protocol run (Small) when there is one, else the quick run (Quick, computed or loaded); at the other presets,
 // LoadOrRun of that preset.
 func Notebook(opts ...run.Option) (*Result, error) {
-	return run.Notebook(Study, Preset, Small, Quick, opts, compute)
+	return run.Notebook(Study, Preset, Small, Quick, opts, runStudy)
 }
 
 // modelConfig returns the config of the i-th attributed model: cfg's with the seed cfg.Seed + i.
@@ -38,7 +38,7 @@ func modelConfig(cfg Config, i int) lm.Config {
 	return c
 }
 
-func compute(cfg Config, prov *run.Provenance, o run.Options) (*Result, error) {
+func runStudy(cfg Config, prov *run.Provenance, o run.Options) (*Result, error) {
 	prov.Seed = cfg.Seed
 	res := &Result{Config: cfg.Attribution}
 	for i := 0; i < cfg.Attribution.ModelSeeds; i++ {

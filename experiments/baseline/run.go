@@ -32,15 +32,15 @@ type Sample struct {
 // LoadOrRun returns the result stored for cfg under run.Out, or runs the study: it trains (or loads) the model and
 // samples from it.
 func LoadOrRun(cfg Config, opts ...run.Option) (*Result, error) {
-	return run.LoadOrRun(Study, cfg, opts, compute)
+	return run.LoadOrRun(Study, cfg, opts, runStudy)
 }
 
 // Run runs the study even when a result is stored (the model itself is loaded when trained before).
 func Run(cfg Config, opts ...run.Option) (*Result, error) {
-	return run.Recompute(Study, cfg, opts, compute)
+	return run.Recompute(Study, cfg, opts, runStudy)
 }
 
-func compute(cfg Config, prov *run.Provenance, o run.Options) (*Result, error) {
+func runStudy(cfg Config, prov *run.Provenance, o run.Options) (*Result, error) {
 	prov.Seed = cfg.Seed
 	m, err := lm.LoadOrTrain(cfg.Config, run.With(o))
 	if err != nil {

@@ -4,11 +4,11 @@ import (
 	"math"
 	"slices"
 
-	"github.com/gomlx/gomlx/backends"
-	"github.com/gomlx/gomlx/pkg/core/dtypes"
-	"github.com/gomlx/gomlx/pkg/core/graph"
-	"github.com/gomlx/gomlx/pkg/core/tensors"
-	"github.com/gomlx/gomlx/pkg/ml/context"
+	"github.com/gomlx/compute"
+	"github.com/gomlx/compute/dtypes"
+	"github.com/gomlx/gomlx/core/graph"
+	"github.com/gomlx/gomlx/core/tensors"
+	"github.com/gomlx/gomlx/ml/model"
 	"github.com/pkg/errors"
 
 	"github.com/protolab/protolab/layers/linattn"
@@ -28,10 +28,10 @@ func squaredError(theta, target *graph.Node) *graph.Node {
 // trained is one trained model with its evaluation executable (compiled once, reused for every batch).
 type trained struct {
 	cfg     linattn.Config
-	ctx     *context.Context
-	hist    *fit.History  // nil for a model loaded from progress (its Training record is stored instead)
-	seconds float64       // training wall time
-	eval    *context.Exec // x, y, θ, donor keys, mask → ‖θ̂ − θ‖² [B], workspace [B, M], keys [B, N, M]
+	vars    *model.Store
+	hist    *fit.History // nil for a model loaded from progress (its Training record is stored instead)
+	seconds float64      // training wall time
+	eval    *model.Exec  // x, y, θ, donor keys, mask → ‖θ̂ − θ‖² [B], workspace [B, M], keys [B, N, M]
 }
 
 // Training is the record of one model's training: its validation curve and the plateau statistic of
@@ -76,19 +76,18 @@ func (t *trained) record(steps, batch int, tail float64) Training {
 // averaged over the batch), validating on val (nil: no validation) every tc.EvalEvery steps and at the end. With
 // from non-nil (a smaller model of the same kind) the variables it has are copied first (see grow). The step graph
 // is compiled once by fit.Train.
-func train(backend backends.Backend, m linattn.Config, tc fit.Config, p prior.Prior, d DataConfig, seed uint64,
+func train(backend compute.Backend, m linattn.Config, tc fit.Config, p prior.Prior, d DataConfig, seed uint64,
 	from *trained, val *Batch, opts ...fit.Option) (*trained, error) {
-	ctx := run.NewContext(seed)
+	vars := run.NewStore(seed)
 	tc.Seed = seed
-	model := func(ctx *context.Context, x, y *graph.Node) linattn.Output { return linattn.Model(ctx, m, x, y, nil) }
+	forward := func(scope *model.Scope, x, y *graph.Node) linattn.Output { return linattn.Model(scope, m, x, y, nil) }
 	if from != nil {
-		if err := grow(backend, ctx, model, from, p.Dim(), d.Tokens); err != nil {
+		if err := grow(backend, vars, forward, from, p.Dim(), d.Tokens); err != nil {
 			return nil, err
 		}
-		ctx = ctx.Checked(false) // the variables exist now; fit.Train's graph must reuse them
 	}
-	loss := func(ctx *context.Context, in []*graph.Node) *graph.Node {
-		return graph.ReduceAllMean(squaredError(model(ctx, in[0], in[1]).Theta, in[2]))
+	loss := func(scope *model.Scope, in []*graph.Node) *graph.Node {
+		return graph.ReduceAllMean(squaredError(forward(scope, in[0], in[1]).Theta, in[2]))
 	}
 	stream := &Stream{Prior: p, B: d.Batch, N: d.Tokens, S: d.LabelNoise, Seed: seed, Shared: d.SharedTokens}
 	var vb fit.Batches
@@ -98,24 +97,24 @@ func train(backend backends.Backend, m linattn.Config, tc fit.Config, p prior.Pr
 			return nil, err
 		}
 	}
-	hist, err := fit.Train(backend, ctx, loss, stream, vb, tc, append([]fit.Option{fit.Progress(nil)}, opts...)...)
+	hist, err := fit.Train(backend, vars, loss, stream, vb, tc, append([]fit.Option{fit.Progress(nil)}, opts...)...)
 	if err != nil {
 		return nil, errors.WithMessagef(err, "training model %s with M=%d (seed %d)", m.Kind, m.Measurements, seed)
 	}
-	t := &trained{cfg: m, ctx: ctx, hist: hist}
+	t := &trained{cfg: m, vars: vars, hist: hist}
 	if n := len(hist.Steps); n > 0 {
 		t.seconds = hist.Steps[n-1].Elapsed
 	}
-	if t.eval, err = newEval(backend, ctx, m); err != nil {
+	if t.eval, err = newEval(backend, vars, m); err != nil {
 		return nil, err
 	}
 	return t, nil
 }
 
-// newEval returns the evaluation executable of model m on the variables of ctx (see trained.eval).
-func newEval(backend backends.Backend, ctx *context.Context, m linattn.Config) (*context.Exec, error) {
-	e, err := context.NewExec(backend, ctx.Reuse(), func(ctx *context.Context, in []*graph.Node) []*graph.Node {
-		out := linattn.Model(ctx, m, in[0], in[1], &linattn.Patch{Keys: in[3], Mask: in[4]})
+// newEval returns the evaluation executable of model m on the variables of vars (see trained.eval).
+func newEval(backend compute.Backend, vars *model.Store, m linattn.Config) (*model.Exec, error) {
+	e, err := model.NewExec(backend, vars, func(scope *model.Scope, in []*graph.Node) []*graph.Node {
+		out := linattn.Model(scope, m, in[0], in[1], &linattn.Patch{Keys: in[3], Mask: in[4]})
 		return []*graph.Node{squaredError(out.Theta, in[2]), out.Workspace, out.Keys}
 	})
 	return e, errors.Wrap(err, "building the evaluation executable")
@@ -137,11 +136,11 @@ func validationBatches(b *Batch) (fit.Batches, int, error) {
 	return sb, n, err
 }
 
-// grow creates the variables of model in ctx (by running it once on one context) and overwrites them with the
+// grow creates the variables of forward in vars (by running it once on one context) and overwrites them with the
 // trained values of from: a variable of the same shape is copied; one whose leading axis grew (a readout's rows for
 // new channels, a new head of B) gets from's values in its leading rows and keeps its fresh initialisation in the
 // others; anything else stays fresh.
-func grow(backend backends.Backend, ctx *context.Context, model func(*context.Context, *graph.Node, *graph.Node) linattn.Output,
+func grow(backend compute.Backend, vars *model.Store, forward func(*model.Scope, *graph.Node, *graph.Node) linattn.Output,
 	from *trained, D, N int) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
@@ -150,13 +149,13 @@ func grow(backend backends.Backend, ctx *context.Context, model func(*context.Co
 	}()
 	x := tensors.FromShape(shapesOf(1, N, D))
 	y := tensors.FromShape(shapesOf(1, N))
-	context.MustExecOnce(backend, ctx, func(ctx *context.Context, x, y *graph.Node) *graph.Node { return model(ctx, x, y).Theta },
+	model.MustCallOnce(backend, vars, func(scope *model.Scope, x, y *graph.Node) *graph.Node { return forward(scope, x, y).Theta },
 		x, y)
-	for v := range ctx.IterVariables() {
+	for v := range vars.IterVariables() {
 		if !v.Trainable {
 			continue
 		}
-		old := from.ctx.GetVariableByScopeAndName(v.Scope(), v.Name())
+		old := from.vars.GetVariable(v.Path())
 		if old == nil {
 			continue
 		}

@@ -103,19 +103,19 @@ func (s *study) loadChain(sp sweepSpec, seed int) (chainResult, bool, error) {
 		out.heldOut = append(out.heldOut, evalScore{mse: sc.HeldOut[i].MSE, perContext: sc.HeldOut[i].PerContext})
 	}
 	out.val, out.training = sc.Val, sc.Training
-	// The last model as train returns it: its variables in a context made as train makes it, the same evaluation
+	// The last model as train returns it: its variables in a store made as train makes it, the same evaluation
 	// executable; only the training history is not kept (its Training record is).
 	m := s.modelConfig(sp, sp.ms[n-1])
-	ctx := run.NewContext(s.cfg.Seed + uint64(seed))
+	vars := run.NewStore(s.cfg.Seed + uint64(seed))
 	modelPath := filepath.Join(dir, modelFile)
-	if _, err := store.ImportContext(ctx, modelPath); err != nil {
+	if _, err := store.ImportContext(vars, modelPath); err != nil {
 		return out, false, fix(err, modelPath)
 	}
-	eval, err := newEval(s.backend, ctx, m)
+	eval, err := newEval(s.backend, vars, m)
 	if err != nil {
 		return out, false, err
 	}
-	out.last = &trained{cfg: m, ctx: ctx, seconds: sc.Seconds, eval: eval}
+	out.last = &trained{cfg: m, vars: vars, seconds: sc.Seconds, eval: eval}
 	s.logf("%s prior, %s, seed %d: loaded from progress (M=%v, last validation MSE %.4f; %s)", sp.prior, sp.name,
 		seed, sp.ms, sc.Val[n-1], run.ShowPath(dir))
 	return out, true, nil
@@ -131,7 +131,7 @@ func (s *study) storeChain(sp sweepSpec, seed int, c chainResult) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return errors.Wrap(err, "fvec: storing progress")
 	}
-	if err := store.ExportContext(c.last.ctx, filepath.Join(dir, modelFile), store.Trainable, nil); err != nil {
+	if err := store.ExportContext(c.last.vars, filepath.Join(dir, modelFile), store.Trainable, nil); err != nil {
 		return errors.WithMessage(err, "fvec: storing progress")
 	}
 	sc := storedChain{Prior: sp.prior, Row: sp.name, Seed: seed, M: sp.ms, Val: c.val, Training: c.training,

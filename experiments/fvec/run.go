@@ -9,7 +9,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/gomlx/gomlx/backends"
+	"github.com/gomlx/compute"
 	"github.com/pkg/errors"
 
 	"github.com/protolab/protolab/layers/linattn"
@@ -122,7 +122,7 @@ const Study = "fvec"
 // LoadOrRun returns the result stored for cfg under run.Out, or runs the study.
 // Finished chains are stored as they finish and a rerun resumes from them (doc.go, "Progress").
 func LoadOrRun(cfg Config, opts ...run.Option) (*Result, error) {
-	r, err := run.LoadOrRun(Study, cfg, opts, compute)
+	r, err := run.LoadOrRun(Study, cfg, opts, runStudy)
 	return withProgressRemoved(r, err, opts)
 }
 
@@ -130,7 +130,7 @@ func LoadOrRun(cfg Config, opts ...run.Option) (*Result, error) {
 // function-vector probes, then the checks) even when a result is stored, and stores it under run.Out.
 // Chains stored by an interrupted run of cfg are loaded, not retrained (doc.go, "Progress").
 func Run(cfg Config, opts ...run.Option) (*Result, error) {
-	r, err := run.Recompute(Study, cfg, opts, compute)
+	r, err := run.Recompute(Study, cfg, opts, runStudy)
 	return withProgressRemoved(r, err, opts)
 }
 
@@ -138,11 +138,11 @@ func Run(cfg Config, opts ...run.Option) (*Result, error) {
 // `protolab run fvec --preset small` has made one, else the Quick run (computed or loaded); at any other preset
 // LoadOrRun of that preset.
 func Notebook(opts ...run.Option) (*Result, error) {
-	r, err := run.Notebook(Study, Preset, Small, Quick, opts, compute)
+	r, err := run.Notebook(Study, Preset, Small, Quick, opts, runStudy)
 	return withProgressRemoved(r, err, opts)
 }
 
-func compute(cfg Config, prov *run.Provenance, o run.Options) (*Result, error) {
+func runStudy(cfg Config, prov *run.Provenance, o run.Options) (*Result, error) {
 	backend, err := run.Backend()
 	if err != nil {
 		return nil, err
@@ -182,7 +182,7 @@ func compute(cfg Config, prov *run.Provenance, o run.Options) (*Result, error) {
 // study is the state of one Run.
 type study struct {
 	cfg     Config
-	backend backends.Backend
+	backend compute.Backend
 	log     io.Writer
 	o       run.Options
 	res     *Result

@@ -4,9 +4,9 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"github.com/gomlx/gomlx/pkg/core/graph"
-	"github.com/gomlx/gomlx/pkg/core/tensors"
-	"github.com/gomlx/gomlx/pkg/ml/context"
+	"github.com/gomlx/gomlx/ml/model"
+	"github.com/gomlx/gomlx/core/graph"
+	"github.com/gomlx/gomlx/core/tensors"
 
 	"github.com/protolab/protolab/layers/decoder"
 	"github.com/protolab/protolab/layers/protot"
@@ -28,7 +28,7 @@ func BenchmarkInterventionPass(b *testing.B) {
 		b.Fatal(err)
 	}
 	mc := pc.Model
-	m := &lm.Model{Config: pc, Ctx: run.NewContext(1), Backend: backend}
+	m := &lm.Model{Config: pc, Store: run.NewStore(1), Backend: backend}
 	rng := rand.New(rand.NewPCG(1, 2))
 	var batches []*tensors.Tensor
 	for range 2 {
@@ -42,8 +42,8 @@ func BenchmarkInterventionPass(b *testing.B) {
 		batches = append(batches, tensors.FromValue(rows))
 	}
 	// Create the (untrained) variables, as training would.
-	if _, err := context.ExecOnce(backend, m.Ctx, func(ctx *context.Context, x *graph.Node) *graph.Node {
-		return decoder.Logits(ctx, mc, x)
+	if _, err := model.ExecOnce(backend, m.Store, func(scope *model.Scope, x *graph.Node) *graph.Node {
+		return decoder.Logits(scope, mc, x)
 	}, tensors.FromValue([][]int32{{0, 1}})); err != nil {
 		b.Fatal(err)
 	}
@@ -62,7 +62,7 @@ func BenchmarkInterventionPass(b *testing.B) {
 			mask[k] = 1
 		}
 		mask[i%R] = 0
-		if err := protot.SetMasks(m.Ctx.In(decoder.BlockScope(0)), mc.ProtoT, 0, mask, nil); err != nil {
+		if err := protot.SetMasks(m.Store.Scope(decoder.BlockScope(0)), mc.ProtoT, 0, mask, nil); err != nil {
 			b.Fatal(err)
 		}
 		if _, err := sc.logProbs(batches); err != nil {

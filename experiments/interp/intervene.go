@@ -5,7 +5,7 @@ import (
 	"math"
 	"slices"
 
-	"github.com/gomlx/gomlx/pkg/ml/context"
+	"github.com/gomlx/gomlx/ml/model"
 	"github.com/pkg/errors"
 
 	"github.com/protolab/protolab/layers/decoder"
@@ -139,7 +139,7 @@ func intervene(m *lm.Model, cal, held *evalSet, ic InterveneConfig, batchSize in
 	if len(heldB) == 0 {
 		return nil, errors.New("interp: no held-out batches to score interventions on")
 	}
-	block := func(l int) *context.Context { return m.Ctx.In(decoder.BlockScope(l)) }
+	block := func(l int) *model.Scope { return m.Store.Scope(decoder.BlockScope(l)) }
 	clearAll := func() error {
 		for l := range L {
 			if err := protot.ClearMasks(block(l), cfg.ProtoT, l); err != nil {

@@ -125,23 +125,23 @@ const Study = "interp"
 // LoadOrRun returns the result stored for cfg under run.Out, or runs the study. Notebook cells use it so that only
 // the first one computes.
 func LoadOrRun(cfg Config, opts ...run.Option) (*Result, error) {
-	return run.LoadOrRun(Study, cfg, opts, compute)
+	return run.LoadOrRun(Study, cfg, opts, runStudy)
 }
 
 // Notebook returns what a notebook shows at the preset run.PresetName() names: at "small", the stored protocol run
 // of Small when there is one, else the Quick run (computed or loaded; run.Showcase); at any other preset its
 // LoadOrRun.
 func Notebook(opts ...run.Option) (*Result, error) {
-	return run.Notebook(Study, Preset, Small, Quick, opts, compute)
+	return run.Notebook(Study, Preset, Small, Quick, opts, runStudy)
 }
 
 // Run runs the study of cfg on every corpus (training or loading the two models, units, dashboards, SAEs,
 // interventions), then the checks, even when a result is stored; with run.Out set it stores it there.
 func Run(cfg Config, opts ...run.Option) (*Result, error) {
-	return run.Recompute(Study, cfg, opts, compute)
+	return run.Recompute(Study, cfg, opts, runStudy)
 }
 
-func compute(cfg Config, prov *run.Provenance, o run.Options) (*Result, error) {
+func runStudy(cfg Config, prov *run.Provenance, o run.Options) (*Result, error) {
 	prov.Seed = cfg.Seed
 	start, cpu0 := time.Now(), meter.CPUSeconds()
 	res := &Result{Provenance: prov, Departures: Departures(cfg)}

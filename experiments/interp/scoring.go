@@ -3,10 +3,10 @@ package interp
 import (
 	"math"
 
-	"github.com/gomlx/gomlx/pkg/core/dtypes"
-	"github.com/gomlx/gomlx/pkg/core/graph"
-	"github.com/gomlx/gomlx/pkg/core/tensors"
-	"github.com/gomlx/gomlx/pkg/ml/context"
+	"github.com/gomlx/compute/dtypes"
+	"github.com/gomlx/gomlx/ml/model"
+	"github.com/gomlx/gomlx/core/graph"
+	"github.com/gomlx/gomlx/core/tensors"
 	"github.com/pkg/errors"
 
 	"github.com/protolab/protolab/layers/decoder"
@@ -19,7 +19,7 @@ import (
 // interventions change its inputs, not its graph; builds counts the graph constructions, which stays 1 over a whole
 // sweep.
 type scorer struct {
-	exec   *context.Exec
+	exec   *model.Exec
 	builds int
 }
 
@@ -30,9 +30,9 @@ func newScorer(m *lm.Model, batches []*tensors.Tensor) (*scorer, error) {
 	cfg := m.Config.Model
 	s := &scorer{}
 	var err error
-	s.exec, err = context.NewExec(m.Backend, m.Ctx.Reuse(), func(ctx *context.Context, batch *graph.Node) *graph.Node {
+	s.exec, err = model.NewExec(m.Backend, m.Store, func(scope *model.Scope, batch *graph.Node) *graph.Node {
 		s.builds++
-		return graph.ConvertDType(graph.Neg(decoder.TokenLosses(ctx, cfg, batch)), dtypes.Float64)
+		return graph.ConvertDType(graph.Neg(decoder.TokenLosses(scope, cfg, batch)), dtypes.Float64)
 	})
 	return s, errors.Wrap(err, "interp: building the intervention executable")
 }
@@ -115,7 +115,7 @@ func wordOccurrences(es *evalSet) [][]Occurrence {
 // rows restored from a copy of P. Re-initialised rows are drawn with reinitSeed (protot.ReinitPrototype).
 func applyIntervention(m *lm.Model, kind string, l int, ks []int, reinitSeed uint64) (restore func() error, err error) {
 	pc := m.Config.Model.ProtoT
-	block := m.Ctx.In(decoder.BlockScope(l))
+	block := m.Store.Scope(decoder.BlockScope(l))
 	switch kind {
 	case InterveneWrite, InterveneRead:
 		mask := make([]float64, pc.NumPrototypes)
@@ -140,18 +140,18 @@ func applyIntervention(m *lm.Model, kind string, l int, ks []int, reinitSeed uin
 		}
 		old, err := v.Value()
 		if err != nil {
-			return nil, errors.Wrapf(err, "interp: reading %s", v.ScopeAndName())
+			return nil, errors.Wrapf(err, "interp: reading %s", v.Path())
 		}
 		saved, err := old.LocalClone()
 		if err != nil {
-			return nil, errors.Wrapf(err, "interp: copying %s", v.ScopeAndName())
+			return nil, errors.Wrapf(err, "interp: copying %s", v.Path())
 		}
 		for _, k := range ks {
 			if err := protot.ReinitPrototype(block, k, reinitSeed); err != nil {
 				return nil, err
 			}
 		}
-		return func() error { return errors.Wrapf(v.SetValue(saved), "interp: restoring %s", v.ScopeAndName()) }, nil
+		return func() error { return errors.Wrapf(v.SetValue(saved), "interp: restoring %s", v.Path()) }, nil
 	}
 	return nil, errors.Errorf("interp: unknown intervention %q", kind)
 }

@@ -6,8 +6,8 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/gomlx/gomlx/pkg/core/tensors"
-	"github.com/gomlx/gomlx/pkg/ml/context"
+	"github.com/gomlx/gomlx/ml/model"
+	"github.com/gomlx/gomlx/core/tensors"
 	"github.com/pkg/errors"
 
 	"github.com/protolab/protolab/layers/attention"
@@ -117,22 +117,19 @@ func collect(r *probe.Runner, seqs [][]int32, T, B int, names []string) (map[str
 	return acts, width, nil
 }
 
-// variable64 returns a variable of ctx (by scope path elements and name) as float64 values.
-func variable64(ctx *context.Context, name string, scopes ...string) ([]float64, error) {
-	c := ctx
-	for _, s := range scopes {
-		c = c.In(s)
-	}
-	v := c.GetVariable(name)
+// variable64 returns a variable of vars (by scope path elements and name) as float64 values.
+func variable64(vars *model.Store, name string, scopes ...string) ([]float64, error) {
+	path := model.JoinPath(append(append([]string{model.RootScopePath}, scopes...), name)...)
+	v := vars.GetVariable(path)
 	if v == nil {
-		return nil, errors.Errorf("interp: no variable %s/%s", c.Scope(), name)
+		return nil, errors.Errorf("interp: no variable %s", path)
 	}
 	t, err := v.Value()
 	if err != nil {
-		return nil, errors.Wrapf(err, "interp: reading %s", v.ScopeAndName())
+		return nil, errors.Wrapf(err, "interp: reading %s", v.Path())
 	}
 	out, err := lm.Floats(t)
-	return out, errors.WithMessagef(err, "interp: variable %s", v.ScopeAndName())
+	return out, errors.WithMessagef(err, "interp: variable %s", v.Path())
 }
 
 // HalfLife returns ln ½ / ln β, the number of tokens after which a write has lost half its weight; +Inf for β ≥ 1
@@ -210,11 +207,11 @@ func analyzeUnits(cr *CorpusResult, cfg Config, proto, llama *lm.Model, sp *spli
 		byKind[KindProtoPi] = append(byKind[KindProtoPi], wu...)
 		byKind[KindProtoRho] = append(byKind[KindProtoRho], ru...)
 		scope := []string{decoder.BlockScope(l), protot.Scope}
-		gamma, err := variable64(proto.Ctx, protot.VarDecayLogit, scope...)
+		gamma, err := variable64(proto.Store, protot.VarDecayLogit, scope...)
 		if err != nil {
 			return nil, err
 		}
-		alpha, err := variable64(proto.Ctx, protot.VarAlpha, scope...)
+		alpha, err := variable64(proto.Store, protot.VarAlpha, scope...)
 		if err != nil {
 			return nil, err
 		}

@@ -8,8 +8,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/gomlx/gomlx/backends"
-	"github.com/gomlx/gomlx/pkg/core/tensors"
+	"github.com/gomlx/compute"
+	"github.com/gomlx/gomlx/core/tensors"
 	"github.com/pkg/errors"
 	"gonum.org/v1/gonum/mat"
 
@@ -199,7 +199,7 @@ func mostUsed(K, M int, codes []curvature.Code) []int {
 	return order[:M]
 }
 
-func (hp *headProblem) study(backend backends.Backend, M int) (Curvature, error) {
+func (hp *headProblem) study(backend compute.Backend, M int) (Curvature, error) {
 	pc, D, K := hp.Cfg, hp.D, hp.K
 	res := Curvature{R1Weight: pc.R1Weight, R2Weight: pc.R2Weight, RecWeight: pc.RecWeight, Tokens: hp.N, D: D}
 	fw, err := hp.forward(backend)

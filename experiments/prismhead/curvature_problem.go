@@ -5,9 +5,9 @@ import (
 	"math"
 	"slices"
 
-	"github.com/gomlx/gomlx/backends"
-	. "github.com/gomlx/gomlx/pkg/core/graph"
-	"github.com/gomlx/gomlx/pkg/core/tensors"
+	"github.com/gomlx/compute"
+	. "github.com/gomlx/gomlx/core/graph"
+	"github.com/gomlx/gomlx/core/tensors"
 	"github.com/pkg/errors"
 	"gonum.org/v1/gonum/mat"
 
@@ -42,7 +42,7 @@ type headForward struct {
 	Loss     float64          // L(P)
 }
 
-func (hp *headProblem) forward(backend backends.Backend) (*headForward, error) {
+func (hp *headProblem) forward(backend compute.Backend) (*headForward, error) {
 	exec, err := NewExec(backend, func(z, bank, W, targets *Node) []*Node {
 		L, d := prism.BankObjective(z, bank, W, targets, nil, hp.Cfg)
 		return []*Node{L, d.Indices, d.Activations, d.Logits, d.Residual}
@@ -74,7 +74,7 @@ func (hp *headProblem) forward(backend backends.Backend) (*headForward, error) {
 
 // gradient returns ∂L/∂P [K, D] at bank, with the residual of the logits fixed at r0 [N, D] (prism.BankObjective's
 // r0).
-func (hp *headProblem) gradient(backend backends.Backend, bank, r0 []float64) ([]float64, error) {
+func (hp *headProblem) gradient(backend compute.Backend, bank, r0 []float64) ([]float64, error) {
 	exec, err := NewExec(backend, func(z, bank, W, targets, r0 *Node) *Node {
 		L, _ := prism.BankObjective(z, bank, W, targets, r0, hp.Cfg)
 		return Gradient(L, bank)[0]
@@ -94,7 +94,7 @@ func (hp *headProblem) gradient(backend backends.Backend, bank, r0 []float64) ([
 // hessian returns the exact Hessian of L with respect to the bank rows protos, as the principal submatrix
 // [M·D, M·D] (row (r, m) ↔ entry m of prototype protos[r]), by one double-backpropagation pass per prototype: the D
 // columns of prototype j are ∇_P (∂L/∂p_j)_m. Also returns ‖H − Hᵀ‖_F/‖H‖_F before symmetrisation.
-func (hp *headProblem) hessian(backend backends.Backend, protos []int) (*mat.SymDense, float64, error) {
+func (hp *headProblem) hessian(backend compute.Backend, protos []int) (*mat.SymDense, float64, error) {
 	return hp.hessianOf(backend, protos, func(z, bank, W, targets *Node) *Node {
 		L, _ := prism.BankObjective(z, bank, W, targets, nil, hp.Cfg)
 		return L
@@ -104,7 +104,7 @@ func (hp *headProblem) hessian(backend backends.Backend, protos []int) (*mat.Sym
 // clusterHessian returns the exact Hessian on protos of the clustering terms of L alone, H_clust (doc.go, equation
 // 8): N·λ_2·L_R2 + K·λ_1·L_R1 as prism.BankObjective weighs them, with its routing (both terms move P, nearest
 // choices held). It is zero when λ_1 = λ_2 = 0.
-func (hp *headProblem) clusterHessian(backend backends.Backend, protos []int) (*mat.SymDense, error) {
+func (hp *headProblem) clusterHessian(backend compute.Backend, protos []int) (*mat.SymDense, error) {
 	pc := hp.Cfg
 	if pc.R1Weight == 0 && pc.R2Weight == 0 {
 		return mat.NewSymDense(len(protos)*hp.D, nil), nil
@@ -134,7 +134,7 @@ func (hp *headProblem) clusterHessian(backend backends.Backend, protos []int) (*
 
 // hessianOf returns the exact Hessian of objective (z [1, N, D], bank [K, D], W [V, D], targets [1, N] → scalar) on
 // protos, as hessian describes.
-func (hp *headProblem) hessianOf(backend backends.Backend, protos []int,
+func (hp *headProblem) hessianOf(backend compute.Backend, protos []int,
 	objective func(z, bank, W, targets *Node) *Node) (*mat.SymDense, float64, error) {
 	D, K := hp.D, hp.K
 	exec, err := NewExec(backend, func(z, bank, W, targets, onehot *Node) []*Node {

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/gomlx/gomlx/pkg/core/tensors"
+	"github.com/gomlx/gomlx/core/tensors"
 	"github.com/pkg/errors"
 
 	"github.com/protolab/protolab/layers/prism"
@@ -127,7 +127,7 @@ func fmtFloats(x []float64) string {
 
 // LoadOrRun returns the result stored for cfg under run.Out, or runs the study.
 func LoadOrRun(cfg Config, opts ...run.Option) (*Result, error) {
-	return run.LoadOrRun(Study, cfg, opts, compute)
+	return run.LoadOrRun(Study, cfg, opts, runStudy)
 }
 
 // Run runs the whole study even when a result is stored (doc.go, "Protocol"): it chooses the learning rates
@@ -135,17 +135,17 @@ func LoadOrRun(cfg Config, opts ...run.Option) (*Result, error) {
 // sweep weight and the configured weights, and measures quality (ComputeQuality) and curvature (ComputeCurvature) on
 // the evaluation batches (EvalBatches); with run.Out set it stores the result there.
 func Run(cfg Config, opts ...run.Option) (*Result, error) {
-	return run.Recompute(Study, cfg, opts, compute)
+	return run.Recompute(Study, cfg, opts, runStudy)
 }
 
 // Notebook returns what notebook 20 shows at the preset named by $PROTOLAB_PRESET (run.PresetName): at "small", the
 // stored protocol run of Small when there is one, else Quick, run or loaded (run.Showcase); at any other preset,
 // LoadOrRun of that preset.
 func Notebook(opts ...run.Option) (*Result, error) {
-	return run.Notebook(Study, Preset, Small, Quick, opts, compute)
+	return run.Notebook(Study, Preset, Small, Quick, opts, runStudy)
 }
 
-func compute(cfg Config, prov *run.Provenance, o run.Options) (*Result, error) {
+func runStudy(cfg Config, prov *run.Provenance, o run.Options) (*Result, error) {
 	seeds := cfg.ReplicateSeeds()
 	prov.Seed = seeds[0]
 	res := &Result{Provenance: prov, Protocol: Protocol{Seeds: seeds, R1Weight: cfg.Prism.R1Weight,

@@ -3,7 +3,7 @@ package robustness
 import (
 	"slices"
 
-	"github.com/gomlx/gomlx/pkg/core/tensors"
+	"github.com/gomlx/gomlx/core/tensors"
 	"github.com/pkg/errors"
 
 	"github.com/protolab/protolab/layers/decoder"

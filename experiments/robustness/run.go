@@ -69,16 +69,16 @@ func (c *CorpusResult) Stats(mixer, kind string) *Stats {
 // LoadOrRun returns the result stored for cfg under run.Out, or runs the study. Notebook cells use it so that only
 // the first one computes.
 func LoadOrRun(cfg Config, opts ...run.Option) (*Result, error) {
-	return run.LoadOrRun(Study, cfg, opts, compute)
+	return run.LoadOrRun(Study, cfg, opts, runStudy)
 }
 
 // Run runs the study of cfg on every corpus (training or loading the two models, perturbing the prompts, comparing
 // the predictions), even when a result is stored; with run.Out set it stores it there.
 func Run(cfg Config, opts ...run.Option) (*Result, error) {
-	return run.Recompute(Study, cfg, opts, compute)
+	return run.Recompute(Study, cfg, opts, runStudy)
 }
 
-func compute(cfg Config, prov *run.Provenance, o run.Options) (*Result, error) {
+func runStudy(cfg Config, prov *run.Provenance, o run.Options) (*Result, error) {
 	prov.Seed = cfg.Seed
 	start, cpu0 := time.Now(), meter.CPUSeconds()
 	res := &Result{Provenance: prov}

@@ -4,10 +4,10 @@ import (
 	"math/rand/v2"
 	"time"
 
-	. "github.com/gomlx/gomlx/pkg/core/graph"
+	. "github.com/gomlx/gomlx/core/graph"
 
-	"github.com/gomlx/gomlx/pkg/core/tensors"
-	"github.com/gomlx/gomlx/pkg/ml/context"
+	"github.com/gomlx/gomlx/ml/model"
+	"github.com/gomlx/gomlx/core/tensors"
 	"github.com/pkg/errors"
 	"github.com/protolab/protolab/layers/decoder"
 	"github.com/protolab/protolab/workbench/meter"
@@ -66,14 +66,14 @@ func (b *bench) decodeOne(mixer string, n int) (DecodeRow, error) {
 		row.MeasuredStateBytes += int(s.Memory())
 	}
 
-	ctx := run.NewContext(cfg.Seed)
-	if _, err := context.ExecOnce(b.backend, ctx, func(ctx *context.Context, tokens *Node) *Node {
-		return decoder.Logits(ctx, mcfg, tokens)
+	scope := run.NewStore(cfg.Seed)
+	if _, err := model.ExecOnce(b.backend, scope, func(scope *model.Scope, tokens *Node) *Node {
+		return decoder.Logits(scope, mcfg, tokens)
 	}, [][]int32{{1, 2}}); err != nil { // creates the variables
 		return row, errors.Wrap(err, "initialising the model")
 	}
-	step, err := context.NewExec(b.backend, ctx.Reuse(), func(ctx *context.Context, in []*Node) []*Node {
-		logits, state := decoder.Step(ctx, mcfg, in[0], in[1], in[2:])
+	step, err := model.NewExec(b.backend, scope, func(scope *model.Scope, in []*Node) []*Node {
+		logits, state := decoder.Step(scope, mcfg, in[0], in[1], in[2:])
 		return append([]*Node{logits}, state...)
 	})
 	if err != nil {

@@ -7,7 +7,7 @@ import (
 	"runtime/debug"
 	"strings"
 
-	"github.com/gomlx/gomlx/backends"
+	"github.com/gomlx/compute"
 	"github.com/pkg/errors"
 
 	"github.com/protolab/protolab/workbench/meter"
@@ -109,7 +109,7 @@ type Result struct {
 type bench struct {
 	cfg     Config
 	o       run.Options
-	backend backends.Backend
+	backend compute.Backend
 	res     *Result
 	partial string // the file the result so far is saved to after every row ("" in memory)
 }
@@ -119,12 +119,12 @@ const Study = "speed"
 
 // LoadOrRun returns the result stored for cfg under run.Out, or runs the benchmarks of cfg.Mode.
 func LoadOrRun(cfg Config, opts ...run.Option) (*Result, error) {
-	return run.LoadOrRun(Study, cfg, opts, compute)
+	return run.LoadOrRun(Study, cfg, opts, runStudy)
 }
 
 // Run runs the benchmarks of cfg.Mode even when a result is stored, and stores it under run.Out.
 func Run(cfg Config, opts ...run.Option) (*Result, error) {
-	return run.Recompute(Study, cfg, opts, compute)
+	return run.Recompute(Study, cfg, opts, runStudy)
 }
 
 // Notebook returns what notebook 10 shows at the preset $PROTOLAB_PRESET names (run.PresetName): at the Small
@@ -132,10 +132,10 @@ func Run(cfg Config, opts ...run.Option) (*Result, error) {
 // else the Quick run (loaded, or run: minutes); at another preset, LoadOrRun of that preset. One progress line
 // says which.
 func Notebook(opts ...run.Option) (*Result, error) {
-	return run.Notebook(Study, Preset, Small, Quick, opts, compute)
+	return run.Notebook(Study, Preset, Small, Quick, opts, runStudy)
 }
 
-func compute(cfg Config, prov *run.Provenance, o run.Options) (*Result, error) {
+func runStudy(cfg Config, prov *run.Provenance, o run.Options) (*Result, error) {
 	backend, err := run.Backend()
 	if err != nil {
 		return nil, err

@@ -7,10 +7,10 @@ import (
 	"strings"
 	"time"
 
-	. "github.com/gomlx/gomlx/pkg/core/graph"
+	. "github.com/gomlx/gomlx/core/graph"
 
-	"github.com/gomlx/gomlx/pkg/core/tensors"
-	"github.com/gomlx/gomlx/pkg/ml/context"
+	"github.com/gomlx/gomlx/ml/model"
+	"github.com/gomlx/gomlx/core/tensors"
 	"github.com/pkg/errors"
 	"github.com/protolab/protolab/layers/attention"
 	"github.com/protolab/protolab/layers/decoder"
@@ -92,7 +92,7 @@ func (b *bench) trainOne(mixer string, T int) (ThroughputRow, error) {
 	}
 	fc := fit.DefaultConfig()
 	fc.Steps, fc.WarmupSteps, fc.EvalEvery, fc.LR, fc.Seed = cfg.Warmup+cfg.Steps, 0, 0, 1e-3, cfg.Seed
-	lossFn := func(ctx *context.Context, in []*Node) *Node { return decoder.NextTokenLoss(ctx, mcfg, in[0]) }
+	lossFn := func(scope *model.Scope, in []*Node) *Node { return decoder.NextTokenLoss(scope, mcfg, in[0]) }
 
 	goCtx, cancel := stdctx.WithCancel(b.o.Context)
 	defer cancel()
@@ -114,7 +114,7 @@ func (b *bench) trainOne(mixer string, T int) (ThroughputRow, error) {
 		cpuMark = now
 	}
 	mem := meter.StartMemory()
-	_, err = fit.Train(b.backend, run.NewContext(cfg.Seed), lossFn, batches, nil, fc, fit.Progress(nil),
+	_, err = fit.Train(b.backend, run.NewStore(cfg.Seed), lossFn, batches, nil, fc, fit.Progress(nil),
 		fit.TokensPerBatch(tokens), fit.OnStep(onStep), fit.WithContext(goCtx), fit.NoDecay(mcfg.NoDecay()...))
 	row.PeakMB, row.BaseMB, row.PeakHeapMB = mem.Stop()
 	if err != nil && !(row.Note != "" && errors.Is(err, stdctx.Canceled) && b.o.Err() == nil) {

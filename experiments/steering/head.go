@@ -1,10 +1,10 @@
 package steering
 
 import (
-	"github.com/gomlx/gomlx/pkg/core/dtypes"
-	. "github.com/gomlx/gomlx/pkg/core/graph"
-	"github.com/gomlx/gomlx/pkg/core/tensors"
-	"github.com/gomlx/gomlx/pkg/ml/context"
+	"github.com/gomlx/compute/dtypes"
+	"github.com/gomlx/gomlx/ml/model"
+	. "github.com/gomlx/gomlx/core/graph"
+	"github.com/gomlx/gomlx/core/tensors"
 	"github.com/pkg/errors"
 
 	"github.com/protolab/protolab/layers/decoder"
@@ -21,11 +21,11 @@ func headRows(m *lm.Model, rows [][]int32, T, B int, fn func(i int, hidden, logi
 	act []float64)) error {
 	cfg, dense := m.Config.Model, m.Dense()
 	pc := m.Config.Prism.Config
-	exec, err := context.NewExec(m.Backend, m.Ctx.Reuse(), func(ctx *context.Context, tokens *Node) []*Node {
+	exec, err := model.NewExec(m.Backend, m.Store, func(scope *model.Scope, tokens *Node) []*Node {
 		if dense {
-			return []*Node{ConvertDType(decoder.Hidden(ctx, cfg, tokens), dtypes.Float64)}
+			return []*Node{ConvertDType(decoder.Hidden(scope, cfg, tokens), dtypes.Float64)}
 		}
-		d := decoder.PrismHead(ctx, cfg, pc, tokens)
+		d := decoder.PrismHead(scope, cfg, pc, tokens)
 		return []*Node{ConvertDType(d.Hidden, dtypes.Float64), ConvertDType(d.Logits, dtypes.Float64),
 			ConvertDType(d.Indices, dtypes.Int32), ConvertDType(d.Activations, dtypes.Float64)}
 	})

@@ -146,22 +146,22 @@ func (r *Result) String() string {
 // run.Out/models) the PRISM model of every seed (and its dense baseline for the "sae" controller) and runs Steer on
 // each.
 func LoadOrRun(cfg Config, opts ...run.Option) (*Result, error) {
-	return run.LoadOrRun(Study, cfg, opts, compute)
+	return run.LoadOrRun(Study, cfg, opts, runStudy)
 }
 
 // Run runs the study even when a result is stored (the models themselves are loaded when trained before).
 func Run(cfg Config, opts ...run.Option) (*Result, error) {
-	return run.Recompute(Study, cfg, opts, compute)
+	return run.Recompute(Study, cfg, opts, runStudy)
 }
 
 // Notebook returns what notebook 20 and `make run` show: at the Small preset (run.PresetName) the stored protocol
 // result when `protolab run steering --preset small` made one, else Quick's result (loaded or computed); at other
 // presets LoadOrRun of that preset.
 func Notebook(opts ...run.Option) (*Result, error) {
-	return run.Notebook(Study, Preset, Small, Quick, opts, compute)
+	return run.Notebook(Study, Preset, Small, Quick, opts, runStudy)
 }
 
-func compute(cfg Config, prov *run.Provenance, o run.Options) (*Result, error) {
+func runStudy(cfg Config, prov *run.Provenance, o run.Options) (*Result, error) {
 	start := time.Now()
 	s := cfg.Settings()
 	models := cfg.Models()

@@ -6,9 +6,9 @@ import (
 	"sync"
 	"testing"
 
-	. "github.com/gomlx/gomlx/pkg/core/graph"
-	"github.com/gomlx/gomlx/pkg/core/tensors"
-	"github.com/gomlx/gomlx/pkg/ml/context"
+	"github.com/gomlx/gomlx/ml/model"
+	. "github.com/gomlx/gomlx/core/graph"
+	"github.com/gomlx/gomlx/core/tensors"
 	"github.com/stretchr/testify/require"
 
 	"github.com/protolab/protolab/layers/decoder"
@@ -243,8 +243,8 @@ func TestCtrlProblemOf_RowsAreTheModelsLogProbs(t *testing.T) {
 	items := allItems(p)
 	scores := p.eval(make([]float64, len(p.sig)), items, false).scores
 	mc, pc := m.Config.Model, m.Config.Prism.Config
-	exec := context.MustNewExec(m.Backend, m.Ctx.Reuse(), func(ctx *context.Context, tokens *Node) *Node {
-		return decoder.PrismLogits(ctx, mc, pc, tokens)
+	exec := model.MustNewExec(m.Backend, m.Store, func(scope *model.Scope, tokens *Node) *Node {
+		return decoder.PrismLogits(scope, mc, pc, tokens)
 	})
 	V := mc.VocabSize
 	d, err := m.Data()
@@ -309,8 +309,8 @@ func TestCollectRows_DenseRowsAreTheModelsLogProbs(t *testing.T) {
 	mc := m.Config.Model
 	p := rows.biasProblem(mc.VocabSize)
 	scores := p.eval(make([]float64, p.units()), allItems(p), false).scores
-	exec := context.MustNewExec(m.Backend, m.Ctx.Reuse(), func(ctx *context.Context, tokens *Node) *Node {
-		return decoder.Logits(ctx, mc, tokens)
+	exec := model.MustNewExec(m.Backend, m.Store, func(scope *model.Scope, tokens *Node) *Node {
+		return decoder.Logits(scope, mc, tokens)
 	})
 	d, err := m.Data()
 	require.NoError(t, err)

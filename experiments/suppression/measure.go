@@ -3,10 +3,10 @@ package suppression
 import (
 	"math"
 
-	"github.com/gomlx/gomlx/pkg/core/dtypes"
-	. "github.com/gomlx/gomlx/pkg/core/graph"
-	"github.com/gomlx/gomlx/pkg/core/tensors"
-	"github.com/gomlx/gomlx/pkg/ml/context"
+	"github.com/gomlx/compute/dtypes"
+	"github.com/gomlx/gomlx/ml/model"
+	. "github.com/gomlx/gomlx/core/graph"
+	"github.com/gomlx/gomlx/core/tensors"
 	"github.com/pkg/errors"
 
 	"github.com/protolab/protolab/layers/decoder"
@@ -95,7 +95,7 @@ func generateSuppressed(m *lm.Model, prompts [][]int32, omega []float64, mode st
 	}
 	capacity := longest + s.Sample.MaxNewTokens
 	mc := m.Config.Model
-	dec, err := eval.NewDecoder(m.Backend, m.Ctx, lm.SuppressedStep(mc, m.Config.Prism.Config, omega, mode),
+	dec, err := eval.NewDecoder(m.Backend, m.Store, lm.SuppressedStep(mc, m.Config.Prism.Config, omega, mode),
 		decoder.StateShapes(mc, B, capacity), B, capacity)
 	if err != nil {
 		return nil, err
@@ -132,9 +132,9 @@ func nllRows(m *lm.Model, rows [][]int32, omega, watch []float64, mode string, f
 		return err
 	}
 	cfg, pc := m.Config.Model, m.Config.Prism.Config
-	exec, err := context.NewExec(m.Backend, m.Ctx.Reuse(), func(ctx *context.Context, batch, om, wt *Node) []*Node {
+	exec, err := model.NewExec(m.Backend, m.Store, func(scope *model.Scope, batch, om, wt *Node) []*Node {
 		T1 := batch.Shape().Dim(1)
-		d := decoder.PrismHead(ctx, cfg, pc, Slice(batch, AxisRange(), AxisRange(0, T1-1)))
+		d := decoder.PrismHead(scope, cfg, pc, Slice(batch, AxisRange(), AxisRange(0, T1-1)))
 		dt := d.Hidden.DType()
 		nll := decoder.CrossEntropy(prism.SuppressedLogits(d, ConvertDType(om, dt), mode),
 			Slice(batch, AxisRange(), AxisRange(1, T1)))

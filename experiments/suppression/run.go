@@ -171,19 +171,19 @@ func (r *Result) String() string {
 // run.Out/models) every model of cfg.Models and runs Suppress with cfg.Settings on each. A comparison of rules or
 // thresholds is one LoadOrRun per variant (each stored; the models are trained once).
 func LoadOrRun(cfg Config, opts ...run.Option) (*Result, error) {
-	return run.LoadOrRun(Study, cfg, opts, compute)
+	return run.LoadOrRun(Study, cfg, opts, runStudy)
 }
 
 // Run runs the study even when a result is stored (the models themselves are loaded when trained before).
 func Run(cfg Config, opts ...run.Option) (*Result, error) {
-	return run.Recompute(Study, cfg, opts, compute)
+	return run.Recompute(Study, cfg, opts, runStudy)
 }
 
 // Notebook returns what notebook 20 and `make run` show: at the Small preset (run.PresetName) the stored protocol
 // result when `protolab run suppression --preset small` made one, else Quick's result (loaded or computed); at
 // other presets LoadOrRun of that preset.
 func Notebook(opts ...run.Option) (*Result, error) {
-	return run.Notebook(Study, Preset, Small, Quick, opts, compute)
+	return run.Notebook(Study, Preset, Small, Quick, opts, runStudy)
 }
 
 // CompareRules runs (or loads) the notebook's configuration (Quick at the Small preset, else the preset) once per
@@ -212,7 +212,7 @@ func CompareRules(rules []string, opts ...run.Option) ([]*Result, error) {
 	return out, nil
 }
 
-func compute(cfg Config, prov *run.Provenance, o run.Options) (*Result, error) {
+func runStudy(cfg Config, prov *run.Provenance, o run.Options) (*Result, error) {
 	start := time.Now()
 	models := cfg.Models()
 	prov.Seed = models[0].Config.Seed

@@ -7,7 +7,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/gomlx/gomlx/pkg/core/tensors"
+	"github.com/gomlx/gomlx/core/tensors"
 	"github.com/stretchr/testify/require"
 
 	"github.com/protolab/protolab/models/lm"

@@ -3,11 +3,11 @@ package attention
 import (
 	"math"
 
-	"github.com/gomlx/gomlx/pkg/core/dtypes"
-	. "github.com/gomlx/gomlx/pkg/core/graph"
-	"github.com/gomlx/gomlx/pkg/core/shapes"
-	"github.com/gomlx/gomlx/pkg/ml/context"
-	"github.com/gomlx/gomlx/pkg/ml/context/initializers"
+	"github.com/gomlx/compute/dtypes"
+	"github.com/gomlx/compute/shapes"
+	"github.com/gomlx/gomlx/ml/model"
+	"github.com/gomlx/gomlx/ml/model/initializer"
+	. "github.com/gomlx/gomlx/core/graph"
 	"github.com/pkg/errors"
 
 	"github.com/protolab/protolab/layers/hook"
@@ -132,15 +132,15 @@ const (
 // emitHeads reports the weights and head outputs of attend to layers/hook when a hook is attached to the graph
 // and returns out, replaced by the hook's ProbeZ result when it patches it. ctx is the layer's scope; nil
 // (Mix, Attend) emits nothing.
-func emitHeads(ctx *context.Context, out, probs *Node) *Node {
-	if ctx == nil || !hook.Active(out.Graph()) {
+func emitHeads(scope *model.Scope, out, probs *Node) *Node {
+	if scope == nil || !hook.Active(out.Graph()) {
 		return out
 	}
 	B, Hkv, T, G, Dh := out.Shape().Dim(0), out.Shape().Dim(1), out.Shape().Dim(2), out.Shape().Dim(3), out.Shape().Dim(4)
 	S := probs.Shape().Dim(4)
-	hook.Observe(ctx, ProbePattern, Reshape(TransposeAllAxes(probs, 0, 1, 3, 2, 4), B, Hkv*G, T, S))
+	hook.Observe(scope, ProbePattern, Reshape(TransposeAllAxes(probs, 0, 1, 3, 2, 4), B, Hkv*G, T, S))
 	z := Reshape(TransposeAllAxes(out, 0, 2, 1, 3, 4), B, T, Hkv*G, Dh)
-	z2 := hook.Emit(ctx, ProbeZ, z)
+	z2 := hook.Emit(scope, ProbeZ, z)
 	if z2 == z {
 		return out
 	}
@@ -192,26 +192,26 @@ func expandMask(mask *Node, B, H, Hkv, T, S int) *Node {
 	return BroadcastToDims(m, B, Hkv, T, G, S)
 }
 
-// initializer returns ctx with N(0, std²) when std > 0, else PyTorch's nn.Linear default U(±1/√fanIn).
-func initializer(ctx *context.Context, std float64, fanIn int) *context.Context {
+// withInit returns ctx with N(0, std²) when std > 0, else PyTorch's nn.Linear default U(±1/√fanIn).
+func withInit(scope *model.Scope, std float64, fanIn int) *model.Scope {
 	if std > 0 {
-		return ctx.WithInitializer(initializers.RandomNormalFn(ctx, std))
+		return scope.WithInitializer(initializer.RandomNormalFn(scope, std))
 	}
 	b := 1 / math.Sqrt(float64(fanIn))
-	return ctx.WithInitializer(initializers.RandomUniformFn(ctx, -b, b))
+	return scope.WithInitializer(initializer.RandomUniformFn(scope, -b, b))
 }
 
 // weights returns the projection variables [D, H·D_h], [D, H_kv·D_h] ×2 and [H·D_h, D], creating them under
 // ctx.In(Scope) with cfg's initialisation: q, k, v from InitStd, o from OutputInitStd (InitStd when 0); PyTorch's
 // U(±1/√fan_in) when the standard deviation is 0.
-func weights(ctx *context.Context, cfg Config, D int, dtype dtypes.DType) (wq, wk, wv, wo *context.Variable) {
-	ctx = ctx.In(Scope)
+func weights(scope *model.Scope, cfg Config, D int, dtype dtypes.DType) (wq, wk, wv, wo *model.Variable) {
+	scope = scope.In(Scope)
 	H, Hkv, Dh := cfg.NumHeads, cfg.KVHeads(), cfg.HeadSize(D)
 	outStd := cfg.OutputInitStd
 	if outStd == 0 {
 		outStd = cfg.InitStd
 	}
-	in, out := initializer(ctx, cfg.InitStd, D), initializer(ctx, outStd, H*Dh)
+	in, out := withInit(scope, cfg.InitStd, D), withInit(scope, outStd, H*Dh)
 	wq = in.VariableWithShape(VarQuery, shapes.Make(dtype, D, H*Dh))
 	wk = in.VariableWithShape(VarKey, shapes.Make(dtype, D, Hkv*Dh))
 	wv = in.VariableWithShape(VarValue, shapes.Make(dtype, D, Hkv*Dh))
@@ -272,7 +272,7 @@ func Mix(x, wq, wk, wv, wo *Node, cfg Config) *Node {
 }
 
 // mix is Mix, emitting the probes under ctx (the layer's scope) when ctx is not nil.
-func mix(ctx *context.Context, x, wq, wk, wv, wo *Node, cfg Config) *Node {
+func mix(scope *model.Scope, x, wq, wk, wv, wo *Node, cfg Config) *Node {
 	checkInput("Mix", cfg, x)
 	g := x.Graph()
 	B, T, D := x.Shape().Dim(0), x.Shape().Dim(1), x.Shape().Dim(2)
@@ -280,12 +280,12 @@ func mix(ctx *context.Context, x, wq, wk, wv, wo *Node, cfg Config) *Node {
 	positions := Iota(g, shapes.Make(dtypes.Int32, T), 0)
 	q, k = RoPE(q, positions, cfg.RoPEBase), RoPE(k, positions, cfg.RoPEBase)
 	var out *Node
-	if cfg.Chunked(T) && !(ctx != nil && hook.Active(g)) {
+	if cfg.Chunked(T) && !(scope != nil && hook.Active(g)) {
 		out = attendChunked(q, k, v, cfg.Block()) // [B, H_kv, T, G, D_h]
 	} else {
 		var probs *Node
 		out, probs = attend(q, k, v, 1, 2, CausalMask(g, T))
-		out = emitHeads(ctx, out, probs)
+		out = emitHeads(scope, out, probs)
 	}
 	y := outputProjection(out, wo)
 	y.AssertDims(B, T, D)
@@ -295,11 +295,11 @@ func mix(ctx *context.Context, x, wq, wk, wv, wo *Node, cfg Config) *Node {
 // Mixer is the attention layer: it creates the projections q, k, v, o (no biases; shapes in Mix) under
 // ctx.In("attention") with cfg's initialisation and returns Mix(x, …): x [B, T, D] → [B, T, D], causal.
 // Panics if cfg.Validate(D) fails or x is not rank 3.
-func Mixer(ctx *context.Context, cfg Config, x *Node) *Node {
+func Mixer(scope *model.Scope, cfg Config, x *Node) *Node {
 	checkInput("Mixer", cfg, x)
 	g := x.Graph()
-	wq, wk, wv, wo := weights(ctx, cfg, x.Shape().Dim(2), x.DType())
-	return mix(ctx.In(Scope), x, wq.ValueGraph(g), wk.ValueGraph(g), wv.ValueGraph(g), wo.ValueGraph(g), cfg)
+	wq, wk, wv, wo := weights(scope, cfg, x.Shape().Dim(2), x.DType())
+	return mix(scope.In(Scope), x, wq.NodeValue(g), wk.NodeValue(g), wv.NodeValue(g), wo.NodeValue(g), cfg)
 }
 
 // CacheShapes returns the shapes of the key and value caches of one attention layer: [B, H_kv, S, D_h] each,
@@ -318,7 +318,7 @@ func CacheShapes(cfg Config, width, batch, maxLen int, dtype dtypes.DType) []sha
 // what Mixer returns at position pos. The write is a Where with a one-hot position mask (SimpleGo has no
 // DynamicUpdateSlice). pos must be in [0, S); the graph cannot check it. Uses the variables Mixer uses, creating
 // them if needed. Panics on bad shapes or an invalid cfg.
-func Step(ctx *context.Context, cfg Config, x, pos, kCache, vCache *Node) (y, kCache2, vCache2 *Node) {
+func Step(scope *model.Scope, cfg Config, x, pos, kCache, vCache *Node) (y, kCache2, vCache2 *Node) {
 	checkInput("Step", cfg, x)
 	g := x.Graph()
 	B, D := x.Shape().Dim(0), x.Shape().Dim(2)
@@ -333,9 +333,9 @@ func Step(ctx *context.Context, cfg Config, x, pos, kCache, vCache *Node) (y, kC
 			kCache.Shape(), vCache.Shape(), B, Hkv, Dh, x.DType()))
 	}
 	S := kCache.Shape().Dim(2)
-	wqv, wkv, wvv, wov := weights(ctx, cfg, D, x.DType())
-	wo := wov.ValueGraph(g)
-	q, k, v := project(cfg, x, wqv.ValueGraph(g), wkv.ValueGraph(g), wvv.ValueGraph(g), wo)
+	wqv, wkv, wvv, wov := weights(scope, cfg, D, x.DType())
+	wo := wov.NodeValue(g)
+	q, k, v := project(cfg, x, wqv.NodeValue(g), wkv.NodeValue(g), wvv.NodeValue(g), wo)
 	positions := Reshape(pos, 1)
 	q, k = RoPE(q, positions, cfg.RoPEBase), RoPE(k, positions, cfg.RoPEBase)
 
@@ -347,7 +347,7 @@ func Step(ctx *context.Context, cfg Config, x, pos, kCache, vCache *Node) (y, kC
 
 	visible := Reshape(LessOrEqual(seq, pos), 1, S) // [T=1, S]
 	out, probs := attend(q, kCache2, vCache2, 2, 1, visible)
-	y = outputProjection(emitHeads(ctx.In(Scope), out, probs), wo)
+	y = outputProjection(emitHeads(scope.In(Scope), out, probs), wo)
 	y.AssertDims(B, 1, D)
 	return y, kCache2, vCache2
 }

@@ -5,10 +5,10 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"github.com/gomlx/gomlx/pkg/core/dtypes"
-	. "github.com/gomlx/gomlx/pkg/core/graph"
-	"github.com/gomlx/gomlx/pkg/core/tensors"
-	"github.com/gomlx/gomlx/pkg/ml/context"
+	"github.com/gomlx/compute/dtypes"
+	"github.com/gomlx/gomlx/ml/model"
+	. "github.com/gomlx/gomlx/core/graph"
+	"github.com/gomlx/gomlx/core/tensors"
 
 	"github.com/protolab/protolab/workbench/wbtest"
 )
@@ -199,14 +199,14 @@ func TestStep_MatchesMixer(t *testing.T) {
 	for _, c := range mixCases() {
 		t.Run(c.name, func(t *testing.T) {
 			backend := wbtest.Backend(t)
-			ctx := context.New()
-			ctx.SetParam(context.ParamInitialSeed, int64(60))
+			scope := model.NewStore()
+			scope.SetParam(model.ParamInitialSeed, int64(60))
 			x := wbtest.Normal(wbtest.RNG(61), B*T*D, 1)
-			full := wbtest.Flat64(context.MustExecOnce(backend, ctx, func(ctx *context.Context, x *Node) *Node {
-				return Mixer(ctx, c.cfg, x)
+			full := wbtest.Flat64(model.MustExecOnce(backend, scope, func(scope *model.Scope, x *Node) *Node {
+				return Mixer(scope, c.cfg, x)
 			}, wbtest.Tensor64(x, B, T, D)))
-			step := context.MustNewExec(backend, ctx.Reuse(), func(ctx *context.Context, in []*Node) []*Node {
-				y, k, v := Step(ctx, c.cfg, in[0], in[1], in[2], in[3])
+			step := model.MustNewExec(backend, scope, func(scope *model.Scope, in []*Node) []*Node {
+				y, k, v := Step(scope, c.cfg, in[0], in[1], in[2], in[3])
 				return []*Node{y, k, v}
 			})
 			cs := CacheShapes(c.cfg, D, B, S, dtypes.Float64)

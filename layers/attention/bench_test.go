@@ -7,11 +7,11 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/gomlx/gomlx/pkg/core/dtypes"
-	. "github.com/gomlx/gomlx/pkg/core/graph"
-	"github.com/gomlx/gomlx/pkg/core/shapes"
-	"github.com/gomlx/gomlx/pkg/core/tensors"
-	"github.com/gomlx/gomlx/pkg/ml/context"
+	"github.com/gomlx/compute/dtypes"
+	"github.com/gomlx/compute/shapes"
+	"github.com/gomlx/gomlx/ml/model"
+	. "github.com/gomlx/gomlx/core/graph"
+	"github.com/gomlx/gomlx/core/tensors"
 
 	"github.com/protolab/protolab/workbench/wbtest"
 )
@@ -55,10 +55,10 @@ func BenchmarkMixer_ForwardBackward(b *testing.B) {
 }
 
 func benchMixer(b *testing.B, cfg Config, B, T int) {
-	ctx := context.New()
-	ctx.SetParam(context.ParamInitialSeed, int64(1))
-	exec := context.MustNewExec(wbtest.Backend(b), ctx, func(ctx *context.Context, x *Node) []*Node {
-		y := Mixer(ctx, cfg, x)
+	scope := model.NewStore()
+	scope.SetParam(model.ParamInitialSeed, int64(1))
+	exec := model.MustNewExec(wbtest.Backend(b), scope, func(scope *model.Scope, x *Node) []*Node {
+		y := Mixer(scope, cfg, x)
 		loss := ReduceAllSum(Mul(y, Sin(y))) // a cotangent that depends on y
 		return append([]*Node{loss}, Gradient(loss, x)...)
 	})

@@ -3,8 +3,8 @@ package attention
 import (
 	"math"
 
-	"github.com/gomlx/gomlx/pkg/core/dtypes"
-	. "github.com/gomlx/gomlx/pkg/core/graph"
+	"github.com/gomlx/compute/dtypes"
+	. "github.com/gomlx/gomlx/core/graph"
 	"github.com/pkg/errors"
 )
 

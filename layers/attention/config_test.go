@@ -5,11 +5,11 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gomlx/gomlx/pkg/core/dtypes"
-	. "github.com/gomlx/gomlx/pkg/core/graph"
-	"github.com/gomlx/gomlx/pkg/core/shapes"
-	"github.com/gomlx/gomlx/pkg/core/tensors"
-	"github.com/gomlx/gomlx/pkg/ml/context"
+	"github.com/gomlx/compute/dtypes"
+	"github.com/gomlx/compute/shapes"
+	"github.com/gomlx/gomlx/ml/model"
+	. "github.com/gomlx/gomlx/core/graph"
+	"github.com/gomlx/gomlx/core/tensors"
 
 	"github.com/protolab/protolab/workbench/wbtest"
 )
@@ -17,26 +17,26 @@ import (
 func TestMixer_VariablesAndShapes(t *testing.T) {
 	const B, T, D = 2, 5, 12
 	cfg := Config{NumHeads: 6, NumKVHeads: 2, RoPEBase: 10_000, InitStd: 0.02, OutputInitStd: 0.001}
-	ctx := context.New()
-	ctx.SetParam(context.ParamInitialSeed, int64(70))
-	out := context.MustExecOnce(wbtest.Backend(t), ctx.In("block"), func(ctx *context.Context, x *Node) *Node {
-		return Mixer(ctx, cfg, x)
+	scope := model.NewStore()
+	scope.SetParam(model.ParamInitialSeed, int64(70))
+	out := model.MustExecOnce(wbtest.Backend(t), scope.In("block"), func(scope *model.Scope, x *Node) *Node {
+		return Mixer(scope, cfg, x)
 	}, tensors.FromShape(shapes.Make(dtypes.Float64, B, T, D)))
 	if got := out.Shape(); !got.Equal(shapes.Make(dtypes.Float64, B, T, D)) {
 		t.Fatalf("Mixer output shape %s, want [%d %d %d]", got, B, T, D)
 	}
 	want := map[string][]int{"q": {D, 12}, "k": {D, 4}, "v": {D, 4}, "o": {12, D}}
 	got := map[string]bool{}
-	for v := range ctx.IterVariables() {
+	for v := range scope.IterVariables() {
 		if !v.Trainable {
 			continue
 		}
 		dims, ok := want[v.Name()]
 		if !ok || v.Scope() != "/block/attention" {
-			t.Fatalf("unexpected variable %s", v.ScopeAndName())
+			t.Fatalf("unexpected variable %s", v.Path())
 		}
 		if !v.Shape().Equal(shapes.Make(dtypes.Float64, dims...)) {
-			t.Errorf("variable %s shape %s, want %v", v.ScopeAndName(), v.Shape(), dims)
+			t.Errorf("variable %s shape %s, want %v", v.Path(), v.Shape(), dims)
 		}
 		got[v.Name()] = true
 		// The initialisation honours InitStd and OutputInitStd: sample std within a factor 2 (48–144 values).
@@ -50,7 +50,7 @@ func TestMixer_VariablesAndShapes(t *testing.T) {
 			ss += x * x
 		}
 		if rms := math.Sqrt(ss / float64(len(vals))); rms < std/2 || rms > 2*std {
-			t.Errorf("variable %s: initial rms %g, want ≈ %g", v.ScopeAndName(), rms, std)
+			t.Errorf("variable %s: initial rms %g, want ≈ %g", v.Path(), rms, std)
 		}
 	}
 	if len(got) != len(want) {

@@ -3,11 +3,11 @@ package decoder
 import (
 	"testing"
 
-	"github.com/gomlx/gomlx/pkg/core/dtypes"
-	. "github.com/gomlx/gomlx/pkg/core/graph"
-	"github.com/gomlx/gomlx/pkg/core/shapes"
-	"github.com/gomlx/gomlx/pkg/core/tensors"
-	"github.com/gomlx/gomlx/pkg/ml/context"
+	"github.com/gomlx/compute/dtypes"
+	"github.com/gomlx/compute/shapes"
+	"github.com/gomlx/gomlx/ml/model"
+	. "github.com/gomlx/gomlx/core/graph"
+	"github.com/gomlx/gomlx/core/tensors"
 
 	"github.com/protolab/protolab/layers/attention"
 	"github.com/protolab/protolab/workbench/wbtest"
@@ -62,11 +62,11 @@ func reportThroughput(b *testing.B, flopsPerToken, cpuPerOp float64) {
 // model; GFLOP/s counts 3× FLOPsPerToken per token.
 func BenchmarkForwardBackward(b *testing.B) {
 	cfg := benchConfig()
-	ctx := context.New()
-	ctx.SetParam(context.ParamInitialSeed, int64(1))
-	exec := context.MustNewExec(wbtest.Backend(b), ctx, func(ctx *context.Context, batch *Node) []*Node {
-		loss := NextTokenLoss(ctx, cfg, batch)
-		return append([]*Node{loss}, ctx.BuildTrainableVariablesGradientsGraph(loss)...)
+	scope := model.NewStore()
+	scope.SetParam(model.ParamInitialSeed, int64(1))
+	exec := model.MustNewExec(wbtest.Backend(b), scope, func(scope *model.Scope, batch *Node) []*Node {
+		loss := NextTokenLoss(scope, cfg, batch)
+		return append([]*Node{loss}, scope.BuildTrainableVariablesGradientsGraph(loss)...)
 	})
 	batch := benchBatch(cfg)
 	for _, t := range exec.MustExec(batch) { // compile and initialise outside the timing
@@ -83,9 +83,9 @@ func BenchmarkForwardBackward(b *testing.B) {
 // BenchmarkForward times the loss alone (inference-style forward pass) of the benchmark model.
 func BenchmarkForward(b *testing.B) {
 	cfg := benchConfig()
-	ctx := context.New()
-	exec := context.MustNewExec(wbtest.Backend(b), ctx, func(ctx *context.Context, batch *Node) *Node {
-		return NextTokenLoss(ctx, cfg, batch)
+	scope := model.NewStore()
+	exec := model.MustNewExec(wbtest.Backend(b), scope, func(scope *model.Scope, batch *Node) *Node {
+		return NextTokenLoss(scope, cfg, batch)
 	})
 	batch := benchBatch(cfg)
 	exec.MustExec(batch)[0].FinalizeAll()

@@ -4,7 +4,7 @@ import (
 	"math"
 	"slices"
 
-	"github.com/gomlx/gomlx/pkg/core/dtypes"
+	"github.com/gomlx/compute/dtypes"
 	"github.com/pkg/errors"
 
 	"github.com/protolab/protolab/layers/attention"

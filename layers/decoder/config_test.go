@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gomlx/gomlx/pkg/core/tensors"
-	"github.com/gomlx/gomlx/pkg/ml/context"
+	"github.com/gomlx/gomlx/ml/model"
+	"github.com/gomlx/gomlx/core/tensors"
 
 	"github.com/protolab/protolab/workbench/wbtest"
 )
@@ -18,7 +18,7 @@ func TestVariables_ScopesNamesAndCount(t *testing.T) {
 		t.Run(fmt.Sprintf("tied=%v", tied), func(t *testing.T) {
 			cfg := tinyConfigs()["untied H=3"]
 			cfg.TieEmbeddings = tied
-			ctx, _, _ := newTinyModel(t, cfg, 100)
+			scope, _, _ := newTinyModel(t, cfg, 100)
 			V, D, F := cfg.VocabSize, cfg.Width, cfg.FFNWidth()
 			want := []string{fmt.Sprintf("/embed/embeddings %v", []int{V, D})}
 			for l := 0; l < cfg.NumLayers; l++ {
@@ -40,12 +40,12 @@ func TestVariables_ScopesNamesAndCount(t *testing.T) {
 			}
 			var got []string
 			total := 0
-			for v := range ctx.IterVariables() {
+			for v := range scope.IterVariables() {
 				if v.Trainable {
-					got = append(got, fmt.Sprintf("%s %v", v.ScopeAndName(), v.Shape().Dimensions))
+					got = append(got, fmt.Sprintf("%s %v", v.Path(), v.Shape().Dimensions))
 					total += v.Shape().Size()
 					if v.Name() == VarGain && !strings.Contains(v.Scope(), "norm") {
-						t.Errorf("gain %s is not under a *norm scope", v.ScopeAndName())
+						t.Errorf("gain %s is not under a *norm scope", v.Path())
 					}
 				}
 			}
@@ -72,21 +72,21 @@ func TestInit_StandardDeviations(t *testing.T) {
 				cfg.Init, cfg.InitStd, cfg.DType, cfg.MaxLen = policy, 0.05, "float64", 8
 				cfg.Mixer = mixer
 				cfg.ProtoT.NumPrototypes = 8
-				ctx := context.New()
-				ctx.SetParam(context.ParamInitialSeed, int64(110))
-				logitsExec(t, ctx, cfg).MustExec(tensors.FromValue(randomTokens(111, 1, 3, cfg.VocabSize)))
+				scope := model.NewStore()
+				scope.SetParam(model.ParamInitialSeed, int64(110))
+				logitsExec(t, scope, cfg).MustExec(tensors.FromValue(randomTokens(111, 1, 3, cfg.VocabSize)))
 				checked := 0
-				for v := range ctx.IterVariables() {
+				for v := range scope.IterVariables() {
 					if !v.Trainable {
 						continue
 					}
 					l, ok := expectedLaw(cfg, v.Scope(), v.Name(), v.Shape().Dimensions)
 					if !ok {
-						t.Errorf("%s %v: not in the initialisation table of doc.go", v.ScopeAndName(),
+						t.Errorf("%s %v: not in the initialisation table of doc.go", v.Path(),
 							v.Shape().Dimensions)
 						continue
 					}
-					checkLaw(t, v.ScopeAndName(), wbtest.Flat64(v.MustValue()), l)
+					checkLaw(t, v.Path(), wbtest.Flat64(v.MustValue()), l)
 					checked++
 				}
 				if checked == 0 {

@@ -5,9 +5,9 @@ import (
 	"slices"
 	"testing"
 
-	. "github.com/gomlx/gomlx/pkg/core/graph"
-	"github.com/gomlx/gomlx/pkg/core/tensors"
-	"github.com/gomlx/gomlx/pkg/ml/context"
+	"github.com/gomlx/gomlx/ml/model"
+	. "github.com/gomlx/gomlx/core/graph"
+	"github.com/gomlx/gomlx/core/tensors"
 
 	"github.com/protolab/protolab/workbench/wbtest"
 )
@@ -47,19 +47,19 @@ func TestDecoders_StepMatchesLogits(t *testing.T) {
 // values.
 func checkStepMatchesLogits(t *testing.T, cfg Config, seed uint64, T int) {
 	t.Helper()
-	ctx := context.New()
-	ctx.SetParam(context.ParamInitialSeed, int64(seed))
+	scope := model.NewStore()
+	scope.SetParam(model.ParamInitialSeed, int64(seed))
 	backend := wbtest.Backend(t)
-	full := context.MustNewExec(backend, ctx, func(ctx *context.Context, tokens *Node) *Node {
-		return Logits(ctx, cfg, tokens)
+	full := model.MustNewExec(backend, scope, func(scope *model.Scope, tokens *Node) *Node {
+		return Logits(scope, cfg, tokens)
 	})
 	tokens := randomTokens(seed, testB, T, cfg.VocabSize)
 	full.MustExec(tensors.FromValue(tokens))
-	randomizeVariables(t, ctx, seed+1)
+	randomizeVariables(t, scope, seed+1)
 	want := wbtest.Flat64(full.MustExec(tensors.FromValue(tokens))[0])
 
 	total := 0
-	for v := range ctx.IterVariables() {
+	for v := range scope.IterVariables() {
 		if v.Trainable {
 			total += v.Shape().Size()
 		}
@@ -68,8 +68,8 @@ func checkStepMatchesLogits(t *testing.T, cfg Config, seed uint64, T int) {
 		t.Fatalf("parameter count %d, the variables hold %d values", count, total)
 	}
 
-	step := context.MustNewExec(backend, ctx.Reuse(), func(ctx *context.Context, in []*Node) []*Node {
-		logits, state := Step(ctx, cfg, in[0], in[1], in[2:])
+	step := model.MustNewExec(backend, scope, func(scope *model.Scope, in []*Node) []*Node {
+		logits, state := Step(scope, cfg, in[0], in[1], in[2:])
 		return append([]*Node{logits}, state...)
 	})
 	state := NewState(cfg, testB, 0) // capacity cfg.MaxLen ≥ T

@@ -7,10 +7,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gomlx/gomlx/pkg/core/dtypes"
-	. "github.com/gomlx/gomlx/pkg/core/graph"
-	"github.com/gomlx/gomlx/pkg/core/tensors"
-	"github.com/gomlx/gomlx/pkg/ml/context"
+	"github.com/gomlx/compute/dtypes"
+	"github.com/gomlx/gomlx/ml/model"
+	. "github.com/gomlx/gomlx/core/graph"
+	"github.com/gomlx/gomlx/core/tensors"
 
 	"github.com/protolab/protolab/layers/hook"
 	"github.com/protolab/protolab/workbench/wbtest"
@@ -73,12 +73,12 @@ func TestMixers_LongStepMatchesForward(t *testing.T) {
 func checkStepMatchesForward(t *testing.T, m Mixer, cfg Config, layer, B, T int, seed uint64) {
 	t.Helper()
 	D := cfg.Width
-	ctx, exec := newMixerFixture(t, m, cfg, layer, T, seed)
+	scope, exec := newMixerFixture(t, m, cfg, layer, T, seed)
 	x := wbtest.Normal(wbtest.RNG(seed+10), B*T*D, 1)
 	dims := []int{B, T, D}
 	full := wbtest.Flat64(exec.MustExec(wbtest.Tensor64(x, dims...))[0])
-	step := context.MustNewExec(wbtest.Backend(t), ctx.Reuse(), func(ctx *context.Context, in []*Node) []*Node {
-		y, s := m.Step(ctx.In(BlockScope(layer)), in[0], in[1], in[2:])
+	step := model.MustNewExec(wbtest.Backend(t), scope, func(scope *model.Scope, in []*Node) []*Node {
+		y, s := m.Step(scope.In(BlockScope(layer)), in[0], in[1], in[2:])
 		return append([]*Node{y}, s...)
 	})
 	stateShapes := m.StateShapes(B, T+2, dtypes.Float64) // unused capacity must not matter
@@ -108,16 +108,16 @@ func checkStepMatchesForward(t *testing.T, m Mixer, cfg Config, layer, B, T int,
 
 // mixerVariables returns the variables of ctx in creation order and fails unless every one lies directly under
 // block layer's mixer scope. gomlx's own state (the initializers' "#rngState") is left out.
-func mixerVariables(t *testing.T, ctx *context.Context, spec mixerSpec, layer int) []*context.Variable {
+func mixerVariables(t *testing.T, scope *model.Scope, spec mixerSpec, layer int) []*model.Variable {
 	t.Helper()
 	scope := "/" + BlockScope(layer) + "/" + spec.scope
-	var vars []*context.Variable
-	for v := range ctx.IterVariables() {
+	var vars []*model.Variable
+	for v := range scope.IterVariables() {
 		if strings.HasPrefix(v.Name(), "#") {
 			continue
 		}
 		if v.Scope() != scope {
-			t.Fatalf("variable %s is not under the mixer's scope %s", v.ScopeAndName(), scope)
+			t.Fatalf("variable %s is not under the mixer's scope %s", v.Path(), scope)
 		}
 		vars = append(vars, v)
 	}
@@ -133,32 +133,32 @@ func TestMixers_GradientsMatchFiniteDifferences(t *testing.T) {
 		}
 		forEachLayer(t, c, func(t *testing.T, m Mixer, layer int) {
 			D := c.cfg.Width
-			ctx, _ := newMixerFixture(t, m, c.cfg, layer, testT, uint64(440+layer))
-			vars := mixerVariables(t, ctx, spec, layer)
+			scope, _ := newMixerFixture(t, m, c.cfg, layer, testT, uint64(440+layer))
+			vars := mixerVariables(t, scope, spec, layer)
 			x := wbtest.Normal(wbtest.RNG(uint64(450+layer)), testB*testT*D, 1)
 
 			// The stateless form on the variables' values is Forward, and it takes every trainable weight.
 			taken := map[string]bool{}
-			outs := context.MustExecOnceN(wbtest.Backend(t), ctx.Reuse(), func(ctx *context.Context, x *Node) []*Node {
+			outs := model.MustExecOnceN(wbtest.Backend(t), scope, func(scope *model.Scope, x *Node) []*Node {
 				w := weightSet{nodes: map[string]*Node{}, taken: taken}
 				for _, v := range vars {
-					w.nodes[v.Name()] = v.ValueGraph(x.Graph())
+					w.nodes[v.Name()] = v.NodeValue(x.Graph())
 				}
-				return []*Node{m.Forward(ctx.In(BlockScope(layer)), x), spec.stateless(c.cfg, layer, x, w)}
+				return []*Node{m.Forward(scope.In(BlockScope(layer)), x), spec.stateless(c.cfg, layer, x, w)}
 			}, wbtest.Tensor64(x, testB, testT, D))
 			wbtest.RequireClose(t, "stateless vs Forward", wbtest.Flat64(outs[0]), wbtest.Flat64(outs[1]), 0)
 
 			names, values, dims := []string{"x"}, [][]float64{x}, [][]int{{testB, testT, D}}
-			var trainable []*context.Variable
+			var trainable []*model.Variable
 			for _, v := range vars {
 				if !v.Trainable {
 					continue
 				}
 				if !taken[v.Name()] {
-					t.Fatalf("the stateless form does not take the trainable variable %s", v.ScopeAndName())
+					t.Fatalf("the stateless form does not take the trainable variable %s", v.Path())
 				}
 				trainable = append(trainable, v)
-				names = append(names, v.ScopeAndName())
+				names = append(names, v.Path())
 				values = append(values, wbtest.Flat64(v.MustValue()))
 				dims = append(dims, v.Shape().Dimensions)
 			}
@@ -181,10 +181,10 @@ func TestMixers_GradientsMatchFiniteDifferences(t *testing.T) {
 
 // probeShapes runs build in a graph with a hook attached and returns the dimensions of every probe it emitted, by
 // full name, failing on a name emitted twice.
-func probeShapes(t *testing.T, ctx *context.Context, args []any, build func(ctx *context.Context, in []*Node) []*Node) map[string][]int {
+func probeShapes(t *testing.T, scope *model.Scope, args []any, build func(scope *model.Scope, in []*Node) []*Node) map[string][]int {
 	t.Helper()
 	got := map[string][]int{}
-	context.MustExecOnceN(wbtest.Backend(t), ctx, func(ctx *context.Context, in []*Node) []*Node {
+	model.MustExecOnceN(wbtest.Backend(t), scope, func(scope *model.Scope, in []*Node) []*Node {
 		defer hook.Attach(in[0].Graph(), func(name string, x *Node) *Node {
 			if _, dup := got[name]; dup {
 				t.Errorf("probe %s emitted twice", name)
@@ -192,7 +192,7 @@ func probeShapes(t *testing.T, ctx *context.Context, args []any, build func(ctx 
 			got[name] = x.Shape().Dimensions
 			return x
 		})()
-		return build(ctx, in)
+		return build(scope, in)
 	}, args...)
 	return got
 }
@@ -203,19 +203,19 @@ func TestMixers_ProbeMixOut(t *testing.T) {
 	forEachCase(t, func(t *testing.T, spec mixerSpec, c mixerCase) {
 		forEachLayer(t, c, func(t *testing.T, m Mixer, layer int) {
 			D := c.cfg.Width
-			ctx := context.New()
-			ctx.SetParam(context.ParamInitialSeed, int64(470+layer))
-			want := hook.Name(ctx.In(BlockScope(layer)).In(spec.scope), ProbeMixOut)
-			full := probeShapes(t, ctx, []any{wbtest.Tensor64(make([]float64, testB*testT*D), testB, testT, D)},
-				func(ctx *context.Context, in []*Node) []*Node {
-					return []*Node{m.Forward(ctx.In(BlockScope(layer)), in[0])}
+			scope := model.NewStore()
+			scope.SetParam(model.ParamInitialSeed, int64(470+layer))
+			want := hook.Name(scope.In(BlockScope(layer)).In(spec.scope), ProbeMixOut)
+			full := probeShapes(t, scope, []any{wbtest.Tensor64(make([]float64, testB*testT*D), testB, testT, D)},
+				func(scope *model.Scope, in []*Node) []*Node {
+					return []*Node{m.Forward(scope.In(BlockScope(layer)), in[0])}
 				})
 			args := []any{wbtest.Tensor64(make([]float64, testB*D), testB, 1, D), int32(0)}
 			for _, s := range m.StateShapes(testB, testT, dtypes.Float64) {
 				args = append(args, tensors.FromShape(s))
 			}
-			step := probeShapes(t, ctx.Reuse(), args, func(ctx *context.Context, in []*Node) []*Node {
-				y, s := m.Step(ctx.In(BlockScope(layer)), in[0], in[1], in[2:])
+			step := probeShapes(t, scope, args, func(scope *model.Scope, in []*Node) []*Node {
+				y, s := m.Step(scope.In(BlockScope(layer)), in[0], in[1], in[2:])
 				return append([]*Node{y}, s...)
 			})
 			if got, ok := full[want]; !ok || !slices.Equal(got, []int{testB, testT, D}) {
@@ -239,27 +239,27 @@ func TestMixers_NumParamsAndScope(t *testing.T) {
 	forEachCase(t, func(t *testing.T, spec mixerSpec, c mixerCase) {
 		forEachLayer(t, c, func(t *testing.T, m Mixer, layer int) {
 			D := c.cfg.Width
-			ctx := context.New()
-			forwardExec(t, ctx, m, layer).MustExec(wbtest.Tensor64(make([]float64, testB*testT*D), testB, testT, D))
-			stepCtx := context.New()
+			scope := model.NewStore()
+			forwardExec(t, scope, m, layer).MustExec(wbtest.Tensor64(make([]float64, testB*testT*D), testB, testT, D))
+			stepCtx := model.NewStore()
 			args := []any{wbtest.Tensor64(make([]float64, testB*D), testB, 1, D), int32(0)}
 			for _, s := range m.StateShapes(testB, testT, dtypes.Float64) {
 				args = append(args, tensors.FromShape(s))
 			}
-			context.MustExecOnceN(wbtest.Backend(t), stepCtx, func(ctx *context.Context, in []*Node) []*Node {
-				y, s := m.Step(ctx.In(BlockScope(layer)), in[0], in[1], in[2:])
+			model.MustExecOnceN(wbtest.Backend(t), stepCtx, func(scope *model.Scope, in []*Node) []*Node {
+				y, s := m.Step(scope.In(BlockScope(layer)), in[0], in[1], in[2:])
 				return append([]*Node{y}, s...)
 			}, args...)
-			describe := func(vars []*context.Variable) (list []string, total int) {
+			describe := func(vars []*model.Variable) (list []string, total int) {
 				for _, v := range vars {
-					list = append(list, fmt.Sprintf("%s %v trainable=%v", v.ScopeAndName(), v.Shape().Dimensions, v.Trainable))
+					list = append(list, fmt.Sprintf("%s %v trainable=%v", v.Path(), v.Shape().Dimensions, v.Trainable))
 					if v.Trainable {
 						total += v.Shape().Size()
 					}
 				}
 				return list, total
 			}
-			fromForward, total := describe(mixerVariables(t, ctx, spec, layer))
+			fromForward, total := describe(mixerVariables(t, scope, spec, layer))
 			fromStep, _ := describe(mixerVariables(t, stepCtx, spec, layer))
 			if !slices.Equal(fromForward, fromStep) {
 				t.Fatalf("Forward created\n%v\nStep created\n%v", fromForward, fromStep)

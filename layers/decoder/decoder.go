@@ -4,12 +4,12 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/gomlx/gomlx/pkg/core/dtypes"
-	. "github.com/gomlx/gomlx/pkg/core/graph"
-	"github.com/gomlx/gomlx/pkg/core/shapes"
-	"github.com/gomlx/gomlx/pkg/core/tensors"
-	"github.com/gomlx/gomlx/pkg/ml/context"
-	"github.com/gomlx/gomlx/pkg/ml/context/initializers"
+	"github.com/gomlx/compute/dtypes"
+	"github.com/gomlx/compute/shapes"
+	"github.com/gomlx/gomlx/ml/model"
+	"github.com/gomlx/gomlx/ml/model/initializer"
+	. "github.com/gomlx/gomlx/core/graph"
+	"github.com/gomlx/gomlx/core/tensors"
 	"github.com/pkg/errors"
 
 	"github.com/protolab/protolab/layers/hook"
@@ -83,40 +83,40 @@ func CrossEntropy(logits, targets *Node) *Node {
 }
 
 // rmsNorm applies RMSNorm to x [..., D] with the gain [D] of scope (initialised to 1).
-func (m *model) rmsNorm(ctx *context.Context, scope string, x *Node) *Node {
-	c := ctx.In(scope).WithInitializer(initializers.One)
-	gain := c.VariableWithShape(VarGain, shapes.Make(m.dtype, m.cfg.Width)).ValueGraph(x.Graph())
+func (m *stack) rmsNorm(scope *model.Scope, name string, x *Node) *Node {
+	c := scope.In(name).WithInitializer(initializer.One)
+	gain := c.VariableWithShape(VarGain, shapes.Make(m.dtype, m.cfg.Width)).NodeValue(x.Graph())
 	return RMSNorm(x, gain, m.cfg.NormEpsilon)
 }
 
 // normal returns ctx with a N(0, std²) initializer.
-func normal(ctx *context.Context, std float64) *context.Context {
-	return ctx.WithInitializer(initializers.RandomNormalFn(ctx, std))
+func normal(scope *model.Scope, std float64) *model.Scope {
+	return scope.WithInitializer(initializer.RandomNormalFn(scope, std))
 }
 
 // projection returns ctx with the initializer of a projection whose output sums fanIn inputs: N(0, std²) when
 // std > 0 (InitGPT2), else U(±1/√fanIn), PyTorch's nn.Linear default (InitPyTorch). std comes from
 // Config.ProjectionStds.
-func projection(ctx *context.Context, std float64, fanIn int) *context.Context {
+func projection(scope *model.Scope, std float64, fanIn int) *model.Scope {
 	if std > 0 {
-		return normal(ctx, std)
+		return normal(scope, std)
 	}
 	b := 1 / math.Sqrt(float64(fanIn))
-	return ctx.WithInitializer(initializers.RandomUniformFn(ctx, -b, b))
+	return scope.WithInitializer(initializer.RandomUniformFn(scope, -b, b))
 }
 
-// model holds what graph building needs once per call: the validated config and each block's mixer.
-type model struct {
+// stack holds what graph building needs once per call: the validated config and each block's mixer.
+type stack struct {
 	cfg    Config
 	dtype  dtypes.DType
 	mixers []Mixer
 }
 
-func newModel(cfg Config, caller string) *model {
+func newStack(cfg Config, caller string) *stack {
 	if err := cfg.Validate(); err != nil {
 		panic(errors.WithMessagef(err, "decoder.%s", caller))
 	}
-	m := &model{cfg: cfg, dtype: cfg.DTypeOf()}
+	m := &stack{cfg: cfg, dtype: cfg.DTypeOf()}
 	for l := 0; l < cfg.NumLayers; l++ {
 		mixer, err := NewMixer(cfg, l)
 		if err != nil {
@@ -128,28 +128,28 @@ func newModel(cfg Config, caller string) *model {
 }
 
 // embeddingTable returns the token embedding [V, D], creating it under "embed".
-func (m *model) embeddingTable(ctx *context.Context, g *Graph) *Node {
-	c := normal(ctx.In(ScopeEmbed), m.cfg.InitStd)
-	return c.VariableWithShape(VarEmbeddings, shapes.Make(m.dtype, m.cfg.VocabSize, m.cfg.Width)).ValueGraph(g)
+func (m *stack) embeddingTable(scope *model.Scope, g *Graph) *Node {
+	c := normal(scope.In(ScopeEmbed), m.cfg.InitStd)
+	return c.VariableWithShape(VarEmbeddings, shapes.Make(m.dtype, m.cfg.VocabSize, m.cfg.Width)).NodeValue(g)
 }
 
 // embed maps tokens [B, T] to [B, T, D].
-func (m *model) embed(ctx *context.Context, tokens *Node) *Node {
+func (m *stack) embed(scope *model.Scope, tokens *Node) *Node {
 	if tokens.Rank() != 2 || !tokens.DType().IsInt() {
 		panic(errors.Errorf("decoder: tokens.shape=%s, want [B, T] of an integer dtype", tokens.Shape()))
 	}
-	return Gather(m.embeddingTable(ctx, tokens.Graph()), InsertAxes(tokens, -1))
+	return Gather(m.embeddingTable(scope, tokens.Graph()), InsertAxes(tokens, -1))
 }
 
 // ffn is the FFN sub-block's SwiGLU with its variables under "ffn".
-func (m *model) ffn(ctx *context.Context, x *Node) *Node {
+func (m *stack) ffn(scope *model.Scope, x *Node) *Node {
 	D, F, g := m.cfg.Width, m.cfg.FFNWidth(), x.Graph()
-	c := ctx.In(ScopeFFN)
+	c := scope.In(ScopeFFN)
 	inStd, outStd := m.cfg.ProjectionStds()
 	in, out := projection(c, inStd, D), projection(c, outStd, F)
-	wGate := in.VariableWithShape(VarGate, shapes.Make(m.dtype, D, F)).ValueGraph(g)
-	wUp := in.VariableWithShape(VarUp, shapes.Make(m.dtype, D, F)).ValueGraph(g)
-	wDown := out.VariableWithShape(VarDown, shapes.Make(m.dtype, F, D)).ValueGraph(g)
+	wGate := in.VariableWithShape(VarGate, shapes.Make(m.dtype, D, F)).NodeValue(g)
+	wUp := in.VariableWithShape(VarUp, shapes.Make(m.dtype, D, F)).NodeValue(g)
+	wDown := out.VariableWithShape(VarDown, shapes.Make(m.dtype, F, D)).NodeValue(g)
 	return SwiGLU(x, wGate, wUp, wDown)
 }
 
@@ -158,15 +158,15 @@ func (m *model) ffn(ctx *context.Context, x *Node) *Node {
 //
 // Its probe points (layers/hook), under the block's scope, each patchable: ProbeResidPre, ProbeNorm1,
 // ProbeResidMid, ProbeNorm2, ProbeFFNOut and ProbeResidPost (the mixer emits its own, e.g. "protot.mix_out").
-func (m *model) block(ctx *context.Context, h *Node, mix func(x *Node) *Node) *Node {
-	h = hook.Emit(ctx, ProbeResidPre, h)
-	h = Add(h, mix(hook.Emit(ctx, ProbeNorm1, m.rmsNorm(ctx, ScopeAttnNorm, h))))
+func (m *stack) block(scope *model.Scope, h *Node, mix func(x *Node) *Node) *Node {
+	h = hook.Emit(scope, ProbeResidPre, h)
+	h = Add(h, mix(hook.Emit(scope, ProbeNorm1, m.rmsNorm(scope, ScopeAttnNorm, h))))
 	if !m.cfg.DropFFN {
-		h = hook.Emit(ctx, ProbeResidMid, h)
-		f := m.ffn(ctx, hook.Emit(ctx, ProbeNorm2, m.rmsNorm(ctx, ScopeFFNNorm, h)))
-		h = Add(h, hook.Emit(ctx, ProbeFFNOut, f))
+		h = hook.Emit(scope, ProbeResidMid, h)
+		f := m.ffn(scope, hook.Emit(scope, ProbeNorm2, m.rmsNorm(scope, ScopeFFNNorm, h)))
+		h = Add(h, hook.Emit(scope, ProbeFFNOut, f))
 	}
-	return hook.Emit(ctx, ProbeResidPost, h)
+	return hook.Emit(scope, ProbeResidPost, h)
 }
 
 // Probe names of the decoder (layers/hook), relative to a block's scope ("block_02.resid_post") or, for
@@ -184,50 +184,50 @@ const (
 )
 
 // finalNorm applies the RMSNorm after the last block.
-func (m *model) finalNorm(ctx *context.Context, h *Node) *Node {
-	return hook.Emit(ctx, ProbeFinalNorm, m.rmsNorm(ctx, ScopeFinalNorm, h))
+func (m *stack) finalNorm(scope *model.Scope, h *Node) *Node {
+	return hook.Emit(scope, ProbeFinalNorm, m.rmsNorm(scope, ScopeFinalNorm, h))
 }
 
 // head maps h [B, T, D] to logits [B, T, V] with the output embedding [V, D] (the token embedding when tied).
-func (m *model) head(ctx *context.Context, h *Node) *Node {
-	w := m.unembedding(ctx, h.Graph())
-	return hook.Emit(ctx, ProbeLogits, Einsum("btd,vd->btv", h, w))
+func (m *stack) head(scope *model.Scope, h *Node) *Node {
+	w := m.unembedding(scope, h.Graph())
+	return hook.Emit(scope, ProbeLogits, Einsum("btd,vd->btv", h, w))
 }
 
 // unembedding returns the LM head W [V, D]: the token embedding when tied, else "lm_head/weights", a projection
 // from D initialised by the policy (Config.ProjectionStds).
-func (m *model) unembedding(ctx *context.Context, g *Graph) *Node {
+func (m *stack) unembedding(scope *model.Scope, g *Graph) *Node {
 	if m.cfg.TieEmbeddings {
-		return m.embeddingTable(ctx.Reuse(), g) // intended sharing: embed created it
+		return m.embeddingTable(scope, g) // intended sharing: embed created it
 	}
 	inStd, _ := m.cfg.ProjectionStds()
-	c := projection(ctx.In(ScopeLMHead), inStd, m.cfg.Width)
-	return c.VariableWithShape(VarLMHead, shapes.Make(m.dtype, m.cfg.VocabSize, m.cfg.Width)).ValueGraph(g)
+	c := projection(scope.In(ScopeLMHead), inStd, m.cfg.Width)
+	return c.VariableWithShape(VarLMHead, shapes.Make(m.dtype, m.cfg.VocabSize, m.cfg.Width)).NodeValue(g)
 }
 
 // Hidden returns the final-normalised residual stream, the input of the LM head: tokens [B, T] (integers in
 // [0, V)) → [B, T, D]. It creates every variable but the LM head's. Panics if cfg is invalid or on bad shapes.
-func Hidden(ctx *context.Context, cfg Config, tokens *Node) *Node {
-	m := newModel(cfg, "Hidden")
-	return m.hidden(ctx, tokens)
+func Hidden(scope *model.Scope, cfg Config, tokens *Node) *Node {
+	m := newStack(cfg, "Hidden")
+	return m.hidden(scope, tokens)
 }
 
-func (m *model) hidden(ctx *context.Context, tokens *Node) *Node {
-	h := m.embed(ctx, tokens)
+func (m *stack) hidden(scope *model.Scope, tokens *Node) *Node {
+	h := m.embed(scope, tokens)
 	for l, mixer := range m.mixers {
-		c := ctx.In(BlockScope(l))
+		c := scope.In(BlockScope(l))
 		h = m.block(c, h, func(x *Node) *Node { return mixer.Forward(c, x) })
 	}
-	h = m.finalNorm(ctx, h)
+	h = m.finalNorm(scope, h)
 	h.AssertDims(tokens.Shape().Dim(0), tokens.Shape().Dim(1), m.cfg.Width)
 	return h
 }
 
 // Logits runs the decoder: tokens [B, T] (integers in [0, V)) → next-token logits [B, T, V]; position t sees
 // tokens 0…t only. Creates the variables on first use. Panics if cfg is invalid or on bad shapes.
-func Logits(ctx *context.Context, cfg Config, tokens *Node) *Node {
-	m := newModel(cfg, "Logits")
-	logits := m.head(ctx, m.hidden(ctx, tokens))
+func Logits(scope *model.Scope, cfg Config, tokens *Node) *Node {
+	m := newStack(cfg, "Logits")
+	logits := m.head(scope, m.hidden(scope, tokens))
 	logits.AssertDims(tokens.Shape().Dim(0), tokens.Shape().Dim(1), cfg.VocabSize)
 	return logits
 }
@@ -235,28 +235,28 @@ func Logits(ctx *context.Context, cfg Config, tokens *Node) *Node {
 // TokenLosses returns the cross-entropy of predicting batch[:, t+1] from batch[:, :t+1]: batch [B, T+1] →
 // [B, T] (natural log). Their sum over a corpus divided by the count gives log-perplexity. Panics if cfg is
 // invalid or batch has fewer than 2 columns.
-func TokenLosses(ctx *context.Context, cfg Config, batch *Node) *Node {
+func TokenLosses(scope *model.Scope, cfg Config, batch *Node) *Node {
 	if batch.Rank() != 2 || batch.Shape().Dim(1) < 2 {
 		panic(errors.Errorf("decoder.TokenLosses: batch.shape=%s, want [B, T+1] with T ≥ 1", batch.Shape()))
 	}
 	B, T1 := batch.Shape().Dim(0), batch.Shape().Dim(1)
 	inputs := Slice(batch, AxisRange(), AxisRange(0, T1-1))
 	targets := Slice(batch, AxisRange(), AxisRange(1, T1))
-	losses := CrossEntropy(Logits(ctx, cfg, inputs), targets)
+	losses := CrossEntropy(Logits(scope, cfg, inputs), targets)
 	losses.AssertDims(B, T1-1)
 	return losses
 }
 
 // NextTokenLoss is the mean of TokenLosses: batch [B, T+1] → scalar. Panics like TokenLosses.
-func NextTokenLoss(ctx *context.Context, cfg Config, batch *Node) *Node {
-	return ReduceAllMean(TokenLosses(ctx, cfg, batch))
+func NextTokenLoss(scope *model.Scope, cfg Config, batch *Node) *Node {
+	return ReduceAllMean(TokenLosses(scope, cfg, batch))
 }
 
 // StateShapes returns the shapes of the decoding state, the concatenation over layers of each mixer's
 // StateShapes (for attention: key and value caches [B, H_kv, maxLen, D_h] per layer). maxLen ≤ 0 means
 // cfg.MaxLen. Panics if cfg is invalid.
 func StateShapes(cfg Config, batch, maxLen int) []shapes.Shape {
-	m := newModel(cfg, "StateShapes")
+	m := newStack(cfg, "StateShapes")
 	if maxLen <= 0 {
 		maxLen = cfg.MaxLen
 	}
@@ -280,8 +280,8 @@ func NewState(cfg Config, batch, maxLen int) []*tensors.Tensor {
 // the state (StateShapes; zeros before position 0) → logits [B, V] for the next token and the new state. After
 // steps 0…t the logits equal Logits' at position t. pos must be below the state's capacity; the graph cannot
 // check it. Uses (or creates) the variables Logits uses. Panics if cfg is invalid or on bad shapes.
-func Step(ctx *context.Context, cfg Config, token, pos *Node, state []*Node) (logits *Node, newState []*Node) {
-	m := newModel(cfg, "Step")
+func Step(scope *model.Scope, cfg Config, token, pos *Node, state []*Node) (logits *Node, newState []*Node) {
+	m := newStack(cfg, "Step")
 	if token.Rank() != 2 || token.Shape().Dim(1) != 1 {
 		panic(errors.Errorf("decoder.Step: token.shape=%s, want [B, 1]", token.Shape()))
 	}
@@ -290,10 +290,10 @@ func Step(ctx *context.Context, cfg Config, token, pos *Node, state []*Node) (lo
 	if len(state) != len(want) {
 		panic(errors.Errorf("decoder.Step: %d state tensors, want %d (StateShapes)", len(state), len(want)))
 	}
-	h := m.embed(ctx, token)
+	h := m.embed(scope, token)
 	rest := state
 	for l, mixer := range m.mixers {
-		c := ctx.In(BlockScope(l))
+		c := scope.In(BlockScope(l))
 		n := len(mixer.StateShapes(B, 1, m.dtype))
 		layerState := rest[:n]
 		rest = rest[n:]
@@ -303,6 +303,6 @@ func Step(ctx *context.Context, cfg Config, token, pos *Node, state []*Node) (lo
 			return y
 		})
 	}
-	logits = Reshape(m.head(ctx, m.finalNorm(ctx, h)), B, cfg.VocabSize)
+	logits = Reshape(m.head(scope, m.finalNorm(scope, h)), B, cfg.VocabSize)
 	return logits, newState
 }

@@ -5,10 +5,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gomlx/gomlx/pkg/core/dtypes"
-	. "github.com/gomlx/gomlx/pkg/core/graph"
-	"github.com/gomlx/gomlx/pkg/core/tensors"
-	"github.com/gomlx/gomlx/pkg/ml/context"
+	"github.com/gomlx/compute/dtypes"
+	"github.com/gomlx/gomlx/ml/model"
+	. "github.com/gomlx/gomlx/core/graph"
+	"github.com/gomlx/gomlx/core/tensors"
 
 	"github.com/protolab/protolab/layers/attention"
 	"github.com/protolab/protolab/workbench/wbtest"
@@ -67,11 +67,11 @@ func randomTokens(seed uint64, B, T, V int) [][]int32 {
 // 1 + N(0, 0.3²), other weights N(0, 0.4²), so that the reference tests see non-trivial gains and O(1) activations
 // (the scalars are ProtoT's temperatures and α: near 0, 1/|τ| would blow up and |τ| has a kink). It returns the
 // values by variable path.
-func randomizeVariables(t *testing.T, ctx *context.Context, seed uint64) refParams {
+func randomizeVariables(t *testing.T, scope *model.Scope, seed uint64) refParams {
 	t.Helper()
 	rng := wbtest.RNG(seed)
 	p := refParams{}
-	for v := range ctx.IterVariables() {
+	for v := range scope.IterVariables() {
 		if !v.Trainable {
 			continue
 		}
@@ -82,29 +82,29 @@ func randomizeVariables(t *testing.T, ctx *context.Context, seed uint64) refPara
 			}
 		}
 		if err := v.SetValue(wbtest.Tensor64(vals, v.Shape().Dimensions...)); err != nil {
-			t.Fatalf("setting %s: %+v", v.ScopeAndName(), err)
+			t.Fatalf("setting %s: %+v", v.Path(), err)
 		}
-		p[v.ScopeAndName()] = vals
+		p[v.Path()] = vals
 	}
 	return p
 }
 
 // logitsExec returns an executor of Logits on ctx.
-func logitsExec(t *testing.T, ctx *context.Context, cfg Config) *context.Exec {
-	return context.MustNewExec(wbtest.Backend(t), ctx, func(ctx *context.Context, tokens *Node) *Node {
-		return Logits(ctx, cfg, tokens)
+func logitsExec(t *testing.T, scope *model.Scope, cfg Config) *model.Exec {
+	return model.MustNewExec(wbtest.Backend(t), scope, func(scope *model.Scope, tokens *Node) *Node {
+		return Logits(scope, cfg, tokens)
 	})
 }
 
 // newTinyModel builds Logits for cfg on a fresh context, runs it once to create the variables, then randomizes
 // them. It returns the context, the executor and the parameter values.
-func newTinyModel(t *testing.T, cfg Config, seed uint64) (*context.Context, *context.Exec, refParams) {
+func newTinyModel(t *testing.T, cfg Config, seed uint64) (*model.Scope, *model.Exec, refParams) {
 	t.Helper()
-	ctx := context.New()
-	ctx.SetParam(context.ParamInitialSeed, int64(seed))
-	exec := logitsExec(t, ctx, cfg)
+	scope := model.NewStore()
+	scope.SetParam(model.ParamInitialSeed, int64(seed))
+	exec := logitsExec(t, scope, cfg)
 	exec.MustExec(tensors.FromValue(randomTokens(seed, testB, testT, cfg.VocabSize)))
-	return ctx, exec, randomizeVariables(t, ctx, seed+1)
+	return scope, exec, randomizeVariables(t, scope, seed+1)
 }
 
 func TestRMSNorm_MatchesReference(t *testing.T) {
@@ -140,16 +140,16 @@ func TestBlock_MatchesReference(t *testing.T) {
 	for i, name := range configNames() {
 		cfg := tinyConfigs()[name]
 		t.Run(name, func(t *testing.T) {
-			ctx := context.New()
-			ctx.SetParam(context.ParamInitialSeed, int64(10+i))
-			m := newModel(cfg, "test")
-			exec := context.MustNewExec(wbtest.Backend(t), ctx, func(ctx *context.Context, h *Node) *Node {
-				c := ctx.In(BlockScope(0))
+			scope := model.NewStore()
+			scope.SetParam(model.ParamInitialSeed, int64(10+i))
+			m := newStack(cfg, "test")
+			exec := model.MustNewExec(wbtest.Backend(t), scope, func(scope *model.Scope, h *Node) *Node {
+				c := scope.In(BlockScope(0))
 				return m.block(c, h, func(x *Node) *Node { return m.mixers[0].Forward(c, x) })
 			})
 			h := wbtest.Normal(wbtest.RNG(uint64(20+i)), testB*testT*cfg.Width, 1)
 			exec.MustExec(wbtest.Tensor64(h, testB, testT, cfg.Width))
-			p := randomizeVariables(t, ctx, uint64(30+i))
+			p := randomizeVariables(t, scope, uint64(30+i))
 			got := wbtest.Flat64(exec.MustExec(wbtest.Tensor64(h, testB, testT, cfg.Width))[0])
 			want := referenceBlock(p, "/"+BlockScope(0), cfg, h, testB, testT)
 			wbtest.RequireClose(t, "block", want, got, tolParity)
@@ -175,15 +175,15 @@ func TestLogits_MatchesReference(t *testing.T) {
 func TestLogits_Float32MatchesReference(t *testing.T) {
 	cfg := tinyConfigs()["tied GQA H=6 Hkv=2"]
 	cfg.DType = "float32"
-	ctx := context.New()
-	ctx.SetParam(context.ParamInitialSeed, int64(50))
-	exec := logitsExec(t, ctx, cfg)
+	scope := model.NewStore()
+	scope.SetParam(model.ParamInitialSeed, int64(50))
+	exec := logitsExec(t, scope, cfg)
 	tokens := randomTokens(51, testB, testT, cfg.VocabSize)
 	exec.MustExec(tensors.FromValue(tokens))
 	// Set float32 weights; the reference sees exactly the rounded values.
 	rng := wbtest.RNG(52)
 	p := refParams{}
-	for v := range ctx.IterVariables() {
+	for v := range scope.IterVariables() {
 		if !v.Trainable {
 			continue
 		}
@@ -197,7 +197,7 @@ func TestLogits_Float32MatchesReference(t *testing.T) {
 			vals[i] = float64(f32[i])
 		}
 		v.MustSetValue(tensors.FromFlatDataAndDimensions(f32, v.Shape().Dimensions...))
-		p[v.ScopeAndName()] = vals
+		p[v.Path()] = vals
 	}
 	out := exec.MustExec(tensors.FromValue(tokens))[0]
 	got32 := tensors.MustCopyFlatData[float32](out)
@@ -210,10 +210,10 @@ func TestLogits_Float32MatchesReference(t *testing.T) {
 
 func TestNextTokenLoss_MatchesReference(t *testing.T) {
 	cfg := tinyConfigs()["untied H=3"]
-	ctx, _, p := newTinyModel(t, cfg, 60)
+	scope, _, p := newTinyModel(t, cfg, 60)
 	batch := randomTokens(61, testB, testT+1, cfg.VocabSize)
-	outs := context.MustExecOnceN(wbtest.Backend(t), ctx.Reuse(), func(ctx *context.Context, batch *Node) []*Node {
-		return []*Node{TokenLosses(ctx, cfg, batch), NextTokenLoss(ctx.Reuse(), cfg, batch)}
+	outs := model.MustExecOnceN(wbtest.Backend(t), scope, func(scope *model.Scope, batch *Node) []*Node {
+		return []*Node{TokenLosses(scope, cfg, batch), NextTokenLoss(scope, cfg, batch)}
 	}, tensors.FromValue(batch))
 	inputs, targets := make([][]int32, testB), []int32{}
 	for b := range batch {
@@ -234,38 +234,38 @@ func TestLogits_GradientsMatchFiniteDifferences(t *testing.T) {
 		cfg := tinyConfigs()[name]
 		t.Run(name, func(t *testing.T) {
 			cfg.FFNHidden = 6 // fewer coordinates to difference; the FFN code is the same
-			ctx, _, p := newTinyModel(t, cfg, uint64(70+i))
+			scope, _, p := newTinyModel(t, cfg, uint64(70+i))
 			tokens := tensors.FromValue(randomTokens(uint64(71+i), testB, testT, cfg.VocabSize))
 			cot := wbtest.Normal(wbtest.RNG(uint64(72+i)), testB*testT*cfg.VocabSize, 1) // random cotangent
-			var vars []*context.Variable
-			for v := range ctx.IterVariables() {
+			var vars []*model.Variable
+			for v := range scope.IterVariables() {
 				if v.Trainable {
 					vars = append(vars, v)
 				}
 			}
-			loss := func(ctx *context.Context, tokens *Node) *Node {
-				logits := Logits(ctx, cfg, tokens)
+			loss := func(scope *model.Scope, tokens *Node) *Node {
+				logits := Logits(scope, cfg, tokens)
 				return ReduceAllSum(Mul(logits, Reshape(ConstAsDType(tokens.Graph(), dtypes.Float64, cot),
 					logits.Shape().Dimensions...)))
 			}
 			backend := wbtest.Backend(t)
-			lossExec := context.MustNewExec(backend, ctx.Reuse(), loss)
-			gradExec := context.MustNewExec(backend, ctx.Reuse(), func(ctx *context.Context, tokens *Node) []*Node {
-				l := loss(ctx, tokens)
+			lossExec := model.MustNewExec(backend, scope, loss)
+			gradExec := model.MustNewExec(backend, scope, func(scope *model.Scope, tokens *Node) []*Node {
+				l := loss(scope, tokens)
 				nodes := make([]*Node, len(vars))
 				for j, v := range vars {
-					nodes[j] = v.ValueGraph(tokens.Graph())
+					nodes[j] = v.NodeValue(tokens.Graph())
 				}
 				return Gradient(l, nodes...)
 			})
 			grads := gradExec.MustExec(tokens)
 			for j, v := range vars {
-				orig := p[v.ScopeAndName()]
+				orig := p[v.Path()]
 				f := func(x []float64) float64 {
 					v.MustSetValue(wbtest.Tensor64(x, v.Shape().Dimensions...))
 					return wbtest.Flat64(lossExec.MustExec(tokens)[0])[0]
 				}
-				wbtest.RequireGradient(t, v.ScopeAndName(), f, orig, wbtest.Flat64(grads[j]), tolGrad)
+				wbtest.RequireGradient(t, v.Path(), f, orig, wbtest.Flat64(grads[j]), tolGrad)
 				v.MustSetValue(wbtest.Tensor64(orig, v.Shape().Dimensions...))
 			}
 		})

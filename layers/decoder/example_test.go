@@ -4,11 +4,11 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/gomlx/gomlx/backends"
-	_ "github.com/gomlx/gomlx/backends/simplego"
-	. "github.com/gomlx/gomlx/pkg/core/graph"
-	"github.com/gomlx/gomlx/pkg/core/tensors"
-	"github.com/gomlx/gomlx/pkg/ml/context"
+	"github.com/gomlx/compute"
+	_ "github.com/gomlx/compute/gobackend"
+	"github.com/gomlx/gomlx/ml/model"
+	. "github.com/gomlx/gomlx/core/graph"
+	"github.com/gomlx/gomlx/core/tensors"
 
 	"github.com/protolab/protolab/layers/decoder"
 )
@@ -16,7 +16,7 @@ import (
 // ExampleLogits builds a small LLaMA-style model, runs it on a batch of token ids and decodes one token with the
 // KV cache.
 func ExampleLogits() {
-	backend, err := backends.NewWithConfig("go:ops_sequential") // pure Go; prints nothing
+	backend, err := compute.NewWithConfig("go:ops_sequential") // pure Go; prints nothing
 	if err != nil {
 		panic(err)
 	}
@@ -25,12 +25,12 @@ func ExampleLogits() {
 	if err := cfg.Validate(); err != nil {
 		panic(err)
 	}
-	ctx := context.New()
-	ctx.SetParam(context.ParamInitialSeed, int64(42))
+	scope := model.NewStore()
+	scope.SetParam(model.ParamInitialSeed, int64(42))
 	batch := [][]int32{{1, 2, 3, 4, 5, 6}, {7, 8, 9, 10, 11, 12}} // [B=2, T+1=6]
-	outs := context.MustExecOnceN(backend, ctx, func(ctx *context.Context, batch *Node) []*Node {
+	outs := model.MustExecOnceN(backend, scope, func(scope *model.Scope, batch *Node) []*Node {
 		inputs := Slice(batch, AxisRange(), AxisRange(0, 5))
-		return []*Node{decoder.Logits(ctx, cfg, inputs), decoder.NextTokenLoss(ctx.Reuse(), cfg, batch)}
+		return []*Node{decoder.Logits(scope, cfg, inputs), decoder.NextTokenLoss(scope, cfg, batch)}
 	}, tensors.FromValue(batch))
 	fmt.Println("logits:", outs[0].Shape())
 	loss := outs[1].Value().(float32)
@@ -43,8 +43,8 @@ func ExampleLogits() {
 	for _, s := range state {
 		args = append(args, s)
 	}
-	step := context.MustExecOnceN(backend, ctx.Reuse(), func(ctx *context.Context, in []*Node) []*Node {
-		logits, newState := decoder.Step(ctx, cfg, in[0], in[1], in[2:])
+	step := model.MustExecOnceN(backend, scope, func(scope *model.Scope, in []*Node) []*Node {
+		logits, newState := decoder.Step(scope, cfg, in[0], in[1], in[2:])
 		return append([]*Node{logits}, newState...)
 	}, args...)
 	fmt.Println("step logits:", step[0].Shape(), "state:", len(step)-1, "caches of", step[1].Shape())

@@ -3,10 +3,10 @@ package decoder
 import (
 	"strings"
 
-	"github.com/gomlx/gomlx/pkg/core/dtypes"
-	. "github.com/gomlx/gomlx/pkg/core/graph"
-	"github.com/gomlx/gomlx/pkg/core/shapes"
-	"github.com/gomlx/gomlx/pkg/ml/context"
+	"github.com/gomlx/compute/dtypes"
+	"github.com/gomlx/compute/shapes"
+	"github.com/gomlx/gomlx/ml/model"
+	. "github.com/gomlx/gomlx/core/graph"
 	"github.com/pkg/errors"
 
 	"github.com/protolab/protolab/layers/attention"
@@ -18,13 +18,13 @@ import (
 // block's context, and must be causal.
 type Mixer interface {
 	// Forward maps the normalised residual stream x [B, T, D] to the mixer output [B, T, D] for a whole sequence.
-	Forward(ctx *context.Context, x *Node) *Node
+	Forward(scope *model.Scope, x *Node) *Node
 	// StateShapes returns the shapes of the decoding state of one layer for a batch and a capacity of maxLen
 	// positions (a KV cache for attention, a fixed-size state for recurrent mixers).
 	StateShapes(batch, maxLen int, dtype dtypes.DType) []shapes.Shape
 	// Step processes the token at position pos (an integer scalar): x [B, 1, D] and the state (shapes from
 	// StateShapes) → the output [B, 1, D], equal to Forward's output at pos after steps 0…pos, and the new state.
-	Step(ctx *context.Context, x, pos *Node, state []*Node) (*Node, []*Node)
+	Step(scope *model.Scope, x, pos *Node, state []*Node) (*Node, []*Node)
 	// NumParams returns the number of trainable parameters the mixer creates.
 	NumParams() int
 	// FLOPsPerToken returns the forward matrix-product FLOPs per token for a sequence of T tokens.
@@ -85,20 +85,20 @@ type attentionMixer struct {
 	width int
 }
 
-func (m attentionMixer) Forward(ctx *context.Context, x *Node) *Node {
-	return hook.Emit(ctx.In(attention.Scope), ProbeMixOut, attention.Mixer(ctx, m.cfg, x))
+func (m attentionMixer) Forward(scope *model.Scope, x *Node) *Node {
+	return hook.Emit(scope.In(attention.Scope), ProbeMixOut, attention.Mixer(scope, m.cfg, x))
 }
 
 func (m attentionMixer) StateShapes(batch, maxLen int, dtype dtypes.DType) []shapes.Shape {
 	return attention.CacheShapes(m.cfg, m.width, batch, maxLen, dtype)
 }
 
-func (m attentionMixer) Step(ctx *context.Context, x, pos *Node, state []*Node) (*Node, []*Node) {
+func (m attentionMixer) Step(scope *model.Scope, x, pos *Node, state []*Node) (*Node, []*Node) {
 	if len(state) != 2 {
 		panic(errors.Errorf("decoder: attention mixer state has %d tensors, want 2 (key and value caches)", len(state)))
 	}
-	y, k, v := attention.Step(ctx, m.cfg, x, pos, state[0], state[1])
-	return hook.Emit(ctx.In(attention.Scope), ProbeMixOut, y), []*Node{k, v}
+	y, k, v := attention.Step(scope, m.cfg, x, pos, state[0], state[1])
+	return hook.Emit(scope.In(attention.Scope), ProbeMixOut, y), []*Node{k, v}
 }
 
 func (m attentionMixer) NumParams() int { return m.cfg.NumParams(m.width) }

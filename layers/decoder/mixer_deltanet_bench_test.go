@@ -4,9 +4,9 @@ import (
 	"fmt"
 	"testing"
 
-	. "github.com/gomlx/gomlx/pkg/core/graph"
-	"github.com/gomlx/gomlx/pkg/core/tensors"
-	"github.com/gomlx/gomlx/pkg/ml/context"
+	"github.com/gomlx/gomlx/ml/model"
+	. "github.com/gomlx/gomlx/core/graph"
+	"github.com/gomlx/gomlx/core/tensors"
 
 	"github.com/protolab/protolab/workbench/wbtest"
 )
@@ -23,11 +23,11 @@ func benchTrainStep(b *testing.B, mixer string, T int) {
 	cfg := benchConfig()
 	cfg.Mixer = mixer
 	B := benchTokens / T
-	ctx := context.New()
-	ctx.SetParam(context.ParamInitialSeed, int64(1))
-	exec := context.MustNewExec(wbtest.Backend(b), ctx, func(ctx *context.Context, batch *Node) []*Node {
-		loss := NextTokenLoss(ctx, cfg, batch)
-		return append([]*Node{loss}, ctx.BuildTrainableVariablesGradientsGraph(loss)...)
+	scope := model.NewStore()
+	scope.SetParam(model.ParamInitialSeed, int64(1))
+	exec := model.MustNewExec(wbtest.Backend(b), scope, func(scope *model.Scope, batch *Node) []*Node {
+		loss := NextTokenLoss(scope, cfg, batch)
+		return append([]*Node{loss}, scope.BuildTrainableVariablesGradientsGraph(loss)...)
 	})
 	batch := tensors.FromValue(randomTokens(7, B, T+1, cfg.VocabSize))
 	for _, t := range exec.MustExec(batch) { // compile and initialise outside the timing
@@ -50,13 +50,13 @@ func benchTrainStep(b *testing.B, mixer string, T int) {
 func benchDecode(b *testing.B, mixer string, ctxLen int) {
 	cfg := benchConfig()
 	cfg.Mixer = mixer
-	ctx := context.New()
+	scope := model.NewStore()
 	backend := wbtest.Backend(b)
-	context.MustExecOnce(backend, ctx, func(ctx *context.Context, tokens *Node) *Node { // create the variables
-		return Logits(ctx, cfg, tokens)
+	model.MustExecOnce(backend, scope, func(scope *model.Scope, tokens *Node) *Node { // create the variables
+		return Logits(scope, cfg, tokens)
 	}, tensors.FromValue([][]int32{{1, 2}}))
-	step := context.MustNewExec(backend, ctx.Reuse(), func(ctx *context.Context, in []*Node) []*Node {
-		logits, state := Step(ctx, cfg, in[0], in[1], in[2:])
+	step := model.MustNewExec(backend, scope, func(scope *model.Scope, in []*Node) []*Node {
+		logits, state := Step(scope, cfg, in[0], in[1], in[2:])
 		return append([]*Node{logits}, state...)
 	})
 	state := NewState(cfg, 1, ctxLen)

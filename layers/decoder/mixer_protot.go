@@ -5,10 +5,10 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/gomlx/gomlx/pkg/core/dtypes"
-	. "github.com/gomlx/gomlx/pkg/core/graph"
-	"github.com/gomlx/gomlx/pkg/core/shapes"
-	"github.com/gomlx/gomlx/pkg/ml/context"
+	"github.com/gomlx/compute/dtypes"
+	"github.com/gomlx/compute/shapes"
+	"github.com/gomlx/gomlx/ml/model"
+	. "github.com/gomlx/gomlx/core/graph"
 	"github.com/pkg/errors"
 
 	"github.com/protolab/protolab/layers/hook"
@@ -36,18 +36,18 @@ func newProtoTMixer(mc protot.Config, width, layer int) (Mixer, error) {
 	return protoTMixer{cfg: mc, width: width, layer: layer}, nil
 }
 
-func (m protoTMixer) Forward(ctx *context.Context, x *Node) *Node {
-	y, tr := protot.Mixer(ctx, m.cfg, m.layer, x)
-	return emitProtoT(ctx, y, tr)
+func (m protoTMixer) Forward(scope *model.Scope, x *Node) *Node {
+	y, tr := protot.Mixer(scope, m.cfg, m.layer, x)
+	return emitProtoT(scope, y, tr)
 }
 
 // emitProtoT reports ProtoT's trace to layers/hook under "protot." (protot.Trace.Named: observe only) and
 // returns the mixer output after its probe "protot.mix_out", which may be patched.
-func emitProtoT(ctx *context.Context, y *Node, tr protot.Trace) *Node {
+func emitProtoT(scope *model.Scope, y *Node, tr protot.Trace) *Node {
 	if !hook.Active(y.Graph()) {
 		return y
 	}
-	c := ctx.In(protot.Scope)
+	c := scope.In(protot.Scope)
 	named := tr.Named()
 	for _, name := range slices.SortedFunc(maps.Keys(named), byProtoTOrder) {
 		if name != protot.ProbeMixOut {
@@ -80,9 +80,9 @@ func (m protoTMixer) StateShapes(batch, _ int, dtype dtypes.DType) []shapes.Shap
 	return protot.StateShapes(m.cfg, m.width, m.layer, batch, dtype)
 }
 
-func (m protoTMixer) Step(ctx *context.Context, x, pos *Node, state []*Node) (*Node, []*Node) {
-	y, s, tr := protot.Step(ctx, m.cfg, m.layer, x, pos, state)
-	return emitProtoT(ctx, y, tr), s
+func (m protoTMixer) Step(scope *model.Scope, x, pos *Node, state []*Node) (*Node, []*Node) {
+	y, s, tr := protot.Step(scope, m.cfg, m.layer, x, pos, state)
+	return emitProtoT(scope, y, tr), s
 }
 
 func (m protoTMixer) NumParams() int { return m.cfg.NumParams(m.width, m.layer) }

@@ -4,9 +4,9 @@ import (
 	"fmt"
 	"testing"
 
-	. "github.com/gomlx/gomlx/pkg/core/graph"
-	"github.com/gomlx/gomlx/pkg/core/tensors"
-	"github.com/gomlx/gomlx/pkg/ml/context"
+	"github.com/gomlx/gomlx/ml/model"
+	. "github.com/gomlx/gomlx/core/graph"
+	"github.com/gomlx/gomlx/core/tensors"
 
 	"github.com/protolab/protolab/layers/protot"
 	"github.com/protolab/protolab/workbench/wbtest"
@@ -39,11 +39,11 @@ func BenchmarkProtoTForwardBackward(b *testing.B) {
 func benchProtoTTrain(b *testing.B, T, q int) {
 	cfg := protoTBenchConfig(q)
 	B := protoTBenchTokens / T
-	ctx := context.New()
-	ctx.SetParam(context.ParamInitialSeed, int64(1))
-	exec := context.MustNewExec(wbtest.Backend(b), ctx, func(ctx *context.Context, batch *Node) []*Node {
-		loss := NextTokenLoss(ctx, cfg, batch)
-		return append([]*Node{loss}, ctx.BuildTrainableVariablesGradientsGraph(loss)...)
+	scope := model.NewStore()
+	scope.SetParam(model.ParamInitialSeed, int64(1))
+	exec := model.MustNewExec(wbtest.Backend(b), scope, func(scope *model.Scope, batch *Node) []*Node {
+		loss := NextTokenLoss(scope, cfg, batch)
+		return append([]*Node{loss}, scope.BuildTrainableVariablesGradientsGraph(loss)...)
 	})
 	batch := tensors.FromValue(randomTokens(7, B, T+1, cfg.VocabSize))
 	for _, t := range exec.MustExec(batch) { // compile and initialise outside the timing
@@ -68,10 +68,10 @@ func BenchmarkProtoTDecode(b *testing.B) {
 	for _, context_ := range []int{256, 1024} {
 		b.Run(fmt.Sprintf("context=%d", context_), func(b *testing.B) {
 			cfg := protoTBenchConfig(protot.DefaultConfig().ChunkSize)
-			ctx := context.New()
-			ctx.SetParam(context.ParamInitialSeed, int64(1))
-			step := context.MustNewExec(wbtest.Backend(b), ctx, func(ctx *context.Context, in []*Node) []*Node {
-				logits, state := Step(ctx, cfg, in[0], in[1], in[2:])
+			scope := model.NewStore()
+			scope.SetParam(model.ParamInitialSeed, int64(1))
+			step := model.MustNewExec(wbtest.Backend(b), scope, func(scope *model.Scope, in []*Node) []*Node {
+				logits, state := Step(scope, cfg, in[0], in[1], in[2:])
 				return append([]*Node{logits}, state...)
 			})
 			tokens := randomTokens(8, 1, context_+1, cfg.VocabSize)[0]

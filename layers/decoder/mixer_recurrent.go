@@ -1,10 +1,10 @@
 package decoder
 
 import (
-	"github.com/gomlx/gomlx/pkg/core/dtypes"
-	. "github.com/gomlx/gomlx/pkg/core/graph"
-	"github.com/gomlx/gomlx/pkg/core/shapes"
-	"github.com/gomlx/gomlx/pkg/ml/context"
+	"github.com/gomlx/compute/dtypes"
+	"github.com/gomlx/compute/shapes"
+	"github.com/gomlx/gomlx/ml/model"
+	. "github.com/gomlx/gomlx/core/graph"
 	"github.com/pkg/errors"
 
 	"github.com/protolab/protolab/layers/deltanet"
@@ -33,8 +33,8 @@ type recurrentConfig interface {
 type recurrentLayer[C recurrentConfig] struct {
 	name        string // the Config.Mixer value, used in error messages
 	scope       string // the layer's sub-scope; ProbeMixOut is emitted under it
-	mixer       func(ctx *context.Context, cfg C, x *Node) *Node
-	step        func(ctx *context.Context, cfg C, x *Node, state []*Node) (*Node, []*Node)
+	mixer       func(scope *model.Scope, cfg C, x *Node) *Node
+	step        func(scope *model.Scope, cfg C, x *Node, state []*Node) (*Node, []*Node)
 	stateShapes func(cfg C, width, batch int, dtype dtypes.DType) []shapes.Shape
 	// initStds returns the addresses of cfg's init_std and output_init_std, which the adapter sets from the
 	// decoder's init policy (setInit).
@@ -78,8 +78,8 @@ func newRecurrentMixer[C recurrentConfig](l recurrentLayer[C], mc C, cfg Config,
 	return recurrentMixer[C]{layer: l, cfg: mc, width: cfg.Width}, nil
 }
 
-func (m recurrentMixer[C]) Forward(ctx *context.Context, x *Node) *Node {
-	return hook.Emit(ctx.In(m.layer.scope), ProbeMixOut, m.layer.mixer(ctx, m.cfg, x))
+func (m recurrentMixer[C]) Forward(scope *model.Scope, x *Node) *Node {
+	return hook.Emit(scope.In(m.layer.scope), ProbeMixOut, m.layer.mixer(scope, m.cfg, x))
 }
 
 // StateShapes ignores maxLen: the state has a fixed size.
@@ -88,9 +88,9 @@ func (m recurrentMixer[C]) StateShapes(batch, _ int, dtype dtypes.DType) []shape
 }
 
 // Step ignores pos: the recurrence needs no position.
-func (m recurrentMixer[C]) Step(ctx *context.Context, x, _ *Node, state []*Node) (*Node, []*Node) {
-	y, s := m.layer.step(ctx, m.cfg, x, state)
-	return hook.Emit(ctx.In(m.layer.scope), ProbeMixOut, y), s
+func (m recurrentMixer[C]) Step(scope *model.Scope, x, _ *Node, state []*Node) (*Node, []*Node) {
+	y, s := m.layer.step(scope, m.cfg, x, state)
+	return hook.Emit(scope.In(m.layer.scope), ProbeMixOut, y), s
 }
 
 func (m recurrentMixer[C]) NumParams() int { return m.cfg.NumParams(m.width) }

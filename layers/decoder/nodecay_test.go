@@ -6,10 +6,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gomlx/gomlx/pkg/core/dtypes"
-	. "github.com/gomlx/gomlx/pkg/core/graph"
-	"github.com/gomlx/gomlx/pkg/core/shapes"
-	"github.com/gomlx/gomlx/pkg/ml/context"
+	"github.com/gomlx/compute/dtypes"
+	"github.com/gomlx/compute/shapes"
+	"github.com/gomlx/gomlx/ml/model"
+	. "github.com/gomlx/gomlx/core/graph"
 
 	"github.com/protolab/protolab/workbench/wbtest"
 )
@@ -36,19 +36,19 @@ func decays(path string, rank int, noDecay []string) bool {
 
 // decoderVariables builds cfg's decoder (with the PRISM head when prismHead) in a graph that is never run and
 // returns the variables it creates, gomlx's own state left out.
-func decoderVariables(t *testing.T, cfg Config, prismHead bool) []*context.Variable {
+func decoderVariables(t *testing.T, cfg Config, prismHead bool) []*model.Variable {
 	t.Helper()
 	g := NewGraph(wbtest.Backend(t), "variables")
 	defer g.Finalize()
-	ctx := context.New()
+	scope := model.NewStore()
 	tokens := Parameter(g, "tokens", shapes.Make(dtypes.Int32, testB, testT))
 	if prismHead {
-		PrismLogits(ctx, cfg, prismTinyConfig(), tokens)
+		PrismLogits(scope, cfg, prismTinyConfig(), tokens)
 	} else {
-		Logits(ctx, cfg, tokens)
+		Logits(scope, cfg, tokens)
 	}
-	var vars []*context.Variable
-	for v := range ctx.IterVariables() {
+	var vars []*model.Variable
+	for v := range scope.IterVariables() {
 		if !strings.HasPrefix(v.Name(), "#") {
 			vars = append(vars, v)
 		}
@@ -69,7 +69,7 @@ func TestConfig_NoDecay_KeepsTheDecayDecisions(t *testing.T) {
 					cfg.TieEmbeddings, cfg.DropFFN = tied, dropFFN
 					noDecay := cfg.NoDecay()
 					for _, v := range decoderVariables(t, cfg, prismHead) {
-						path, rank := v.ScopeAndName(), v.Shape().Rank()
+						path, rank := v.Path(), v.Shape().Rank()
 						before, now := decays(path, rank, fitDefaultNoDecay), decays(path, rank, noDecay)
 						if before != now {
 							t.Fatalf("tied=%v drop_ffn=%v prism=%v: %s (rank %d) decays=%v with NoDecay() %q, %v before",

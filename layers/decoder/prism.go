@@ -1,8 +1,8 @@
 package decoder
 
 import (
-	. "github.com/gomlx/gomlx/pkg/core/graph"
-	"github.com/gomlx/gomlx/pkg/ml/context"
+	"github.com/gomlx/gomlx/ml/model"
+	. "github.com/gomlx/gomlx/core/graph"
 	"github.com/pkg/errors"
 
 	"github.com/protolab/protolab/layers/prism"
@@ -18,24 +18,24 @@ import (
 // prism.Decomposition (logits [B, T, V], codes, indices, slices…). W is the token embedding when cfg ties
 // embeddings, else "/lm_head/weights" (the dense model's head variable, so a dense checkpoint loads). Creates
 // every variable on first use. Panics if cfg or pc is invalid or on bad shapes.
-func PrismHead(ctx *context.Context, cfg Config, pc prism.Config, tokens *Node) prism.Decomposition {
-	m := newModel(cfg, "PrismHead")
+func PrismHead(scope *model.Scope, cfg Config, pc prism.Config, tokens *Node) prism.Decomposition {
+	m := newStack(cfg, "PrismHead")
 	if err := pc.Validate(); err != nil {
 		panic(errors.WithMessage(err, "decoder.PrismHead"))
 	}
-	h := m.hidden(ctx, tokens)
-	return prism.Head(ctx, pc, h, m.prismUnembed(ctx, h.Graph()))
+	h := m.hidden(scope, tokens)
+	return prism.Head(scope, pc, h, m.prismUnembed(scope, h.Graph()))
 }
 
 // prismUnembed returns the LM head W [V, D] as model.head uses it: the embedding when tied, else "lm_head".
-func (m *model) prismUnembed(ctx *context.Context, g *Graph) *Node {
-	return m.unembedding(ctx, g)
+func (m *stack) prismUnembed(scope *model.Scope, g *Graph) *Node {
+	return m.unembedding(scope, g)
 }
 
 // PrismLogits returns the PRISM model's next-token logits: tokens [B, T] → [B, T, V]. With the default residual
 // variant they equal Logits' for the same weights (l = W z). Panics like PrismHead.
-func PrismLogits(ctx *context.Context, cfg Config, pc prism.Config, tokens *Node) *Node {
-	logits := PrismHead(ctx, cfg, pc, tokens).Logits
+func PrismLogits(scope *model.Scope, cfg Config, pc prism.Config, tokens *Node) *Node {
+	logits := PrismHead(scope, cfg, pc, tokens).Logits
 	logits.AssertDims(tokens.Shape().Dim(0), tokens.Shape().Dim(1), cfg.VocabSize)
 	return logits
 }
@@ -44,14 +44,14 @@ func PrismLogits(ctx *context.Context, cfg Config, pc prism.Config, tokens *Node
 // total, the scalar L = L_CE + λ_rec·L_REC + λ_1·L_R1 + λ_2·L_R2 with pc's weights, and every term (prism.Losses;
 // all B·T tokens count, no pads). terms.CE is the mean cross-entropy, NextTokenLoss's counterpart. Panics if cfg
 // or pc is invalid, or batch has fewer than 2 columns.
-func PrismLoss(ctx *context.Context, cfg Config, pc prism.Config, batch *Node) (total *Node, terms prism.LossTerms) {
+func PrismLoss(scope *model.Scope, cfg Config, pc prism.Config, batch *Node) (total *Node, terms prism.LossTerms) {
 	if batch.Rank() != 2 || batch.Shape().Dim(1) < 2 {
 		panic(errors.Errorf("decoder.PrismLoss: batch.shape=%s, want [B, T+1] with T ≥ 1", batch.Shape()))
 	}
 	T1 := batch.Shape().Dim(1)
 	inputs := Slice(batch, AxisRange(), AxisRange(0, T1-1))
 	targets := Slice(batch, AxisRange(), AxisRange(1, T1))
-	terms = prism.Losses(PrismHead(ctx, cfg, pc, inputs), targets, nil)
+	terms = prism.Losses(PrismHead(scope, cfg, pc, inputs), targets, nil)
 	return terms.Total, terms
 }
 

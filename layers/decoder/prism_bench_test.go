@@ -3,8 +3,8 @@ package decoder
 import (
 	"testing"
 
-	. "github.com/gomlx/gomlx/pkg/core/graph"
-	"github.com/gomlx/gomlx/pkg/ml/context"
+	"github.com/gomlx/gomlx/ml/model"
+	. "github.com/gomlx/gomlx/core/graph"
 
 	"github.com/protolab/protolab/layers/prism"
 	"github.com/protolab/protolab/workbench/wbtest"
@@ -17,11 +17,11 @@ func BenchmarkPrismForwardBackward(b *testing.B) {
 	cfg := benchConfig()
 	pc := prism.DefaultConfig()
 	pc.NumPrototypes, pc.TopK = 1024, 16
-	ctx := context.New()
-	ctx.SetParam(context.ParamInitialSeed, int64(1))
-	exec := context.MustNewExec(wbtest.Backend(b), ctx, func(ctx *context.Context, batch *Node) []*Node {
-		loss, _ := PrismLoss(ctx, cfg, pc, batch)
-		return append([]*Node{loss}, ctx.BuildTrainableVariablesGradientsGraph(loss)...)
+	scope := model.NewStore()
+	scope.SetParam(model.ParamInitialSeed, int64(1))
+	exec := model.MustNewExec(wbtest.Backend(b), scope, func(scope *model.Scope, batch *Node) []*Node {
+		loss, _ := PrismLoss(scope, cfg, pc, batch)
+		return append([]*Node{loss}, scope.BuildTrainableVariablesGradientsGraph(loss)...)
 	})
 	batch := benchBatch(cfg)
 	for _, t := range exec.MustExec(batch) { // compile and initialise outside the timing

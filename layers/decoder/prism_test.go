@@ -4,9 +4,9 @@ import (
 	"math"
 	"testing"
 
-	. "github.com/gomlx/gomlx/pkg/core/graph"
-	"github.com/gomlx/gomlx/pkg/core/tensors"
-	"github.com/gomlx/gomlx/pkg/ml/context"
+	"github.com/gomlx/gomlx/ml/model"
+	. "github.com/gomlx/gomlx/core/graph"
+	"github.com/gomlx/gomlx/core/tensors"
 
 	"github.com/protolab/protolab/layers/prism"
 	"github.com/protolab/protolab/workbench/wbtest"
@@ -28,18 +28,18 @@ func TestPrismLoss_MatchesDense(t *testing.T) {
 	pc := prismTinyConfig()
 	for _, name := range configNames() {
 		cfg := tinyConfigs()[name]
-		ctx := context.New()
-		ctx.SetParam(context.ParamInitialSeed, int64(5))
+		scope := model.NewStore()
+		scope.SetParam(model.ParamInitialSeed, int64(5))
 		batch := tensors.FromValue(randomTokens(3, testB, testT+1, cfg.VocabSize))
 		var bankGrad *Node
-		outs := context.MustExecOnceN(wbtest.Backend(t), ctx, func(ctx *context.Context, batch *Node) []*Node {
-			total, terms := PrismLoss(ctx, cfg, pc, batch)
+		outs := model.MustExecOnceN(wbtest.Backend(t), scope, func(scope *model.Scope, batch *Node) []*Node {
+			total, terms := PrismLoss(scope, cfg, pc, batch)
 			inputs := Slice(batch, AxisRange(), AxisRange(0, testT))
-			prismLogits := PrismLogits(ctx.Reuse(), cfg, pc, inputs)
-			dense := Logits(ctx.Reuse(), cfg, inputs)
-			denseLoss := NextTokenLoss(ctx.Reuse(), cfg, batch)
-			grads := ctx.BuildTrainableVariablesGradientsGraph(total)
-			bank := prism.BankVariable(ctx).ValueGraph(batch.Graph())
+			prismLogits := PrismLogits(scope, cfg, pc, inputs)
+			dense := Logits(scope, cfg, inputs)
+			denseLoss := NextTokenLoss(scope, cfg, batch)
+			grads := scope.BuildTrainableVariablesGradientsGraph(total)
+			bank := prism.BankVariable(scope).NodeValue(batch.Graph())
 			bankGrad = Gradient(total, bank)[0]
 			return append([]*Node{total, terms.CE, terms.Rec, terms.R1, terms.R2, prismLogits, dense, denseLoss, bankGrad}, grads...)
 		}, batch)
@@ -59,7 +59,7 @@ func TestPrismLoss_MatchesDense(t *testing.T) {
 			t.Fatalf("%s: the bank has no gradient", name)
 		}
 		n := 0
-		for v := range ctx.IterVariables() {
+		for v := range scope.IterVariables() {
 			if v.Trainable {
 				n += v.Shape().Size()
 			}
@@ -67,7 +67,7 @@ func TestPrismLoss_MatchesDense(t *testing.T) {
 		if n != PrismNumParams(cfg, pc) {
 			t.Fatalf("%s: %d trainable values, PrismNumParams says %d", name, n, PrismNumParams(cfg, pc))
 		}
-		bank := prism.BankVariable(ctx)
+		bank := prism.BankVariable(scope)
 		if bank == nil || bank.Scope() != "/prism" || bank.Shape().Dim(0) != pc.NumPrototypes || bank.Shape().Dim(1) != cfg.Width {
 			t.Fatalf("%s: bank variable %v, want /prism/prototypes [%d, %d]", name, bank, pc.NumPrototypes, cfg.Width)
 		}

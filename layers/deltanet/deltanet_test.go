@@ -7,10 +7,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gomlx/gomlx/pkg/core/dtypes"
-	. "github.com/gomlx/gomlx/pkg/core/graph"
-	"github.com/gomlx/gomlx/pkg/core/tensors"
-	"github.com/gomlx/gomlx/pkg/ml/context"
+	"github.com/gomlx/compute/dtypes"
+	"github.com/gomlx/gomlx/ml/model"
+	. "github.com/gomlx/gomlx/core/graph"
+	"github.com/gomlx/gomlx/core/tensors"
 
 	"github.com/protolab/protolab/workbench/wbtest"
 )
@@ -237,12 +237,12 @@ func TestMixer_Variables(t *testing.T) {
 	const B, T, D = 2, 5, 12
 	cfg := DefaultConfig() // H = 4, d = 3
 	cfg.HeadDim = 2        // H·d = 8 ≠ D
-	ctx := context.New()
-	ctx.SetParam(context.ParamInitialSeed, int64(90))
+	scope := model.NewStore()
+	scope.SetParam(model.ParamInitialSeed, int64(90))
 	x := wbtest.Normal(wbtest.RNG(91), B*T*D, 1)
 	backend := wbtest.Backend(t)
-	full := context.MustExecOnce(backend, ctx, func(ctx *context.Context, x *Node) *Node {
-		return Mixer(ctx.In("block_00"), cfg, x)
+	full := model.MustExecOnce(backend, scope, func(scope *model.Scope, x *Node) *Node {
+		return Mixer(scope.In("block_00"), cfg, x)
 	}, wbtest.Tensor64(x, B, T, D))
 	if !slices.Equal(full.Shape().Dimensions, []int{B, T, D}) {
 		t.Fatalf("Mixer output shape %s, want [%d %d %d]", full.Shape(), B, T, D)
@@ -261,22 +261,22 @@ func TestMixer_Variables(t *testing.T) {
 	}
 	var got []string
 	total := 0
-	for v := range ctx.IterVariables() {
+	for v := range scope.IterVariables() {
 		if v.Trainable {
-			got = append(got, fmt.Sprintf("%s %v", v.ScopeAndName(), v.Shape().Dimensions))
+			got = append(got, fmt.Sprintf("%s %v", v.Path(), v.Shape().Dimensions))
 			total += v.Shape().Size()
 			vals := wbtest.Flat64(v.MustValue())
 			switch v.Name() {
 			case VarOutNorm:
 				for _, g := range vals {
 					if g != 1 {
-						t.Fatalf("%s starts at %g, want 1", v.ScopeAndName(), g)
+						t.Fatalf("%s starts at %g, want 1", v.Path(), g)
 					}
 				}
 			case VarQueryConv, VarKeyConv, VarValueConv:
 				for _, g := range vals {
 					if math.Abs(g) > 1/math.Sqrt(float64(K)) || g == 0 {
-						t.Fatalf("%s has %g, want U(±1/√K) = U(±%g)", v.ScopeAndName(), g, 1/math.Sqrt(float64(K)))
+						t.Fatalf("%s has %g, want U(±1/√K) = U(±%g)", v.Path(), g, 1/math.Sqrt(float64(K)))
 					}
 				}
 			}

@@ -3,13 +3,13 @@ package deltanet_test
 import (
 	"fmt"
 
-	"github.com/gomlx/gomlx/backends"
-	_ "github.com/gomlx/gomlx/backends/simplego"
-	"github.com/gomlx/gomlx/pkg/core/dtypes"
-	. "github.com/gomlx/gomlx/pkg/core/graph"
-	"github.com/gomlx/gomlx/pkg/core/shapes"
-	"github.com/gomlx/gomlx/pkg/core/tensors"
-	"github.com/gomlx/gomlx/pkg/ml/context"
+	"github.com/gomlx/compute"
+	"github.com/gomlx/compute/dtypes"
+	_ "github.com/gomlx/compute/gobackend"
+	"github.com/gomlx/compute/shapes"
+	"github.com/gomlx/gomlx/ml/model"
+	. "github.com/gomlx/gomlx/core/graph"
+	"github.com/gomlx/gomlx/core/tensors"
 
 	"github.com/protolab/protolab/layers/deltanet"
 )
@@ -17,21 +17,21 @@ import (
 // ExampleMixer runs DeltaNet over a [B=2, T=5, D=16] input (4 heads of width 4, chunks of 4) and lists the
 // variables it created and the decoding state of one layer.
 func ExampleMixer() {
-	backend, err := backends.NewWithConfig("go:ops_sequential") // pure Go; prints nothing
+	backend, err := compute.NewWithConfig("go:ops_sequential") // pure Go; prints nothing
 	if err != nil {
 		panic(err)
 	}
 	cfg := deltanet.DefaultConfig()
 	cfg.ChunkSize = 4
-	ctx := context.New()
+	scope := model.NewStore()
 	x := tensors.FromShape(shapes.Make(dtypes.Float32, 2, 5, 16))
-	y := context.MustExecOnce(backend, ctx, func(ctx *context.Context, x *Node) *Node {
-		return deltanet.Mixer(ctx, cfg, x)
+	y := model.MustExecOnce(backend, scope, func(scope *model.Scope, x *Node) *Node {
+		return deltanet.Mixer(scope, cfg, x)
 	}, x)
 	fmt.Println("y:", y.Shape())
-	for v := range ctx.IterVariables() {
+	for v := range scope.IterVariables() {
 		if v.Trainable {
-			fmt.Println(v.ScopeAndName(), v.Shape())
+			fmt.Println(v.Path(), v.Shape())
 		}
 	}
 	fmt.Println("state:", deltanet.StateShapes(cfg, 16, 2, dtypes.Float32))

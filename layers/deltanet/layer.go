@@ -3,11 +3,11 @@ package deltanet
 import (
 	"math"
 
-	"github.com/gomlx/gomlx/pkg/core/dtypes"
-	. "github.com/gomlx/gomlx/pkg/core/graph"
-	"github.com/gomlx/gomlx/pkg/core/shapes"
-	"github.com/gomlx/gomlx/pkg/ml/context"
-	"github.com/gomlx/gomlx/pkg/ml/context/initializers"
+	"github.com/gomlx/compute/dtypes"
+	"github.com/gomlx/compute/shapes"
+	"github.com/gomlx/gomlx/ml/model"
+	"github.com/gomlx/gomlx/ml/model/initializer"
+	. "github.com/gomlx/gomlx/core/graph"
 	"github.com/pkg/errors"
 )
 
@@ -32,30 +32,30 @@ const (
 // (docs/spec/protot.md §2.5: norm scales). decoder.Config.NoDecay collects it.
 func NoDecay() []string { return []string{VarOutNorm} }
 
-// initializer returns ctx with N(0, std²) when std > 0, else PyTorch's U(±bound).
-func initializer(ctx *context.Context, std, bound float64) *context.Context {
+// withInit returns ctx with N(0, std²) when std > 0, else PyTorch's U(±bound).
+func withInit(scope *model.Scope, std, bound float64) *model.Scope {
 	if std > 0 {
-		return ctx.WithInitializer(initializers.RandomNormalFn(ctx, std))
+		return scope.WithInitializer(initializer.RandomNormalFn(scope, std))
 	}
-	return ctx.WithInitializer(initializers.RandomUniformFn(ctx, -bound, bound))
+	return scope.WithInitializer(initializer.RandomUniformFn(scope, -bound, bound))
 }
 
 // weights returns the layer's parameters in graph g, creating the variables under ctx.In(Scope) on first use:
 // projections from cfg.InitStd / cfg.OutputInitStd (PyTorch's U(±1/√fan_in) when 0), convolution kernels
 // U(±1/√K) (PyTorch's Conv1d default), output-norm gain 1.
-func weights(ctx *context.Context, g *Graph, cfg Config, D int, dtype dtypes.DType) Weights {
-	ctx = ctx.In(Scope)
+func weights(scope *model.Scope, g *Graph, cfg Config, D int, dtype dtypes.DType) Weights {
+	scope = scope.In(Scope)
 	H, d, K := cfg.NumHeads, cfg.HeadSize(D), cfg.ConvSize
-	in := initializer(ctx, cfg.InitStd, 1/math.Sqrt(float64(D)))
+	in := withInit(scope, cfg.InitStd, 1/math.Sqrt(float64(D)))
 	outStd := cfg.OutputInitStd
 	if outStd == 0 {
 		outStd = cfg.InitStd
 	}
-	out := initializer(ctx, outStd, 1/math.Sqrt(float64(H*d)))
-	conv := initializer(ctx, 0, 1/math.Sqrt(float64(K)))
-	one := ctx.WithInitializer(initializers.One)
-	v := func(c *context.Context, name string, dims ...int) *Node {
-		return c.VariableWithShape(name, shapes.Make(dtype, dims...)).ValueGraph(g)
+	out := withInit(scope, outStd, 1/math.Sqrt(float64(H*d)))
+	conv := withInit(scope, 0, 1/math.Sqrt(float64(K)))
+	one := scope.WithInitializer(initializer.One)
+	v := func(c *model.Scope, name string, dims ...int) *Node {
+		return c.VariableWithShape(name, shapes.Make(dtype, dims...)).NodeValue(g)
 	}
 	return Weights{
 		Query: v(in, VarQuery, D, H*d), Key: v(in, VarKey, D, H*d), Value: v(in, VarValue, D, H*d),
@@ -69,20 +69,20 @@ func weights(ctx *context.Context, g *Graph, cfg Config, D int, dtype dtypes.DTy
 
 // Mixer is the DeltaNet layer: it creates the variables (names and shapes in doc.go) under ctx.In("deltanet") and
 // returns Mix(x, …): x [B, T, D] → [B, T, D], causal. Panics if cfg.Validate(D) fails or x is not rank 3.
-func Mixer(ctx *context.Context, cfg Config, x *Node) *Node {
+func Mixer(scope *model.Scope, cfg Config, x *Node) *Node {
 	checkInput("Mixer", cfg, x)
-	return Mix(x, weights(ctx, x.Graph(), cfg, x.Shape().Dim(2), x.DType()), cfg)
+	return Mix(x, weights(scope, x.Graph(), cfg, x.Shape().Dim(2), x.DType()), cfg)
 }
 
 // Step runs Mixer for one token: x [B, 1, D] and state = [convState, S] (StateShapes; zeros before the first
 // token) → y [B, 1, D] and the new state. The recurrence needs no position. Uses the variables Mixer uses,
 // creating them if needed. Panics on bad shapes or an invalid cfg.
-func Step(ctx *context.Context, cfg Config, x *Node, state []*Node) (*Node, []*Node) {
+func Step(scope *model.Scope, cfg Config, x *Node, state []*Node) (*Node, []*Node) {
 	checkInput("Step", cfg, x)
 	if len(state) != 2 {
 		panic(errors.Errorf("deltanet.Step: %d state tensors, want 2 (conv state and S)", len(state)))
 	}
-	w := weights(ctx, x.Graph(), cfg, x.Shape().Dim(2), x.DType())
+	w := weights(scope, x.Graph(), cfg, x.Shape().Dim(2), x.DType())
 	y, conv, S := MixStep(x, w, cfg, state[0], state[1])
 	return y, []*Node{conv, S}
 }

@@ -16,8 +16,8 @@ import (
 	"strings"
 	"sync"
 
-	. "github.com/gomlx/gomlx/pkg/core/graph"
-	"github.com/gomlx/gomlx/pkg/ml/context"
+	"github.com/gomlx/gomlx/ml/model"
+	. "github.com/gomlx/gomlx/core/graph"
 	"github.com/pkg/errors"
 )
 
@@ -65,24 +65,24 @@ func Active(g *Graph) bool {
 
 // Name returns the full probe name of short name `name` emitted under ctx's scope: "block_02.protot" + "." +
 // "pi". The root scope adds no prefix.
-func Name(ctx *context.Context, name string) string {
-	scope := strings.Trim(strings.ReplaceAll(ctx.Scope(), context.ScopeSeparator, "."), ".")
-	if scope == "" {
+func Name(scope *model.Scope, name string) string {
+	prefix := strings.Trim(strings.ReplaceAll(scope.Scope(), model.ScopeSeparator, "."), ".")
+	if prefix == "" {
 		return name
 	}
-	return scope + "." + name
+	return prefix + "." + name
 }
 
 // Emit reports x as probe `name` (relative to ctx's scope) to the hook attached to x's graph and returns the
 // hook's result, or x when no hook is attached. It panics when the hook returns a node of another shape.
-func Emit(ctx *context.Context, name string, x *Node) *Node {
+func Emit(scope *model.Scope, name string, x *Node) *Node {
 	mu.RLock()
 	f, ok := hooks[x.Graph()]
 	mu.RUnlock()
 	if !ok {
 		return x
 	}
-	full := Name(ctx, name)
+	full := Name(scope, name)
 	y := f(full, x)
 	if y == nil {
 		return x
@@ -96,12 +96,12 @@ func Emit(ctx *context.Context, name string, x *Node) *Node {
 // Observe reports x as probe `name` to the hook, for internal intermediates whose replacement the layer does not
 // support (observe only). A nil x reports nothing. It panics when the hook returns a node other than x (a patch),
 // since the replacement could not take effect: a silent no-op patch would look like a null result.
-func Observe(ctx *context.Context, name string, x *Node) {
+func Observe(scope *model.Scope, name string, x *Node) {
 	if x == nil {
 		return
 	}
-	if y := Emit(ctx, name, x); y != x {
+	if y := Emit(scope, name, x); y != x {
 		panic(errors.Errorf("hook: probe %q is observe-only: it cannot be patched (patch a patchable probe such as "+
-			"the mixer's mix_out instead)", Name(ctx, name)))
+			"the mixer's mix_out instead)", Name(scope, name)))
 	}
 }

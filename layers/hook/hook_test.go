@@ -5,10 +5,10 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/gomlx/gomlx/pkg/core/dtypes"
-	. "github.com/gomlx/gomlx/pkg/core/graph"
-	"github.com/gomlx/gomlx/pkg/core/shapes"
-	"github.com/gomlx/gomlx/pkg/ml/context"
+	"github.com/gomlx/compute/dtypes"
+	"github.com/gomlx/compute/shapes"
+	"github.com/gomlx/gomlx/ml/model"
+	. "github.com/gomlx/gomlx/core/graph"
 
 	"github.com/protolab/protolab/workbench/wbtest"
 )
@@ -36,18 +36,18 @@ func requirePanic(t *testing.T, want string, fn func()) {
 }
 
 func TestName_DotsTheScopePath(t *testing.T) {
-	ctx := context.New()
+	scope := model.NewStore()
 	for _, c := range []struct {
-		ctx        *context.Context
+		scope      *model.Scope
 		short, out string
 	}{
-		{ctx, "logits", "logits"},
-		{ctx.In("block_02"), "resid_post", "block_02.resid_post"},
-		{ctx.In("block_02").In("protot"), "pi", "block_02.protot.pi"},
-		{ctx.In("block_10").In("attention"), "z", "block_10.attention.z"},
+		{scope, "logits", "logits"},
+		{scope.In("block_02"), "resid_post", "block_02.resid_post"},
+		{scope.In("block_02").In("protot"), "pi", "block_02.protot.pi"},
+		{scope.In("block_10").In("attention"), "z", "block_10.attention.z"},
 	} {
-		if got := Name(c.ctx, c.short); got != c.out {
-			t.Errorf("Name(%q, %q) = %q, want %q", c.ctx.Scope(), c.short, got, c.out)
+		if got := Name(c.scope, c.short); got != c.out {
+			t.Errorf("Name(%q, %q) = %q, want %q", c.scope.Scope(), c.short, got, c.out)
 		}
 	}
 }
@@ -62,7 +62,7 @@ func TestEmit_WithoutHookReturnsItsInput(t *testing.T) {
 	if Active(g) {
 		t.Fatal("Active on a graph with no hook")
 	}
-	if y := Emit(context.New(), "a", x); y != x {
+	if y := Emit(model.NewStore(), "a", x); y != x {
 		t.Fatal("Emit without a hook returned another node")
 	}
 }
@@ -78,24 +78,24 @@ func TestEmit_CallsTheHookWithFullNamesAndPatches(t *testing.T) {
 		}
 		return n
 	})
-	ctx := context.New().In("block_01")
+	scope := model.NewStore().In("block_01")
 	if !Active(g) {
 		t.Fatal("Active false after Attach")
 	}
-	if y := Emit(ctx, "a", x); y != x {
+	if y := Emit(scope, "a", x); y != x {
 		t.Fatal("an observing hook changed the node")
 	}
-	if y := Emit(ctx, "b", x); y != doubled {
+	if y := Emit(scope, "b", x); y != doubled {
 		t.Fatal("Emit did not return the hook's replacement")
 	}
-	Observe(ctx, "c", x)
-	Observe(ctx, "nil", nil) // reports nothing
+	Observe(scope, "c", x)
+	Observe(scope, "nil", nil) // reports nothing
 	detach()
 	detach() // idempotent
 	if Active(g) {
 		t.Fatal("Active after detach")
 	}
-	Emit(ctx, "d", x) // not reported any more
+	Emit(scope, "d", x) // not reported any more
 	want := []string{"block_01.a", "block_01.b", "block_01.c"}
 	if strings.Join(seen, ",") != strings.Join(want, ",") {
 		t.Fatalf("hook saw %v, want %v", seen, want)
@@ -105,13 +105,13 @@ func TestEmit_CallsTheHookWithFullNamesAndPatches(t *testing.T) {
 func TestEmit_PanicsOnShapeChange(t *testing.T) {
 	g, x := newGraph(t)
 	defer Attach(g, func(string, *Node) *Node { return ReduceSum(x, 1) })()
-	requirePanic(t, `probe "p"`, func() { Emit(context.New(), "p", x) })
+	requirePanic(t, `probe "p"`, func() { Emit(model.NewStore(), "p", x) })
 }
 
 func TestObserve_PanicsWhenPatched(t *testing.T) {
 	g, x := newGraph(t)
 	defer Attach(g, func(string, *Node) *Node { return Neg(x) })()
-	requirePanic(t, `"block_00.protot.pi" is observe-only`, func() { Observe(context.New().In("block_00").In("protot"), "pi", x) })
+	requirePanic(t, `"block_00.protot.pi" is observe-only`, func() { Observe(model.NewStore().In("block_00").In("protot"), "pi", x) })
 }
 
 func TestAttach_OneHookPerGraph(t *testing.T) {
@@ -138,7 +138,7 @@ func TestAttach_GraphsAreIndependent(t *testing.T) {
 			})
 			defer detach()
 			for j := 0; j <= i; j++ {
-				Emit(context.New().Inf("block_%02d", i), "p", x)
+				Emit(model.NewStore().Inf("block_%02d", i), "p", x)
 			}
 			got[i] = seen
 		}()
@@ -149,7 +149,7 @@ func TestAttach_GraphsAreIndependent(t *testing.T) {
 			t.Fatalf("graph %d saw %d probes, want %d", i, len(seen), i+1)
 		}
 		for _, name := range seen {
-			if want := context.New().Inf("block_%02d", i); name != Name(want, "p") {
+			if want := model.NewStore().Inf("block_%02d", i); name != Name(want, "p") {
 				t.Fatalf("graph %d saw %q", i, name)
 			}
 		}

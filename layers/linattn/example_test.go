@@ -3,13 +3,13 @@ package linattn_test
 import (
 	"fmt"
 
-	"github.com/gomlx/gomlx/backends"
-	_ "github.com/gomlx/gomlx/backends/simplego"
-	"github.com/gomlx/gomlx/pkg/core/dtypes"
-	. "github.com/gomlx/gomlx/pkg/core/graph"
-	"github.com/gomlx/gomlx/pkg/core/shapes"
-	"github.com/gomlx/gomlx/pkg/core/tensors"
-	"github.com/gomlx/gomlx/pkg/ml/context"
+	"github.com/gomlx/compute"
+	"github.com/gomlx/compute/dtypes"
+	_ "github.com/gomlx/compute/gobackend"
+	"github.com/gomlx/compute/shapes"
+	"github.com/gomlx/gomlx/ml/model"
+	. "github.com/gomlx/gomlx/core/graph"
+	"github.com/gomlx/gomlx/core/tensors"
 
 	"github.com/protolab/protolab/layers/linattn"
 )
@@ -17,23 +17,23 @@ import (
 // ExampleModel runs a two-layer model A on a batch of 3 contexts of N = 5 tokens in D = 4 dimensions and lists the
 // variables it created.
 func ExampleModel() {
-	backend, err := backends.NewWithConfig("go:ops_sequential") // pure Go; prints nothing
+	backend, err := compute.NewWithConfig("go:ops_sequential") // pure Go; prints nothing
 	if err != nil {
 		panic(err)
 	}
 	cfg := linattn.DefaultConfig()
 	cfg.Measurements, cfg.Hidden, cfg.ReadoutHidden = 2, 8, 6
-	ctx := context.New()
+	scope := model.NewStore()
 	x := tensors.FromShape(shapes.Make(dtypes.Float32, 3, 5, 4))
 	y := tensors.FromShape(shapes.Make(dtypes.Float32, 3, 5))
-	outs := context.MustExecOnceN(backend, ctx, func(ctx *context.Context, x, y *Node) []*Node {
-		o := linattn.Model(ctx, cfg, x, y, nil)
+	outs := model.MustExecOnceN(backend, scope, func(scope *model.Scope, x, y *Node) []*Node {
+		o := linattn.Model(scope, cfg, x, y, nil)
 		return []*Node{o.Theta, o.Workspace, o.Keys}
 	}, x, y)
 	fmt.Println("theta:", outs[0].Shape(), "workspace:", outs[1].Shape(), "keys:", outs[2].Shape())
-	for v := range ctx.IterVariables() {
+	for v := range scope.IterVariables() {
 		if v.Trainable {
-			fmt.Println(v.ScopeAndName(), v.Shape())
+			fmt.Println(v.Path(), v.Shape())
 		}
 	}
 	fmt.Println("parameters:", cfg.NumParams(4))

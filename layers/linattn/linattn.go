@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"math"
 
-	. "github.com/gomlx/gomlx/pkg/core/graph"
-	"github.com/gomlx/gomlx/pkg/core/shapes"
+	"github.com/gomlx/compute/shapes"
+	. "github.com/gomlx/gomlx/core/graph"
 	"github.com/pkg/errors"
 )
 
@@ -82,9 +82,9 @@ func MLP(u *Node, w MLPWeights, act string) *Node {
 			u.Shape(), w.W1.Shape(), w.W2.Shape()))
 	}
 	B, H, Out := u.Shape().Dim(0), w.W1.Shape().Dim(1), w.W2.Shape().Dim(1)
-	h := Activate(Add(Dot(u, w.W1), BroadcastToDims(InsertAxes(w.B1, 0), B, H)), act) // [B, H]
+	h := Activate(Add(MatMul(u, w.W1), BroadcastToDims(InsertAxes(w.B1, 0), B, H)), act) // [B, H]
 	h.AssertDims(B, H)
-	out := Add(Dot(h, w.W2), BroadcastToDims(InsertAxes(w.B2, 0), B, Out))
+	out := Add(MatMul(h, w.W2), BroadcastToDims(InsertAxes(w.B2, 0), B, Out))
 	out.AssertDims(B, Out)
 	return out
 }
@@ -99,7 +99,7 @@ func Statistic(keys, y *Node) *Node {
 	}
 	B, N, M := y.Shape().Dim(0), keys.Shape().Dim(1), keys.Shape().Dim(2)
 	if keys.Shape().Dim(0) == 1 {
-		return MulScalar(Dot(y, Reshape(keys, N, M)), 1/float64(N)) // [B, N]·[N, M]
+		return MulScalar(MatMul(y, Reshape(keys, N, M)), 1/float64(N)) // [B, N]·[N, M]
 	}
 	// An explicit broadcast and a reduction: cheaper on the pure-Go backend than a batched DotGeneral.
 	yb := BroadcastToDims(Reshape(y, B, N, 1), B, N, M)
@@ -193,11 +193,11 @@ func ForwardA(x, y *Node, layers []KeyWeights, readout MLPWeights, act string, k
 				panic(errors.Errorf("linattn.ForwardA: layer %d w_p.shape=%s, want [%d, H=%d]", l, w.Wp.Shape(), l-1, H))
 			}
 			prev := MulScalar(Stack(phis[:l-1], 1), keyGain) // g_k·p_{ℓ−1}: [B, ℓ−1]
-			bias = Add(Dot(prev, w.Wp), bias)                // [B, H]: the p-block of the first layer, per context
+			bias = Add(MatMul(prev, w.Wp), bias)                // [B, H]: the p-block of the first layer, per context
 		}
 		// Implicit broadcasting of the size-1 axes ([Bx, N, H] + [B|1, 1, H]): the bias is shared by the context's
 		// tokens and, with shared x, the x-part by the contexts, and neither is copied out to [rows, N, H] first.
-		pre := Add(Reshape(Dot(x2, w.Wx), Bx, N, H), Reshape(bias, bias.Shape().Dim(0), 1, H))
+		pre := Add(Reshape(MatMul(x2, w.Wx), Bx, N, H), Reshape(bias, bias.Shape().Dim(0), 1, H))
 		h := Activate(pre, act) // [rows, N, H]
 		h.AssertDims(rows, N, H)
 		// An elementwise product and a reduction, not a matrix–vector Dot: the pure-Go backend's DotGeneral copies its
@@ -248,7 +248,7 @@ func ForwardAPrime(x, y, q1 *Node, queries []MLPWeights, readout MLPWeights, act
 	var v *Node
 	switch {
 	case mask == nil && shared:
-		v = MulScalar(Dot(y, Reshape(x, N, D)), 1/float64(N)) // [B, N]·[N, D]
+		v = MulScalar(MatMul(y, Reshape(x, N, D)), 1/float64(N)) // [B, N]·[N, D]
 	case mask == nil:
 		v = MulScalar(ReduceSum(Mul(x, BroadcastToDims(Reshape(y, B, N, 1), B, N, D)), 1), 1/float64(N)) // [B, D]
 	}
@@ -297,7 +297,7 @@ func ForwardB(x, y *Node, heads HeadWeights, readout MLPWeights, act string, gai
 	}
 	mask := patchMask("ForwardB", patch, B, N, M)
 	w1 := Reshape(TransposeAllAxes(heads.W1, 1, 0, 2), D, M*H) // [D, M·H]: all heads in one product
-	pre := Add(Dot(Reshape(x, Bx*N, D), w1), BroadcastToDims(Reshape(heads.B1, 1, M*H), Bx*N, M*H))
+	pre := Add(MatMul(Reshape(x, Bx*N, D), w1), BroadcastToDims(Reshape(heads.B1, 1, M*H), Bx*N, M*H))
 	h := Reshape(Activate(pre, act), Bx*N, M, H)
 	w2 := BroadcastToDims(Reshape(heads.W2, 1, M, H), Bx*N, M, H)
 	keys := Reshape(Add(ReduceSum(Mul(h, w2), 2), BroadcastToDims(Reshape(heads.B2, 1, M), Bx*N, M)), Bx, N, M)

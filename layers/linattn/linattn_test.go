@@ -7,10 +7,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gomlx/gomlx/backends"
-	"github.com/gomlx/gomlx/pkg/core/dtypes"
-	. "github.com/gomlx/gomlx/pkg/core/graph"
-	"github.com/gomlx/gomlx/pkg/ml/context"
+	"github.com/gomlx/compute"
+	"github.com/gomlx/compute/dtypes"
+	"github.com/gomlx/gomlx/ml/model"
+	. "github.com/gomlx/gomlx/core/graph"
 
 	"github.com/protolab/protolab/workbench/wbtest"
 )
@@ -98,7 +98,7 @@ func TestForward_Gradients(t *testing.T) {
 }
 
 // testGradients checks one case's gradients; with shared the tokens x are one context's, shared by the batch.
-func testGradients(t *testing.T, backend backends.Backend, newModel func(*rand.Rand, bool) model, shared bool) {
+func testGradients(t *testing.T, backend compute.Backend, newModel func(*rand.Rand, bool) model, shared bool) {
 	rng := wbtest.RNG(11)
 	m := newModel(rng, false)
 	if shared {
@@ -202,9 +202,9 @@ func TestModel_VariablesAndShapes(t *testing.T) {
 	for _, kind := range []string{KindA, KindB, KindC, KindAPrime} {
 		t.Run(kind, func(t *testing.T) {
 			cfg := Config{Kind: kind, Measurements: 2, Hidden: 7, ReadoutHidden: 9, Activation: GELU, InitScale: 1}
-			ctx := context.New()
-			outs := context.MustExecOnceN(wbtest.Backend(t), ctx, func(ctx *context.Context, x, y *Node) []*Node {
-				o := Model(ctx, cfg, x, y, nil)
+			scope := model.NewStore()
+			outs := model.MustExecOnceN(wbtest.Backend(t), scope, func(scope *model.Scope, x, y *Node) []*Node {
+				o := Model(scope, cfg, x, y, nil)
 				return []*Node{o.Theta, o.Workspace, o.Keys}
 			}, wbtest.Tensor64(wbtest.Normal(wbtest.RNG(1), B*N*D, 1), B, N, D),
 				wbtest.Tensor64(wbtest.Normal(wbtest.RNG(2), B*N, 1), B, N))
@@ -215,9 +215,9 @@ func TestModel_VariablesAndShapes(t *testing.T) {
 			}
 			var got []string
 			n := 0
-			for v := range ctx.IterVariables() {
+			for v := range scope.IterVariables() {
 				if v.Trainable {
-					got = append(got, fmt.Sprintf("%s %v", v.ScopeAndName(), v.Shape().Dimensions))
+					got = append(got, fmt.Sprintf("%s %v", v.Path(), v.Shape().Dimensions))
 					n += v.Shape().Size()
 				}
 			}

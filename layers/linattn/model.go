@@ -3,28 +3,28 @@ package linattn
 import (
 	"math"
 
-	. "github.com/gomlx/gomlx/pkg/core/graph"
-	"github.com/gomlx/gomlx/pkg/core/shapes"
-	"github.com/gomlx/gomlx/pkg/ml/context"
-	"github.com/gomlx/gomlx/pkg/ml/context/initializers"
+	"github.com/gomlx/compute/shapes"
+	"github.com/gomlx/gomlx/ml/model"
+	"github.com/gomlx/gomlx/ml/model/initializer"
+	. "github.com/gomlx/gomlx/core/graph"
 )
 
 // Model creates (or reuses) the variables of the model cfg selects under ctx.In(Scope) and runs it on x [B|1, N, D]
 // (batch 1: one x shared by all contexts, see ForwardA), y [B, N]; θ̂ has dimension D. patch may be nil. Panics if
 // cfg is invalid or on bad shapes.
-func Model(ctx *context.Context, cfg Config, x, y *Node, patch *Patch) Output {
+func Model(scope *model.Scope, cfg Config, x, y *Node, patch *Patch) Output {
 	if err := cfg.Validate(); err != nil {
 		panic(err)
 	}
 	B, _, D, _ := checkTokens("Model", x, y)
-	ctx = ctx.In(Scope)
+	scope = scope.In(Scope)
 	M := cfg.Measurements
 	var out Output
 	switch cfg.Kind {
 	case KindA:
 		keys := make([]KeyWeights, M)
 		for l := 1; l <= M; l++ {
-			kc := ctx.In(LayerScope(l)).In(ScopeKey)
+			kc := scope.In(LayerScope(l)).In(ScopeKey)
 			fanIn := D + l - 1
 			w := KeyWeights{
 				Wx: weight(kc, cfg, VarWX, fanIn, x, D, cfg.Hidden),
@@ -37,22 +37,22 @@ func Model(ctx *context.Context, cfg Config, x, y *Node, patch *Patch) Output {
 			}
 			keys[l-1] = w
 		}
-		out = ForwardA(x, y, keys, readoutWeights(ctx, cfg, x, D), cfg.Activation, cfg.KeyGainOrDefault(), cfg.Gain(),
+		out = ForwardA(x, y, keys, readoutWeights(scope, cfg, x, D), cfg.Activation, cfg.KeyGainOrDefault(), cfg.Gain(),
 			patch)
 	case KindB:
-		hc := ctx.In(ScopeHeads)
+		hc := scope.In(ScopeHeads)
 		heads := HeadWeights{
 			W1: weight(hc, cfg, VarW1, D, x, M, D, cfg.Hidden),
 			B1: bias(hc, VarB1, x, M, cfg.Hidden),
 			W2: weight(hc, cfg, VarW2, cfg.Hidden, x, M, cfg.Hidden),
 			B2: bias(hc, VarB2, x, M),
 		}
-		out = ForwardB(x, y, heads, readoutWeights(ctx, cfg, x, D), cfg.Activation, cfg.Gain(), patch)
+		out = ForwardB(x, y, heads, readoutWeights(scope, cfg, x, D), cfg.Activation, cfg.Gain(), patch)
 	case KindAPrime:
-		q1 := weight(ctx.In(LayerScope(1)).In(ScopeQuery), cfg, VarQ, D, x, D)
+		q1 := weight(scope.In(LayerScope(1)).In(ScopeQuery), cfg, VarQ, D, x, D)
 		queries := make([]MLPWeights, M-1)
 		for l := 2; l <= M; l++ {
-			qc := ctx.In(LayerScope(l)).In(ScopeQuery)
+			qc := scope.In(LayerScope(l)).In(ScopeQuery)
 			queries[l-2] = MLPWeights{
 				W1: weight(qc, cfg, VarW1, l-1, x, l-1, cfg.Hidden),
 				B1: bias(qc, VarB1, x, cfg.Hidden),
@@ -60,10 +60,10 @@ func Model(ctx *context.Context, cfg Config, x, y *Node, patch *Patch) Output {
 				B2: bias(qc, VarB2, x, D),
 			}
 		}
-		out = ForwardAPrime(x, y, q1, queries, readoutWeights(ctx, cfg, x, D), cfg.Activation, cfg.Gain(), patch)
+		out = ForwardAPrime(x, y, q1, queries, readoutWeights(scope, cfg, x, D), cfg.Activation, cfg.Gain(), patch)
 	case KindC:
-		wk := weight(ctx.In(ScopeKey), cfg, VarW, D, x, M, D)
-		wo := weight(ctx.In(ScopeReadout), cfg, VarW, M, x, D, M)
+		wk := weight(scope.In(ScopeKey), cfg, VarW, D, x, M, D)
+		wo := weight(scope.In(ScopeReadout), cfg, VarW, M, x, D, M)
 		out = ForwardC(x, y, wk, wo, patch)
 	}
 	out.Theta.AssertDims(B, D)
@@ -72,8 +72,8 @@ func Model(ctx *context.Context, cfg Config, x, y *Node, patch *Patch) Output {
 }
 
 // readoutWeights creates the readout MLP R^M → R^D of models A and B.
-func readoutWeights(ctx *context.Context, cfg Config, like *Node, D int) MLPWeights {
-	rc := ctx.In(ScopeReadout)
+func readoutWeights(scope *model.Scope, cfg Config, like *Node, D int) MLPWeights {
+	rc := scope.In(ScopeReadout)
 	M, H := cfg.Measurements, cfg.OutHidden()
 	return MLPWeights{
 		W1: weight(rc, cfg, VarW1, M, like, M, H),
@@ -84,15 +84,15 @@ func readoutWeights(ctx *context.Context, cfg Config, like *Node, D int) MLPWeig
 }
 
 // weight returns the variable name of the given dims in like's dtype, initialised from N(0, InitScale/fanIn).
-func weight(ctx *context.Context, cfg Config, name string, fanIn int, like *Node, dims ...int) *Node {
+func weight(scope *model.Scope, cfg Config, name string, fanIn int, like *Node, dims ...int) *Node {
 	std := math.Sqrt(cfg.InitScale / float64(fanIn))
-	v := ctx.WithInitializer(initializers.RandomNormalFn(ctx, std)).
+	v := scope.WithInitializer(initializer.RandomNormalFn(scope, std)).
 		VariableWithShape(name, shapes.Make(like.DType(), dims...))
-	return v.ValueGraph(like.Graph())
+	return v.NodeValue(like.Graph())
 }
 
 // bias returns the zero-initialised variable name of the given dims in like's dtype.
-func bias(ctx *context.Context, name string, like *Node, dims ...int) *Node {
-	v := ctx.WithInitializer(initializers.Zero).VariableWithShape(name, shapes.Make(like.DType(), dims...))
-	return v.ValueGraph(like.Graph())
+func bias(scope *model.Scope, name string, like *Node, dims ...int) *Node {
+	v := scope.WithInitializer(initializer.Zero).VariableWithShape(name, shapes.Make(like.DType(), dims...))
+	return v.NodeValue(like.Graph())
 }

@@ -7,11 +7,11 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gomlx/gomlx/pkg/core/dtypes"
-	. "github.com/gomlx/gomlx/pkg/core/graph"
-	"github.com/gomlx/gomlx/pkg/core/shapes"
-	"github.com/gomlx/gomlx/pkg/core/tensors"
-	"github.com/gomlx/gomlx/pkg/ml/context"
+	"github.com/gomlx/compute/dtypes"
+	"github.com/gomlx/compute/shapes"
+	"github.com/gomlx/gomlx/ml/model"
+	. "github.com/gomlx/gomlx/core/graph"
+	"github.com/gomlx/gomlx/core/tensors"
 
 	"github.com/protolab/protolab/workbench/wbtest"
 )
@@ -226,12 +226,12 @@ func TestMixer_VariablesAndInit(t *testing.T) {
 	const B, T, D = 2, 5, 20 // dt_rank = ⌈20/16⌉ = 2
 	cfg := DefaultConfig()
 	cfg.StateSize = 5
-	ctx := context.New()
-	ctx.SetParam(context.ParamInitialSeed, int64(90))
+	scope := model.NewStore()
+	scope.SetParam(model.ParamInitialSeed, int64(90))
 	x := wbtest.Normal(wbtest.RNG(91), B*T*D, 1)
 	backend := wbtest.Backend(t)
-	full := context.MustExecOnce(backend, ctx, func(ctx *context.Context, x *Node) *Node {
-		return Mixer(ctx.In("block_00"), cfg, x)
+	full := model.MustExecOnce(backend, scope, func(scope *model.Scope, x *Node) *Node {
+		return Mixer(scope.In("block_00"), cfg, x)
 	}, wbtest.Tensor64(x, B, T, D))
 	if !slices.Equal(full.Shape().Dimensions, []int{B, T, D}) {
 		t.Fatalf("Mixer output shape %s, want [%d %d %d]", full.Shape(), B, T, D)
@@ -253,17 +253,17 @@ func TestMixer_VariablesAndInit(t *testing.T) {
 	}
 	var got []string
 	total := 0
-	for v := range ctx.IterVariables() {
+	for v := range scope.IterVariables() {
 		if !v.Trainable {
 			continue
 		}
-		got = append(got, fmt.Sprintf("%s %v", v.ScopeAndName(), v.Shape().Dimensions))
+		got = append(got, fmt.Sprintf("%s %v", v.Path(), v.Shape().Dimensions))
 		total += v.Shape().Size()
 		vals := wbtest.Flat64(v.MustValue())
 		within := func(bound float64) {
 			for _, g := range vals {
 				if math.Abs(g) > bound || g == 0 {
-					t.Fatalf("%s has %g, want U(±%g)", v.ScopeAndName(), g, bound)
+					t.Fatalf("%s has %g, want U(±%g)", v.Path(), g, bound)
 				}
 			}
 		}
@@ -307,12 +307,12 @@ func TestMixer_VariablesAndInit(t *testing.T) {
 func TestDTBiasInit_LogUniformWithFloor(t *testing.T) {
 	cfg := DefaultConfig()
 	cfg.DTMin, cfg.DTMax, cfg.DTFloor = 1e-5, 1e-3, 1e-4 // the floor cuts the lower half of the log range
-	ctx := context.New()
-	ctx.SetParam(context.ParamInitialSeed, int64(95))
+	scope := model.NewStore()
+	scope.SetParam(model.ParamInitialSeed, int64(95))
 	const n = 4000
-	out := context.MustExecOnce(wbtest.Backend(t), ctx, func(ctx *context.Context, g *Graph) *Node {
-		return ctx.In("x").WithInitializer(dtBiasInit(ctx, cfg)).
-			VariableWithShape("b", shapes.Make(dtypes.Float64, n)).ValueGraph(g)
+	out := model.MustExecOnce(wbtest.Backend(t), scope, func(scope *model.Scope, g *Graph) *Node {
+		return scope.In("x").WithInitializer(dtBiasInit(scope, cfg)).
+			VariableWithShape("b", shapes.Make(dtypes.Float64, n)).NodeValue(g)
 	})
 	floored := 0
 	for _, b := range wbtest.Flat64(out) {

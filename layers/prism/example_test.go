@@ -3,13 +3,13 @@ package prism_test
 import (
 	"fmt"
 
-	"github.com/gomlx/gomlx/backends"
-	_ "github.com/gomlx/gomlx/backends/simplego"
-	"github.com/gomlx/gomlx/pkg/core/dtypes"
-	. "github.com/gomlx/gomlx/pkg/core/graph"
-	"github.com/gomlx/gomlx/pkg/core/shapes"
-	"github.com/gomlx/gomlx/pkg/core/tensors"
-	"github.com/gomlx/gomlx/pkg/ml/context"
+	"github.com/gomlx/compute"
+	"github.com/gomlx/compute/dtypes"
+	_ "github.com/gomlx/compute/gobackend"
+	"github.com/gomlx/compute/shapes"
+	"github.com/gomlx/gomlx/ml/model"
+	. "github.com/gomlx/gomlx/core/graph"
+	"github.com/gomlx/gomlx/core/tensors"
 
 	"github.com/protolab/protolab/layers/prism"
 )
@@ -18,7 +18,7 @@ import (
 // LM head [V=12, D], then checks that each gold token's logit splits into its prototype slices plus the residual
 // slice.
 func ExampleHead() {
-	backend, err := backends.NewWithConfig("go:ops_sequential") // pure Go; prints nothing
+	backend, err := compute.NewWithConfig("go:ops_sequential") // pure Go; prints nothing
 	if err != nil {
 		panic(err)
 	}
@@ -27,14 +27,14 @@ func ExampleHead() {
 	if err := cfg.Validate(); err != nil {
 		panic(err)
 	}
-	ctx := context.New()
-	ctx.SetParam(context.ParamInitialSeed, int64(7))
+	scope := model.NewStore()
+	scope.SetParam(model.ParamInitialSeed, int64(7))
 	targets := tensors.FromValue([][]int32{{3, 1, 4}, {1, 5, 9}}) // gold tokens [B, T]
-	outs := context.MustExecOnceN(backend, ctx, func(ctx *context.Context, targets *Node) []*Node {
+	outs := model.MustExecOnceN(backend, scope, func(scope *model.Scope, targets *Node) []*Node {
 		g := targets.Graph()
-		h := ctx.RandomNormal(g, shapes.Make(dtypes.Float32, 2, 3, 16))
-		W := ctx.RandomNormal(g, shapes.Make(dtypes.Float32, 12, 16))
-		d := prism.Head(ctx, cfg, h, W)
+		h := scope.RandomNormal(g, shapes.Make(dtypes.Float32, 2, 3, 16))
+		W := scope.RandomNormal(g, shapes.Make(dtypes.Float32, 12, 16))
+		d := prism.Head(scope, cfg, h, W)
 		protoSlices, residualSlice := d.TokenSlices(targets) // [B, T, k], [B, T]
 		sum := Add(ReduceSum(protoSlices, -1), residualSlice)
 		goldLogit := ReduceSum(Mul(d.Logits, OneHot(targets, 12, dtypes.Float32)), -1)
@@ -44,7 +44,7 @@ func ExampleHead() {
 	fmt.Println("logits:", outs[0].Shape())
 	fmt.Println("selected per token:", outs[1].Value())
 	fmt.Println("slices sum to the gold logit:", outs[2].Value().(float32) < 1e-5)
-	bank := prism.BankVariable(ctx)
+	bank := prism.BankVariable(scope)
 	fmt.Println("bank:", bank.Scope()+"/"+bank.Name(), bank.Shape())
 	// Output:
 	// logits: (Float32)[2 3 12]

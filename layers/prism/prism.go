@@ -1,11 +1,11 @@
 package prism
 
 import (
-	"github.com/gomlx/gomlx/pkg/core/dtypes"
-	. "github.com/gomlx/gomlx/pkg/core/graph"
-	"github.com/gomlx/gomlx/pkg/core/shapes"
-	"github.com/gomlx/gomlx/pkg/ml/context"
-	"github.com/gomlx/gomlx/pkg/ml/context/initializers"
+	"github.com/gomlx/compute/dtypes"
+	"github.com/gomlx/compute/shapes"
+	"github.com/gomlx/gomlx/ml/model"
+	"github.com/gomlx/gomlx/ml/model/initializer"
+	. "github.com/gomlx/gomlx/core/graph"
 	"github.com/pkg/errors"
 )
 
@@ -242,33 +242,33 @@ func Signatures(bank, unembed *Node) *Node {
 // N(0, InitStd²) entries, and returns Decompose(h, bank, unembed, cfg). h [B, T, D] are the decoder's
 // final-normalised hidden states, unembed [V, D] its LM head (tied to the embedding or not). Panics if cfg is
 // invalid or on bad shapes.
-func Head(ctx *context.Context, cfg Config, h, unembed *Node) Decomposition {
+func Head(scope *model.Scope, cfg Config, h, unembed *Node) Decomposition {
 	if err := cfg.Validate(); err != nil {
 		panic(errors.WithMessage(err, "prism.Head"))
 	}
 	if h == nil || h.Rank() != 3 {
 		panic(errors.Errorf("prism.Head: h=%v, want [B, T, D]", shapeOf(h)))
 	}
-	return Decompose(h, BankNode(ctx, cfg, h.Graph(), h.DType(), h.Shape().Dim(2)), unembed, cfg)
+	return Decompose(h, BankNode(scope, cfg, h.Graph(), h.DType(), h.Shape().Dim(2)), unembed, cfg)
 }
 
 // BankNode returns the bank VarPrototypes [K, D] of the given dtype under ctx.In(Scope) as a node of g, creating
 // the variable with N(0, InitStd²) entries on first use. Panics if cfg is invalid or an existing bank has another
 // shape.
-func BankNode(ctx *context.Context, cfg Config, g *Graph, dtype dtypes.DType, width int) *Node {
+func BankNode(scope *model.Scope, cfg Config, g *Graph, dtype dtypes.DType, width int) *Node {
 	if err := cfg.Validate(); err != nil {
 		panic(errors.WithMessage(err, "prism.BankNode"))
 	}
-	c := ctx.In(Scope).WithInitializer(initializers.RandomNormalFn(ctx, cfg.InitStd))
+	c := scope.In(Scope).WithInitializer(initializer.RandomNormalFn(scope, cfg.InitStd))
 	v := c.VariableWithShape(VarPrototypes, shapes.Make(dtype, cfg.NumPrototypes, width))
-	return v.ValueGraph(g)
+	return v.NodeValue(g)
 }
 
 // BankVariable returns the bank variable under ctx.In(Scope) (ctx is the scope Head was given), or nil if it does
 // not exist yet. Use it to read or overwrite the bank (seeding from sampled hidden states, dead-prototype resets)
 // and to take gradients with respect to it (Variable.ValueGraph, then graph.Gradient).
-func BankVariable(ctx *context.Context) *context.Variable {
-	return ctx.In(Scope).GetVariable(VarPrototypes)
+func BankVariable(scope *model.Scope) *model.Variable {
+	return scope.At(Scope).GetVariable(VarPrototypes) // At: a lookup may repeat on one scope
 }
 
 // gatherRows returns table[idx] for a table [R, ...] and integer indices idx of any shape: → [idx..., ...]. The

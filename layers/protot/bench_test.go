@@ -4,10 +4,10 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/gomlx/gomlx/pkg/core/dtypes"
-	. "github.com/gomlx/gomlx/pkg/core/graph"
-	"github.com/gomlx/gomlx/pkg/core/tensors"
-	"github.com/gomlx/gomlx/pkg/ml/context"
+	"github.com/gomlx/compute/dtypes"
+	"github.com/gomlx/gomlx/ml/model"
+	. "github.com/gomlx/gomlx/core/graph"
+	"github.com/gomlx/gomlx/core/tensors"
 
 	"github.com/protolab/protolab/workbench/wbtest"
 )
@@ -36,12 +36,12 @@ func benchMixer(b *testing.B, form string, q, T int) {
 	cfg := DefaultConfig()
 	cfg.Form, cfg.ChunkSize = form, q
 	B := tokens / T
-	ctx := context.New()
-	ctx.SetParam(context.ParamInitialSeed, int64(1))
-	exec := context.MustNewExec(wbtest.Backend(b), ctx, func(ctx *context.Context, x *Node) []*Node {
-		y, _ := Mixer(ctx, cfg, 1, x)
+	scope := model.NewStore()
+	scope.SetParam(model.ParamInitialSeed, int64(1))
+	exec := model.MustNewExec(wbtest.Backend(b), scope, func(scope *model.Scope, x *Node) []*Node {
+		y, _ := Mixer(scope, cfg, 1, x)
 		loss := ReduceAllSum(Square(y))
-		return append([]*Node{loss}, ctx.BuildTrainableVariablesGradientsGraph(loss)...)
+		return append([]*Node{loss}, scope.BuildTrainableVariablesGradientsGraph(loss)...)
 	})
 	x := tensors.FromFlatDataAndDimensions(make([]float32, B*T*D), B, T, D)
 	tensors.MustMutableFlatData[float32](x, func(f []float32) {
@@ -68,9 +68,9 @@ func benchMixer(b *testing.B, form string, q, T int) {
 func BenchmarkStep(b *testing.B) {
 	const D = 128
 	cfg := DefaultConfig()
-	ctx := context.New()
-	exec := context.MustNewExec(wbtest.Backend(b), ctx, func(ctx *context.Context, in []*Node) []*Node {
-		y, state, _ := Step(ctx, cfg, 1, in[0], in[1], in[2:])
+	scope := model.NewStore()
+	exec := model.MustNewExec(wbtest.Backend(b), scope, func(scope *model.Scope, in []*Node) []*Node {
+		y, state, _ := Step(scope, cfg, 1, in[0], in[1], in[2:])
 		return append([]*Node{y}, state...)
 	})
 	x := tensors.FromFlatDataAndDimensions(make([]float32, D), 1, 1, D)

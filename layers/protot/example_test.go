@@ -4,11 +4,11 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/gomlx/gomlx/backends"
-	_ "github.com/gomlx/gomlx/backends/simplego"
-	. "github.com/gomlx/gomlx/pkg/core/graph"
-	"github.com/gomlx/gomlx/pkg/core/tensors"
-	"github.com/gomlx/gomlx/pkg/ml/context"
+	"github.com/gomlx/compute"
+	_ "github.com/gomlx/compute/gobackend"
+	"github.com/gomlx/gomlx/ml/model"
+	. "github.com/gomlx/gomlx/core/graph"
+	"github.com/gomlx/gomlx/core/tensors"
 
 	"github.com/protolab/protolab/layers/protot"
 )
@@ -16,16 +16,16 @@ import (
 // ExampleMixer builds the ProtoT mixer of layer 1 of a model of width 8 with 4 prototypes, runs it on a sequence
 // of 5 tokens, and reads the write routing π and the memory mass from the trace.
 func ExampleMixer() {
-	backend, err := backends.NewWithConfig("go:ops_sequential") // pure Go; prints nothing
+	backend, err := compute.NewWithConfig("go:ops_sequential") // pure Go; prints nothing
 	if err != nil {
 		panic(err)
 	}
 	cfg := protot.DefaultConfig()
 	cfg.NumPrototypes = 4
-	ctx := context.New()
-	ctx.SetParam(context.ParamInitialSeed, int64(1))
-	exec := context.MustNewExec(backend, ctx, func(ctx *context.Context, x *Node) []*Node {
-		y, tr := protot.Mixer(ctx.In("block_01"), cfg, 1, x)
+	scope := model.NewStore()
+	scope.SetParam(model.ParamInitialSeed, int64(1))
+	exec := model.MustNewExec(backend, scope, func(scope *model.Scope, x *Node) []*Node {
+		y, tr := protot.Mixer(scope.In("block_01"), cfg, 1, x)
 		return []*Node{y, tr.Pi, tr.Den}
 	})
 	x := make([]float32, 5*8)

@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"testing"
 
-	. "github.com/gomlx/gomlx/pkg/core/graph"
-	"github.com/gomlx/gomlx/pkg/ml/context"
+	"github.com/gomlx/gomlx/ml/model"
+	. "github.com/gomlx/gomlx/core/graph"
 
 	"github.com/protolab/protolab/workbench/wbtest"
 )
@@ -23,7 +23,7 @@ func TestMixer_InitPolicy(t *testing.T) {
 		if std > 0 {
 			cfg.OutputInitStd = std / 2
 		}
-		vals := wbtest.InitValues(t, func(ctx *context.Context, x *Node) *Node { y, _ := Mixer(ctx, cfg, 2, x); return y })
+		vals := wbtest.InitValues(t, func(scope *model.Scope, x *Node) *Node { y, _ := Mixer(scope, cfg, 2, x); return y })
 		Dv := cfg.Dv(D)
 		for name, fanIn := range map[string]int{VarValue: D, VarReadQuery: D, VarOutput: Dv} {
 			s := cfg.InitStd

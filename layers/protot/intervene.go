@@ -4,9 +4,9 @@ import (
 	"math"
 	"math/rand/v2"
 
-	"github.com/gomlx/gomlx/pkg/core/dtypes"
-	"github.com/gomlx/gomlx/pkg/core/tensors"
-	"github.com/gomlx/gomlx/pkg/ml/context"
+	"github.com/gomlx/compute/dtypes"
+	"github.com/gomlx/gomlx/ml/model"
+	"github.com/gomlx/gomlx/core/tensors"
 	"github.com/pkg/errors"
 )
 
@@ -18,7 +18,7 @@ import (
 //
 // It returns an error when a mask has the wrong length or a non-finite entry, when it masks every prototype, or,
 // in a shared-routing layer, when the two masks together leave no prototype to read.
-func SetMasks(ctx *context.Context, cfg Config, layer int, write, read []float64) error {
+func SetMasks(scope *model.Scope, cfg Config, layer int, write, read []float64) error {
 	R := cfg.NumPrototypes
 	kept := func(m []float64, k int) bool { return m == nil || m[k] > 0 }
 	for _, m := range []struct {
@@ -53,7 +53,7 @@ func SetMasks(ctx *context.Context, cfg Config, layer int, write, read []float64
 				"mask all %d prototypes", layer, R)
 		}
 	}
-	c := ctx.In(Scope).Checked(false)
+	c := scope.In(Scope)
 	for _, m := range []struct {
 		name string
 		mask []float64
@@ -72,33 +72,33 @@ func SetMasks(ctx *context.Context, cfg Config, layer int, write, read []float64
 			continue
 		}
 		if !v.Shape().Equal(t.Shape()) {
-			return errors.Errorf("protot.SetMasks: variable %s has shape %s, want %s", v.ScopeAndName(), v.Shape(),
+			return errors.Errorf("protot.SetMasks: variable %s has shape %s, want %s", v.Path(), v.Shape(),
 				t.Shape())
 		}
 		if err := v.SetValue(t); err != nil {
-			return errors.Wrapf(err, "protot.SetMasks: setting %s", v.ScopeAndName())
+			return errors.Wrapf(err, "protot.SetMasks: setting %s", v.Path())
 		}
 	}
 	return nil
 }
 
 // ClearMasks resets both masks of the layer under ctx to keep every prototype (SetMasks with nil masks).
-func ClearMasks(ctx *context.Context, cfg Config, layer int) error {
-	return SetMasks(ctx, cfg, layer, nil, nil)
+func ClearMasks(scope *model.Scope, cfg Config, layer int) error {
+	return SetMasks(scope, cfg, layer, nil, nil)
 }
 
 // ReinitPrototype re-initialises row k of the prototypes P of the layer whose block scope is ctx, as at
 // initialisation (docs/spec/protot.md §5): N(0, 1)/√D entries drawn from a generator seeded with seed, then scaled to
 // unit length. The same seed gives the same row. The variable must exist and hold a value (build or load the
 // model first); it returns an error otherwise, or when k is out of range or the dtype is not float32/float64.
-func ReinitPrototype(ctx *context.Context, k int, seed uint64) error {
-	v := ctx.In(Scope).GetVariable(VarPrototypes)
+func ReinitPrototype(scope *model.Scope, k int, seed uint64) error {
+	v := scope.In(Scope).GetVariable(VarPrototypes)
 	if v == nil || !v.HasValue() {
 		return errors.Errorf("protot.ReinitPrototype: no value for %s/%s (build or load the model first)",
-			ctx.In(Scope).Scope(), VarPrototypes)
+			scope.In(Scope).Scope(), VarPrototypes)
 	}
 	if v.Shape().Rank() != 2 || k < 0 || k >= v.Shape().Dim(0) {
-		return errors.Errorf("protot.ReinitPrototype: prototype %d of %s with shape %s", k, v.ScopeAndName(), v.Shape())
+		return errors.Errorf("protot.ReinitPrototype: prototype %d of %s with shape %s", k, v.Path(), v.Shape())
 	}
 	D := v.Shape().Dim(1)
 	rng := rand.New(rand.NewPCG(seed, uint64(k)))
@@ -111,7 +111,7 @@ func ReinitPrototype(ctx *context.Context, k int, seed uint64) error {
 	norm = math.Max(math.Sqrt(norm), 1e-6)
 	old, err := v.Value()
 	if err != nil {
-		return errors.Wrapf(err, "protot.ReinitPrototype: reading %s", v.ScopeAndName())
+		return errors.Wrapf(err, "protot.ReinitPrototype: reading %s", v.Path())
 	}
 	var t *tensors.Tensor
 	switch v.DType() {
@@ -128,7 +128,7 @@ func ReinitPrototype(ctx *context.Context, k int, seed uint64) error {
 		}
 		t = tensors.FromFlatDataAndDimensions(flat, v.Shape().Dimensions...)
 	default:
-		return errors.Errorf("protot.ReinitPrototype: %s has dtype %s, want float32 or float64", v.ScopeAndName(), v.DType())
+		return errors.Errorf("protot.ReinitPrototype: %s has dtype %s, want float32 or float64", v.Path(), v.DType())
 	}
-	return errors.Wrapf(v.SetValue(t), "protot.ReinitPrototype: setting %s", v.ScopeAndName())
+	return errors.Wrapf(v.SetValue(t), "protot.ReinitPrototype: setting %s", v.Path())
 }

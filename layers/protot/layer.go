@@ -3,11 +3,11 @@ package protot
 import (
 	"math"
 
-	"github.com/gomlx/gomlx/pkg/core/dtypes"
-	. "github.com/gomlx/gomlx/pkg/core/graph"
-	"github.com/gomlx/gomlx/pkg/core/shapes"
-	"github.com/gomlx/gomlx/pkg/ml/context"
-	"github.com/gomlx/gomlx/pkg/ml/context/initializers"
+	"github.com/gomlx/compute/dtypes"
+	"github.com/gomlx/compute/shapes"
+	"github.com/gomlx/gomlx/ml/model"
+	"github.com/gomlx/gomlx/ml/model/initializer"
+	. "github.com/gomlx/gomlx/core/graph"
 	"github.com/pkg/errors"
 )
 
@@ -41,14 +41,14 @@ func NoDecay() []string {
 }
 
 // constant returns an initializer filling a variable with value.
-func constant(value float64) context.VariableInitializer {
+func constant(value float64) model.VariableInitializer {
 	return func(g *Graph, shape shapes.Shape) *Node {
 		return BroadcastToDims(Scalar(g, shape.DType, value), shape.Dimensions...)
 	}
 }
 
 // constants initialises a vector variable with the given values.
-func constants(values []float64) context.VariableInitializer {
+func constants(values []float64) model.VariableInitializer {
 	return func(g *Graph, shape shapes.Shape) *Node {
 		if shape.Rank() != 1 || shape.Dim(0) != len(values) {
 			panic(errors.Errorf("protot: initialising %s with %d values", shape, len(values)))
@@ -58,24 +58,24 @@ func constants(values []float64) context.VariableInitializer {
 }
 
 // uniform returns ctx with the initializer U(±1/√fanIn), PyTorch's default for Linear and Conv1d weights.
-func uniform(ctx *context.Context, fanIn int) *context.Context {
+func uniform(scope *model.Scope, fanIn int) *model.Scope {
 	b := 1 / math.Sqrt(float64(fanIn))
-	return ctx.WithInitializer(initializers.RandomUniformFn(ctx, -b, b))
+	return scope.WithInitializer(initializer.RandomUniformFn(scope, -b, b))
 }
 
 // linear returns ctx with the initializer of a projection with fan-in fanIn: N(0, std²) when std > 0, else
 // uniform(fanIn).
-func linear(ctx *context.Context, std float64, fanIn int) *context.Context {
+func linear(scope *model.Scope, std float64, fanIn int) *model.Scope {
 	if std > 0 {
-		return ctx.WithInitializer(initializers.RandomNormalFn(ctx, std))
+		return scope.WithInitializer(initializer.RandomNormalFn(scope, std))
 	}
-	return uniform(ctx, fanIn)
+	return uniform(scope, fanIn)
 }
 
 // prototypeInit draws N(0, 1)/√D entries and scales each row to unit length (docs/spec/protot.md §2.2).
-func prototypeInit(ctx *context.Context) context.VariableInitializer {
+func prototypeInit(scope *model.Scope) model.VariableInitializer {
 	return func(g *Graph, shape shapes.Shape) *Node {
-		p := DivScalar(ctx.RandomNormal(g, shape), math.Sqrt(float64(shape.Dim(1))))
+		p := DivScalar(scope.RandomNormal(g, shape), math.Sqrt(float64(shape.Dim(1))))
 		norm := Sqrt(ReduceAndKeep(Square(p), ReduceSum, 1))
 		return Div(p, MaxScalar(norm, 1e-6))
 	}
@@ -84,41 +84,41 @@ func prototypeInit(ctx *context.Context) context.VariableInitializer {
 // variables returns layer `layer`'s parameters as nodes of g, creating the variables under ctx.In(Scope) when
 // needed, and the mask variables (created unchecked so that SetMasks may have made them first, and kept
 // non-trainable even when loaded from a checkpoint).
-func variables(ctx *context.Context, cfg Config, layer, D int, dtype dtypes.DType, g *Graph) Params {
-	ctx = ctx.In(Scope)
+func variables(scope *model.Scope, cfg Config, layer, D int, dtype dtypes.DType, g *Graph) Params {
+	scope = scope.In(Scope)
 	R, Dv, K := cfg.NumPrototypes, cfg.Dv(D), cfg.ConvKernel
-	value := func(c *context.Context, name string, dims ...int) *Node {
-		return c.VariableWithShape(name, shapes.Make(dtype, dims...)).ValueGraph(g)
+	value := func(c *model.Scope, name string, dims ...int) *Node {
+		return c.VariableWithShape(name, shapes.Make(dtype, dims...)).NodeValue(g)
 	}
 	outStd := cfg.OutputInitStd
 	if outStd == 0 {
 		outStd = cfg.InitStd
 	}
 	p := Params{
-		Prototypes: value(ctx.WithInitializer(prototypeInit(ctx)), VarPrototypes, R, D),
-		Value:      value(linear(ctx, cfg.InitStd, D), VarValue, Dv, D),
-		Output:     value(linear(ctx, outStd, Dv), VarOutput, D, Dv),
-		DecayLogit: value(ctx.WithInitializer(constants(cfg.DecayLogitInit())), VarDecayLogit, R),
-		Alpha:      value(ctx.WithInitializer(constant(cfg.AlphaInit)), VarAlpha),
+		Prototypes: value(scope.WithInitializer(prototypeInit(scope)), VarPrototypes, R, D),
+		Value:      value(linear(scope, cfg.InitStd, D), VarValue, Dv, D),
+		Output:     value(linear(scope, outStd, Dv), VarOutput, D, Dv),
+		DecayLogit: value(scope.WithInitializer(constants(cfg.DecayLogitInit())), VarDecayLogit, R),
+		Alpha:      value(scope.WithInitializer(constant(cfg.AlphaInit)), VarAlpha),
 	}
 	tauW := cfg.WriteTempInit
 	if cfg.SharedRouting(layer) {
 		tauW = cfg.SharedWriteTempInit
 	} else {
-		p.ReadQuery = value(linear(ctx, cfg.InitStd, D), VarReadQuery, D, D)
-		p.ReadTemp = value(ctx.WithInitializer(constant(cfg.ReadTempInit)), VarReadTemp)
+		p.ReadQuery = value(linear(scope, cfg.InitStd, D), VarReadQuery, D, D)
+		p.ReadTemp = value(scope.WithInitializer(constant(cfg.ReadTempInit)), VarReadTemp)
 	}
-	p.WriteTemp = value(ctx.WithInitializer(constant(tauW)), VarWriteTemp)
+	p.WriteTemp = value(scope.WithInitializer(constant(tauW)), VarWriteTemp)
 	if cfg.HasConv(layer) {
-		p.Conv = value(uniform(ctx, K), VarConv, Dv, 1, K)
+		p.Conv = value(uniform(scope, K), VarConv, Dv, 1, K)
 	}
-	masks := ctx.Checked(false).WithInitializer(initializers.One)
+	masks := scope.WithInitializer(initializer.One)
 	for _, m := range []struct {
 		name string
 		dst  **Node
 	}{{VarWriteMask, &p.WriteMask}, {VarReadMask, &p.ReadMask}} {
 		v := masks.VariableWithShape(m.name, shapes.Make(dtypes.Float32, R)).SetTrainable(false)
-		*m.dst = v.ValueGraph(g)
+		*m.dst = v.NodeValue(g)
 	}
 	return p
 }
@@ -127,14 +127,14 @@ func variables(ctx *context.Context, cfg Config, layer, D int, dtype dtypes.DTyp
 // (names, shapes and initialisation in the Var constants) and returns Mix(x, nil, …): x [B, T, D] → y [B, T, D]
 // and the trace. The write and read masks (SetMasks) are applied. Panics if cfg.Validate(D) fails or x is not
 // rank 3.
-func Mixer(ctx *context.Context, cfg Config, layer int, x *Node) (*Node, Trace) {
+func Mixer(scope *model.Scope, cfg Config, layer int, x *Node) (*Node, Trace) {
 	if x.Rank() != 3 {
 		panic(errors.Errorf("protot.Mixer: x.shape=%s, want [B, T, D]", x.Shape()))
 	}
 	if err := cfg.Validate(x.Shape().Dim(2)); err != nil {
 		panic(errors.WithMessage(err, "protot.Mixer"))
 	}
-	p := variables(ctx, cfg, layer, x.Shape().Dim(2), x.DType(), x.Graph())
+	p := variables(scope, cfg, layer, x.Shape().Dim(2), x.DType(), x.Graph())
 	return Mix(x, nil, p, layer, cfg)
 }
 
@@ -142,13 +142,13 @@ func Mixer(ctx *context.Context, cfg Config, layer int, x *Node) (*Node, Trace) 
 // as StateShapes (zeros before position 0) → y [B, 1, D], the new state and the trace (T = 1). After steps 0 … t
 // it returns what Mixer returns at t. Uses the variables Mixer uses, creating them if needed. Panics on bad shapes
 // or an invalid cfg.
-func Step(ctx *context.Context, cfg Config, layer int, x, pos *Node, state []*Node) (*Node, []*Node, Trace) {
+func Step(scope *model.Scope, cfg Config, layer int, x, pos *Node, state []*Node) (*Node, []*Node, Trace) {
 	if x.Rank() != 3 {
 		panic(errors.Errorf("protot.Step: x.shape=%s, want [B, 1, D]", x.Shape()))
 	}
 	if err := cfg.Validate(x.Shape().Dim(2)); err != nil {
 		panic(errors.WithMessage(err, "protot.Step"))
 	}
-	p := variables(ctx, cfg, layer, x.Shape().Dim(2), x.DType(), x.Graph())
+	p := variables(scope, cfg, layer, x.Shape().Dim(2), x.DType(), x.Graph())
 	return MixStep(x, pos, p, layer, cfg, state)
 }

@@ -7,9 +7,9 @@ import (
 	"strings"
 	"testing"
 
-	. "github.com/gomlx/gomlx/pkg/core/graph"
-	"github.com/gomlx/gomlx/pkg/core/tensors"
-	"github.com/gomlx/gomlx/pkg/ml/context"
+	"github.com/gomlx/gomlx/ml/model"
+	. "github.com/gomlx/gomlx/core/graph"
+	"github.com/gomlx/gomlx/core/tensors"
 
 	"github.com/protolab/protolab/workbench/wbtest"
 )
@@ -18,27 +18,27 @@ import (
 func blockScope(layer int) string { return fmt.Sprintf("block_%02d", layer) }
 
 // mixerExec returns an executor of Mixer for layer on ctx, returning y and π.
-func mixerExec(t *testing.T, ctx *context.Context, cfg Config, layer int) *context.Exec {
-	return context.MustNewExec(wbtest.Backend(t), ctx, func(ctx *context.Context, x *Node) []*Node {
-		y, tr := Mixer(ctx.In(blockScope(layer)), cfg, layer, x)
+func mixerExec(t *testing.T, scope *model.Scope, cfg Config, layer int) *model.Exec {
+	return model.MustNewExec(wbtest.Backend(t), scope, func(scope *model.Scope, x *Node) []*Node {
+		y, tr := Mixer(scope.In(blockScope(layer)), cfg, layer, x)
 		return []*Node{y, tr.Pi, tr.Rho}
 	})
 }
 
 // variableValues returns the variables under ctx as flat float64 values, by "scope/name".
-func variableValues(t *testing.T, ctx *context.Context) (map[string][]float64, map[string]*context.Variable) {
+func variableValues(t *testing.T, scope *model.Scope) (map[string][]float64, map[string]*model.Variable) {
 	t.Helper()
-	vals, vars := map[string][]float64{}, map[string]*context.Variable{}
-	for v := range ctx.IterVariables() {
+	vals, vars := map[string][]float64{}, map[string]*model.Variable{}
+	for v := range scope.IterVariables() {
 		if strings.HasPrefix(v.Name(), "#") { // the RNG state
 			continue
 		}
 		tv, err := v.Value()
 		if err != nil {
-			t.Fatalf("%s: %+v", v.ScopeAndName(), err)
+			t.Fatalf("%s: %+v", v.Path(), err)
 		}
-		vals[v.ScopeAndName()] = flat(tv)
-		vars[v.ScopeAndName()] = v
+		vals[v.Path()] = flat(tv)
+		vars[v.Path()] = v
 	}
 	return vals, vars
 }
@@ -47,11 +47,11 @@ func TestMixer_VariablesAndInit(t *testing.T) {
 	const D, R, Dv, K = 16, 5, 8, 5
 	cfg := testConfig(R, 0, K) // D_v = D/2
 	for layer := 0; layer < 3; layer++ {
-		ctx := context.New()
-		ctx.SetParam(context.ParamInitialSeed, int64(3))
+		scope := model.NewStore()
+		scope.SetParam(model.ParamInitialSeed, int64(3))
 		x := wbtest.Tensor64(wbtest.Normal(wbtest.RNG(1), 2*3*D, 1), 2, 3, D)
-		mixerExec(t, ctx, cfg, layer).MustExec(x)
-		vals, vars := variableValues(t, ctx)
+		mixerExec(t, scope, cfg, layer).MustExec(x)
+		vals, vars := variableValues(t, scope)
 		scope := "/" + blockScope(layer) + "/" + Scope + "/"
 		want := map[string][]int{
 			VarPrototypes: {R, D}, VarValue: {Dv, D}, VarOutput: {D, Dv}, VarDecayLogit: {R}, VarWriteTemp: {},
@@ -143,14 +143,14 @@ func TestStep_MatchesMixerWithMasks(t *testing.T) {
 	const D = 6
 	for layer := 0; layer < 2; layer++ {
 		cfg := testConfig(tR, 0, tK)
-		ctx := context.New()
-		ctx.SetParam(context.ParamInitialSeed, int64(5))
-		block := ctx.In(blockScope(layer))
+		scope := model.NewStore()
+		scope.SetParam(model.ParamInitialSeed, int64(5))
+		block := scope.In(blockScope(layer))
 		if err := SetMasks(block, cfg, layer, []float64{1, 0, 1}, []float64{1, 1, 0}); err != nil {
 			t.Fatalf("%+v", err)
 		}
 		x := wbtest.Normal(wbtest.RNG(2), tB*tT*D, 1)
-		full := mixerExec(t, ctx, cfg, layer).MustExec(wbtest.Tensor64(x, tB, tT, D))
+		full := mixerExec(t, scope, cfg, layer).MustExec(wbtest.Tensor64(x, tB, tT, D))
 		y, pi := wbtest.Flat64(full[0]), wbtest.Flat64(full[1])
 		for i := 1; i < len(pi); i += tR {
 			if pi[i] != 0 {
@@ -158,8 +158,8 @@ func TestStep_MatchesMixerWithMasks(t *testing.T) {
 			}
 		}
 		shapes := StateShapes(cfg, D, layer, tB, dtypeF64)
-		step := context.MustNewExec(wbtest.Backend(t), ctx.Reuse(), func(ctx *context.Context, in []*Node) []*Node {
-			y, state, _ := Step(ctx.In(blockScope(layer)), cfg, layer, in[0], in[1], in[2:])
+		step := model.MustNewExec(wbtest.Backend(t), scope, func(scope *model.Scope, in []*Node) []*Node {
+			y, state, _ := Step(scope.In(blockScope(layer)), cfg, layer, in[0], in[1], in[2:])
 			return append([]*Node{y}, state...)
 		})
 		state := make([]any, len(shapes))
@@ -187,12 +187,12 @@ func TestStep_MatchesMixerWithMasks(t *testing.T) {
 func TestSetMasks(t *testing.T) {
 	const D, layer = 6, 1
 	cfg := testConfig(tR, 0, tK)
-	ctx := context.New()
-	ctx.SetParam(context.ParamInitialSeed, int64(6))
-	exec := mixerExec(t, ctx, cfg, layer)
+	scope := model.NewStore()
+	scope.SetParam(model.ParamInitialSeed, int64(6))
+	exec := mixerExec(t, scope, cfg, layer)
 	x := wbtest.Tensor64(wbtest.Normal(wbtest.RNG(3), tB*tT*D, 1), tB, tT, D)
 	before := exec.MustExec(x)
-	block := ctx.In(blockScope(layer))
+	block := scope.In(blockScope(layer))
 	if err := SetMasks(block, cfg, layer, []float64{1, 1, 0}, nil); err != nil {
 		t.Fatalf("%+v", err)
 	}
@@ -223,7 +223,7 @@ func TestSetMasks(t *testing.T) {
 		"shared: union":  {0, []float64{1, 0, 1}, []float64{0, 1, 0}, "together"},
 		"split is legal": {1, []float64{1, 0, 1}, []float64{0, 1, 0}, ""},
 	} {
-		err := SetMasks(ctx.In(blockScope(c.layer)), cfg, c.layer, c.write, c.read)
+		err := SetMasks(scope.In(blockScope(c.layer)), cfg, c.layer, c.write, c.read)
 		if (err == nil) != (c.wantErr == "") || (err != nil && !strings.Contains(err.Error(), c.wantErr)) {
 			t.Errorf("%s: err = %v, want one containing %q", name, err, c.wantErr)
 		}
@@ -233,13 +233,13 @@ func TestSetMasks(t *testing.T) {
 func TestReinitPrototype(t *testing.T) {
 	const D, layer, k = 6, 2, 1
 	cfg := testConfig(tR, 0, tK)
-	ctx := context.New()
-	ctx.SetParam(context.ParamInitialSeed, int64(7))
-	block := ctx.In(blockScope(layer))
+	scope := model.NewStore()
+	scope.SetParam(model.ParamInitialSeed, int64(7))
+	block := scope.In(blockScope(layer))
 	if err := ReinitPrototype(block, k, 1); err == nil {
 		t.Fatal("ReinitPrototype before the variables exist: want an error")
 	}
-	mixerExec(t, ctx, cfg, layer).MustExec(wbtest.Tensor64(wbtest.Normal(wbtest.RNG(4), tB*tT*D, 1), tB, tT, D))
+	mixerExec(t, scope, cfg, layer).MustExec(wbtest.Tensor64(wbtest.Normal(wbtest.RNG(4), tB*tT*D, 1), tB, tT, D))
 	read := func() []float64 {
 		v, err := block.In(Scope).GetVariable(VarPrototypes).Value()
 		if err != nil {
@@ -299,10 +299,10 @@ func TestDecayLogitInit_SpreadHandCase(t *testing.T) {
 			t.Errorf("γ_%d = %g, want logit(%g) = %g", k, got[k], b, want)
 		}
 	}
-	ctx := context.New()
+	scope := model.NewStore()
 	x := wbtest.Tensor64(wbtest.Normal(wbtest.RNG(1), 2*3*16, 1), 2, 3, 16)
-	mixerExec(t, ctx, cfg, 1).MustExec(x)
-	vals, _ := variableValues(t, ctx)
+	mixerExec(t, scope, cfg, 1).MustExec(x)
+	vals, _ := variableValues(t, scope)
 	gamma := vals["/"+blockScope(1)+"/"+Scope+"/"+VarDecayLogit]
 	for k := range got {
 		if !wbtest.Close(got[k], gamma[k], 1e-12) {

@@ -3,11 +3,11 @@ package sae_test
 import (
 	"fmt"
 
-	"github.com/gomlx/gomlx/backends"
-	_ "github.com/gomlx/gomlx/backends/simplego"
-	. "github.com/gomlx/gomlx/pkg/core/graph"
-	"github.com/gomlx/gomlx/pkg/core/tensors"
-	"github.com/gomlx/gomlx/pkg/ml/context"
+	"github.com/gomlx/compute"
+	_ "github.com/gomlx/compute/gobackend"
+	"github.com/gomlx/gomlx/ml/model"
+	. "github.com/gomlx/gomlx/core/graph"
+	"github.com/gomlx/gomlx/core/tensors"
 
 	"github.com/protolab/protolab/layers/sae"
 )
@@ -15,7 +15,7 @@ import (
 // ExampleLoss builds a TopK SAE on a batch of residual-stream vectors [B, T, D] (flattened to N = B·T inputs) and
 // reads its feature activations and loss terms. Training goes through workbench/fit with sae.LossFn (doc.go).
 func ExampleLoss() {
-	backend, err := backends.NewWithConfig("go:ops_sequential") // pure Go
+	backend, err := compute.NewWithConfig("go:ops_sequential") // pure Go
 	if err != nil {
 		panic(err)
 	}
@@ -34,9 +34,9 @@ func ExampleLoss() {
 			}
 		}
 	}
-	ctx := context.New()
-	outs := context.MustExecOnceN(backend, ctx, func(ctx *context.Context, x *Node) []*Node {
-		t := sae.Loss(ctx, cfg, x)
+	scope := model.NewStore()
+	outs := model.MustExecOnceN(backend, scope, func(scope *model.Scope, x *Node) []*Node {
+		t := sae.Loss(scope, cfg, x)
 		return []*Node{t.Features, t.Reconstruction, t.L0}
 	}, tensors.FromValue(resid))
 	fmt.Println("features:", outs[0].Shape(), "reconstruction:", outs[1].Shape())

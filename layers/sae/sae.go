@@ -1,11 +1,11 @@
 package sae
 
 import (
-	"github.com/gomlx/gomlx/pkg/core/dtypes"
-	. "github.com/gomlx/gomlx/pkg/core/graph"
-	"github.com/gomlx/gomlx/pkg/core/shapes"
-	"github.com/gomlx/gomlx/pkg/ml/context"
-	"github.com/gomlx/gomlx/pkg/ml/context/initializers"
+	"github.com/gomlx/compute/dtypes"
+	"github.com/gomlx/compute/shapes"
+	"github.com/gomlx/gomlx/ml/model"
+	"github.com/gomlx/gomlx/ml/model/initializer"
+	. "github.com/gomlx/gomlx/core/graph"
 	"github.com/pkg/errors"
 )
 
@@ -70,23 +70,6 @@ func Dictionary(wDec *Node) *Node {
 	return Div(wDec, Sqrt(AddScalar(ReduceAndKeep(Square(wDec), ReduceSum, -1), Eps)))
 }
 
-// TopKMask returns the k largest entries of each row of a [N, F] as a boolean [N, F] with exactly k true per row
-// (ties go to the lower index; k rounds of ArgMax under stop-gradient). Panics unless 1 ≤ k ≤ F.
-func TopKMask(a *Node, k int) *Node {
-	if a.Rank() != 2 || k < 1 || k > a.Shape().Dim(1) {
-		panic(errors.Errorf("sae.TopKMask: a.shape=%s, k=%d: want [N, F] and 1 ≤ k ≤ F", a.Shape(), k))
-	}
-	g, N, F := a.Graph(), a.Shape().Dim(0), a.Shape().Dim(1)
-	negInf := Infinity(g, a.DType(), -1)
-	columns := Iota(g, shapes.Make(dtypes.Int32, N, F), 1)
-	work := StopGradient(a)
-	for range k {
-		pick := ArgMax(work, -1, dtypes.Int32) // [N]: the first maximum
-		work = Where(Equal(columns, InsertAxes(pick, -1)), negInf, work)
-	}
-	return Equal(work, negInf) // a is finite, so exactly the picks
-}
-
 // Encode returns the feature activations f (equations 2–3): x [..., D] → [N, F] with N the product of the leading
 // axes. Panics on bad shapes or an invalid cfg.
 func Encode(x *Node, p Params, cfg Config) *Node {
@@ -96,7 +79,7 @@ func Encode(x *Node, p Params, cfg Config) *Node {
 	a := Add(MatMul(Sub(x, InsertAxes(p.BDec, 0)), p.WEnc), InsertAxes(p.BEnc, 0)) // [N, F]
 	f := MaxScalar(a, 0)
 	if cfg.Kind == KindTopK {
-		f = Where(TopKMask(a, cfg.K), f, ZerosLike(f))
+		f = Where(TopKMask(a, cfg.K, -1), f, ZerosLike(f)) // gomlx: exactly k per row, ties to the lower index
 	}
 	f.AssertDims(x.Shape().Dim(0), cfg.NumFeatures())
 	return f
@@ -156,10 +139,10 @@ func mustValidate(caller string, cfg Config) {
 
 // Weights returns the SAE's variables under ctx.In(Scope) as nodes of g, creating them in dtype on first use
 // (initialisation in doc.go). Panics if cfg is invalid.
-func Weights(ctx *context.Context, cfg Config, g *Graph, dtype dtypes.DType) Params {
+func Weights(scope *model.Scope, cfg Config, g *Graph, dtype dtypes.DType) Params {
 	mustValidate("Weights", cfg)
 	D, F := cfg.Width, cfg.NumFeatures()
-	c := ctx.In(Scope)
+	c := scope.In(Scope)
 	// W_dec and W_enc draw the same directions from InitSeed, so that W_enc starts as the dictionary's transpose.
 	directions := func(g *Graph, dt dtypes.DType) *Node {
 		_, w := RandomNormal(RNGStateFromSeedForGraph(g, cfg.InitSeed), shapes.Make(dt, F, D))
@@ -167,18 +150,18 @@ func Weights(ctx *context.Context, cfg Config, g *Graph, dtype dtypes.DType) Par
 	}
 	dec := c.WithInitializer(func(g *Graph, s shapes.Shape) *Node { return directions(g, s.DType) })
 	enc := c.WithInitializer(func(g *Graph, s shapes.Shape) *Node { return Transpose(directions(g, s.DType), 0, 1) })
-	zero := c.WithInitializer(initializers.Zero)
+	zero := c.WithInitializer(initializer.Zero)
 	return Params{
-		WEnc: enc.VariableWithShape(VarWEnc, shapes.Make(dtype, D, F)).ValueGraph(g),
-		BEnc: zero.VariableWithShape(VarBEnc, shapes.Make(dtype, F)).ValueGraph(g),
-		WDec: dec.VariableWithShape(VarWDec, shapes.Make(dtype, F, D)).ValueGraph(g),
-		BDec: zero.VariableWithShape(VarBDec, shapes.Make(dtype, D)).ValueGraph(g),
+		WEnc: enc.VariableWithShape(VarWEnc, shapes.Make(dtype, D, F)).NodeValue(g),
+		BEnc: zero.VariableWithShape(VarBEnc, shapes.Make(dtype, F)).NodeValue(g),
+		WDec: dec.VariableWithShape(VarWDec, shapes.Make(dtype, F, D)).NodeValue(g),
+		BDec: zero.VariableWithShape(VarBDec, shapes.Make(dtype, D)).NodeValue(g),
 	}
 }
 
 // lambdaVariable returns λ's variable (VarL1, not trainable), created at cfg.L1.
-func lambdaVariable(ctx *context.Context, cfg Config, dtype dtypes.DType) *context.Variable {
-	c := ctx.In(Scope).WithInitializer(func(g *Graph, s shapes.Shape) *Node { return Scalar(g, s.DType, cfg.L1) })
+func lambdaVariable(scope *model.Scope, cfg Config, dtype dtypes.DType) *model.Variable {
+	c := scope.In(Scope).WithInitializer(func(g *Graph, s shapes.Shape) *Node { return Scalar(g, s.DType, cfg.L1) })
 	v := c.VariableWithShape(VarL1, shapes.Make(dtype))
 	v.Trainable = false
 	return v
@@ -187,35 +170,35 @@ func lambdaVariable(ctx *context.Context, cfg Config, dtype dtypes.DType) *conte
 // Loss runs the SAE with its variables (Weights) on x [..., D] and returns its Terms; Terms.Loss is the training
 // loss. With "relu_l1", λ is the variable VarL1; when cfg.TargetL0 > 0 and ctx.IsTraining(g), it is updated by
 // equation (7) from this batch's L0. Panics on bad shapes or an invalid cfg.
-func Loss(ctx *context.Context, cfg Config, x *Node) Terms {
+func Loss(scope *model.Scope, cfg Config, x *Node) Terms {
 	mustValidate("Loss", cfg)
 	g := x.Graph()
-	p := Weights(ctx, cfg, g, x.DType())
+	p := Weights(scope, cfg, g, x.DType())
 	if cfg.Kind == KindTopK {
 		return Objective(x, p, nil, cfg)
 	}
-	v := lambdaVariable(ctx, cfg, x.DType())
-	lambda := v.ValueGraph(g)
+	v := lambdaVariable(scope, cfg, x.DType())
+	lambda := v.NodeValue(g)
 	t := Objective(x, p, lambda, cfg)
-	if cfg.TargetL0 > 0 && ctx.IsTraining(g) {
+	if cfg.TargetL0 > 0 && scope.IsTraining(g) {
 		rel := MinScalar(MaxScalar(DivScalar(AddScalar(StopGradient(t.L0), -cfg.TargetL0), cfg.TargetL0), -1.0), 1.0)
-		v.SetValueGraph(Mul(lambda, Exp(MulScalar(rel, cfg.L1Rate))))
+		v.SetNodeValue(Mul(lambda, Exp(MulScalar(rel, cfg.L1Rate))))
 	}
 	return t
 }
 
 // Features returns the feature activations of x [..., D] with the SAE's variables: [N, F]. Panics like Encode.
-func Features(ctx *context.Context, cfg Config, x *Node) *Node {
-	return Encode(x, Weights(ctx, cfg, x.Graph(), x.DType()), cfg)
+func Features(scope *model.Scope, cfg Config, x *Node) *Node {
+	return Encode(x, Weights(scope, cfg, x.Graph(), x.DType()), cfg)
 }
 
 // LossFn returns the training loss as a function of the batch's tensors, the form workbench/fit.Train takes:
 // inputs[0] is x [..., D]. Panics (when the graph is built) if cfg is invalid or x has the wrong width.
-func LossFn(cfg Config) func(ctx *context.Context, inputs []*Node) *Node {
-	return func(ctx *context.Context, inputs []*Node) *Node {
+func LossFn(cfg Config) func(scope *model.Scope, inputs []*Node) *Node {
+	return func(scope *model.Scope, inputs []*Node) *Node {
 		if len(inputs) < 1 {
 			panic(errors.New("sae.LossFn: no inputs; want x [..., D]"))
 		}
-		return Loss(ctx, cfg, inputs[0]).Loss
+		return Loss(scope, cfg, inputs[0]).Loss
 	}
 }

@@ -7,10 +7,10 @@ import (
 	"sort"
 	"testing"
 
-	"github.com/gomlx/gomlx/pkg/core/dtypes"
-	. "github.com/gomlx/gomlx/pkg/core/graph"
-	"github.com/gomlx/gomlx/pkg/core/tensors"
-	"github.com/gomlx/gomlx/pkg/ml/context"
+	"github.com/gomlx/compute/dtypes"
+	"github.com/gomlx/gomlx/ml/model"
+	. "github.com/gomlx/gomlx/core/graph"
+	"github.com/gomlx/gomlx/core/tensors"
 
 	"github.com/protolab/protolab/workbench/wbtest"
 )
@@ -115,7 +115,7 @@ func TestDictionary_UnitRowsAndScaleInvariance(t *testing.T) {
 	wbtest.RequireClose(t, "rescaled W_dec", outs[0], outs[1], 1e-10)
 }
 
-// TopKMask keeps exactly k entries per row, the k largest, even when values tie (ties go to the lower index).
+// gomlx's TopKMask, as Encode calls it, keeps exactly k entries per row, the k largest, even when values tie (ties go to the lower index).
 func TestTopKMask_SelectsExactlyK(t *testing.T) {
 	const N, F = 6, 11
 	rng := wbtest.RNG(3)
@@ -126,7 +126,7 @@ func TestTopKMask_SelectsExactlyK(t *testing.T) {
 	a[5*F+2], a[5*F+7], a[5*F+9] = 5, 5, 5
 	for _, k := range []int{1, 3, F} {
 		got := wbtest.ExecFlat(t, func(in []*Node) []*Node {
-			return []*Node{ConvertDType(TopKMask(in[0], k), dtypes.Float64)}
+			return []*Node{ConvertDType(TopKMask(in[0], k, -1), dtypes.Float64)}
 		}, wbtest.Tensor64(a, N, F))[0]
 		for n := 0; n < N; n++ {
 			order := make([]int, F)
@@ -197,10 +197,10 @@ func requireAwayFromKinks(t *testing.T, fx fixture, cfg Config) {
 // cfg.L1 (not trainable); the variables hold NumParams trainable values; leading axes of x are flattened.
 func TestLoss_VariablesAndInit(t *testing.T) {
 	cfg := testConfig(KindReLUL1)
-	ctx := context.New()
+	scope := model.NewStore()
 	x := wbtest.Tensor64(newFixture(6, 2*3, testD, testF).x, 2, 3, testD)
-	outs := context.MustExecOnceN(wbtest.Backend(t), ctx, func(ctx *context.Context, x *Node) []*Node {
-		tm := Loss(ctx, cfg, x)
+	outs := model.MustExecOnceN(wbtest.Backend(t), scope, func(scope *model.Scope, x *Node) []*Node {
+		tm := Loss(scope, cfg, x)
 		return []*Node{tm.Features, tm.Lambda}
 	}, x)
 	if d := outs[0].Shape().Dimensions; !slices.Equal(d, []int{6, testF}) {
@@ -211,10 +211,10 @@ func TestLoss_VariablesAndInit(t *testing.T) {
 	}
 	vals := map[string][]float64{}
 	trainable := 0
-	for v := range ctx.IterVariables() {
+	for v := range scope.IterVariables() {
 		vals[v.Name()] = wbtest.Flat64(v.MustValue())
 		if v.Scope() != "/"+Scope {
-			t.Fatalf("variable %s outside scope /%s", v.ScopeAndName(), Scope)
+			t.Fatalf("variable %s outside scope /%s", v.Path(), Scope)
 		}
 		if v.Trainable {
 			trainable += v.Shape().Size()
@@ -251,16 +251,16 @@ func TestLoss_AdaptsLambdaInTraining(t *testing.T) {
 	}{{0.5, true}, {testF, false}} {
 		cfg := testConfig(KindReLUL1)
 		cfg.TargetL0, cfg.L1Rate = c.target, 0.2
-		ctx := context.New()
+		scope := model.NewStore()
 		x := wbtest.Tensor64(newFixture(7, testN, testD, testF).x, testN, testD)
-		exec := context.MustNewExec(wbtest.Backend(t), ctx, func(ctx *context.Context, x *Node) []*Node {
-			ctx.SetTraining(x.Graph(), true)
-			tm := Loss(ctx, cfg, x)
+		exec := model.MustNewExec(wbtest.Backend(t), scope, func(scope *model.Scope, x *Node) []*Node {
+			scope.SetTraining(x.Graph(), true)
+			tm := Loss(scope, cfg, x)
 			return []*Node{tm.L0, tm.Lambda}
 		})
 		outs := exec.MustExec(x)
 		l0, before := wbtest.Flat64(outs[0])[0], wbtest.Flat64(outs[1])[0]
-		after := wbtest.Flat64(ctx.GetVariableByScopeAndName("/"+Scope, VarL1).MustValue())[0]
+		after := wbtest.Flat64(scope.GetVariableByScopeAndName("/"+Scope, VarL1).MustValue())[0]
 		rel := math.Max(-1, math.Min(1, (l0-c.target)/c.target))
 		want := before * math.Exp(cfg.L1Rate*rel)
 		if !wbtest.Close(want, after, 1e-12) || (after > before) != c.up {

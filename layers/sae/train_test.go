@@ -5,11 +5,11 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"github.com/gomlx/gomlx/pkg/core/dtypes"
-	. "github.com/gomlx/gomlx/pkg/core/graph"
-	"github.com/gomlx/gomlx/pkg/core/tensors"
-	"github.com/gomlx/gomlx/pkg/ml/context"
-	"github.com/gomlx/gomlx/pkg/ml/train/optimizers"
+	"github.com/gomlx/compute/dtypes"
+	"github.com/gomlx/gomlx/ml/model"
+	"github.com/gomlx/gomlx/ml/train/optimizer"
+	. "github.com/gomlx/gomlx/core/graph"
+	"github.com/gomlx/gomlx/core/tensors"
 
 	"github.com/protolab/protolab/workbench/wbtest"
 )
@@ -66,22 +66,22 @@ func trainSAE(t *testing.T, cfg Config, x []float32, n, batch, steps int, lr flo
 	t.Helper()
 	D := cfg.Width
 	backend := wbtest.Backend(t)
-	ctx := context.New()
+	scope := model.NewStore()
 	opt := optimizers.Adam().LearningRate(lr).Done()
 	lossFn := LossFn(cfg)
-	step := context.MustNewExec(backend, ctx, func(ctx *context.Context, xb *Node) *Node {
-		ctx.SetTraining(xb.Graph(), true)
-		loss := lossFn(ctx, []*Node{xb})
-		opt.UpdateGraph(ctx, xb.Graph(), loss)
+	step := model.MustNewExec(backend, scope, func(scope *model.Scope, xb *Node) *Node {
+		scope.SetTraining(xb.Graph(), true)
+		loss := lossFn(scope, []*Node{xb})
+		opt.UpdateGraph(scope, xb.Graph(), loss)
 		return loss
 	})
 	for s := 0; s < steps; s++ {
 		start := (s * batch) % n
 		step.MustExec(tensors.FromFlatDataAndDimensions(x[start*D:(start+batch)*D], batch, D))
 	}
-	outs := context.MustExecOnceN(backend, ctx.Reuse(), func(ctx *context.Context, xs *Node) []*Node {
-		tm := Loss(ctx, cfg, xs)
-		return []*Node{ConvertDType(Dictionary(Weights(ctx, cfg, xs.Graph(), dtypes.Float32).WDec), dtypes.Float64),
+	outs := model.MustExecOnceN(backend, scope, func(scope *model.Scope, xs *Node) []*Node {
+		tm := Loss(scope, cfg, xs)
+		return []*Node{ConvertDType(Dictionary(Weights(scope, cfg, xs.Graph(), dtypes.Float32).WDec), dtypes.Float64),
 			ConvertDType(tm.L0, dtypes.Float64), ConvertDType(tm.FVU, dtypes.Float64)}
 	}, tensors.FromFlatDataAndDimensions(x, n, D))
 	return wbtest.Flat64(outs[0]), wbtest.Flat64(outs[1])[0], wbtest.Flat64(outs[2])[0]

@@ -5,11 +5,11 @@
 package dictionary
 
 import (
-	"github.com/gomlx/gomlx/backends"
-	"github.com/gomlx/gomlx/pkg/core/dtypes"
-	"github.com/gomlx/gomlx/pkg/core/graph"
-	"github.com/gomlx/gomlx/pkg/core/tensors"
-	"github.com/gomlx/gomlx/pkg/ml/context"
+	"github.com/gomlx/compute"
+	"github.com/gomlx/compute/dtypes"
+	"github.com/gomlx/gomlx/core/graph"
+	"github.com/gomlx/gomlx/core/tensors"
+	"github.com/gomlx/gomlx/ml/model"
 	"github.com/pkg/errors"
 
 	"github.com/protolab/protolab/layers/sae"
@@ -44,8 +44,8 @@ func (c Config) Validate(D int) error {
 type Dictionary struct {
 	D, F    int
 	model   sae.Config
-	ctx     *context.Context
-	backend backends.Backend
+	vars    *model.Store
+	backend compute.Backend
 }
 
 // Stats describe a dictionary on a set of rows.
@@ -60,7 +60,7 @@ type Stats struct {
 // Train fits a dictionary to the rows of acts (row-major [N, D]) with workbench/fit: train.steps mini-batches of
 // batch_size rows, drawn by reshuffling the rows every epoch with run.RNG(seed, stream); the weights are seeded with
 // seed. It never sees anything but the rows.
-func Train(backend backends.Backend, acts []float64, N, D int, c Config, seed uint64, stream string) (*Dictionary,
+func Train(backend compute.Backend, acts []float64, N, D int, c Config, seed uint64, stream string) (*Dictionary,
 	error) {
 	if len(acts) < N*D || N <= 0 {
 		return nil, errors.Errorf("dictionary.Train: %d values for %d rows of width %d", len(acts), N, D)
@@ -90,13 +90,13 @@ func Train(backend backends.Backend, acts []float64, N, D int, c Config, seed ui
 	if err != nil {
 		return nil, err
 	}
-	ctx := run.NewContext(seed)
+	vars := run.NewStore(seed)
 	tc := c.Train
 	tc.Seed = seed
-	if _, err := fit.Train(backend, ctx, sae.LossFn(mc), src, nil, tc, fit.Progress(nil)); err != nil {
+	if _, err := fit.Train(backend, vars, sae.LossFn(mc), src, nil, tc, fit.Progress(nil)); err != nil {
 		return nil, errors.WithMessage(err, "dictionary: training the SAE")
 	}
-	return &Dictionary{D: D, F: mc.NumFeatures(), model: mc, ctx: ctx, backend: backend}, nil
+	return &Dictionary{D: D, F: mc.NumFeatures(), model: mc, vars: vars, backend: backend}, nil
 }
 
 // Encode returns the codes of the rows of acts (row-major [N, D] → [N, F]) and the dictionary's statistics on them.
@@ -109,8 +109,8 @@ func (d *Dictionary) Encode(acts []float64, N int) ([]float64, Stats, error) {
 		all[i] = float32(x)
 	}
 	mc := d.model
-	exec, err := context.NewExec(d.backend, d.ctx.Reuse(), func(ctx *context.Context, x *graph.Node) []*graph.Node {
-		t := sae.Loss(ctx, mc, x)
+	exec, err := model.NewExec(d.backend, d.vars, func(scope *model.Scope, x *graph.Node) []*graph.Node {
+		t := sae.Loss(scope, mc, x)
 		return []*graph.Node{graph.ConvertDType(t.Features, dtypes.Float64), t.L0, t.FVU, t.Lambda}
 	})
 	if err != nil {

@@ -3,8 +3,9 @@ package dictionary
 import (
 	"math"
 
-	"github.com/gomlx/gomlx/pkg/core/dtypes"
-	"github.com/gomlx/gomlx/pkg/core/tensors"
+	"github.com/gomlx/compute/dtypes"
+	"github.com/gomlx/gomlx/core/tensors"
+	"github.com/gomlx/gomlx/ml/model"
 	"github.com/pkg/errors"
 
 	"github.com/protolab/protolab/layers/sae"
@@ -37,7 +38,7 @@ func (d *Dictionary) Bias() ([]float64, error) { return d.variable(sae.VarBDec, 
 
 // variable returns the SAE variable name as float64, checking its size.
 func (d *Dictionary) variable(name string, size int) ([]float64, error) {
-	v := d.ctx.In(sae.Scope).GetVariable(name)
+	v := d.vars.GetVariable(model.JoinPath("/", sae.Scope, name))
 	if v == nil {
 		return nil, errors.Errorf("dictionary: no variable %s/%s", sae.Scope, name)
 	}

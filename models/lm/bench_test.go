@@ -3,14 +3,13 @@ package lm
 import (
 	"testing"
 
-	. "github.com/gomlx/gomlx/pkg/core/graph"
-	"github.com/gomlx/gomlx/pkg/core/tensors"
-	"github.com/gomlx/gomlx/pkg/ml/context"
+	. "github.com/gomlx/gomlx/core/graph"
+	"github.com/gomlx/gomlx/core/tensors"
+	"github.com/gomlx/gomlx/ml/model"
 
 	"github.com/protolab/protolab/layers/attention"
 	"github.com/protolab/protolab/layers/decoder"
 	"github.com/protolab/protolab/workbench/fit"
-	"github.com/protolab/protolab/workbench/gradfix"
 	"github.com/protolab/protolab/workbench/run"
 	"github.com/protolab/protolab/workbench/wbtest"
 )
@@ -27,55 +26,45 @@ func benchModel() decoder.Config {
 }
 
 // BenchmarkTrainStep times complete fit.Train steps (forward, backward, clipping, AdamW update) of the benchmark
-// model, with ProtoLab's gradient rules ("gradfix") and with gomlx's stock rules ("stock"). It reports tokens/s and
-// the achieved GFLOP/s, counting 3× decoder.FLOPsPerToken per token; compare with
+// model. It reports tokens/s and the achieved GFLOP/s, counting 3× decoder.FLOPsPerToken per token; compare with
 // layers/decoder's BenchmarkMatMul for the backend's matmul roof.
 func BenchmarkTrainStep(b *testing.B) {
-	for _, variant := range []struct {
-		name  string
-		fixed bool
-	}{{"gradfix", true}, {"stock", false}} {
-		b.Run(variant.name, func(b *testing.B) {
-			gradfix.Use(variant.fixed)
-			defer gradfix.Use(true)
-			m := benchModel()
-			rng := wbtest.RNG(1)
-			batches := make([][]*tensors.Tensor, 4)
-			for i := range batches {
-				tok := make([][]int32, benchB)
-				for r := range tok {
-					tok[r] = make([]int32, benchT+1)
-					for t := range tok[r] {
-						tok[r][t] = int32(rng.IntN(m.VocabSize))
-					}
-				}
-				batches[i] = []*tensors.Tensor{tensors.FromValue(tok)}
+	m := benchModel()
+	rng := wbtest.RNG(1)
+	batches := make([][]*tensors.Tensor, 4)
+	for i := range batches {
+		tok := make([][]int32, benchB)
+		for r := range tok {
+			tok[r] = make([]int32, benchT+1)
+			for t := range tok[r] {
+				tok[r][t] = int32(rng.IntN(m.VocabSize))
 			}
-			data, err := fit.NewSliceBatches(batches)
-			if err != nil {
-				b.Fatal(err)
-			}
-			cfg := fit.DefaultConfig()
-			cfg.WarmupSteps, cfg.EvalEvery, cfg.CheckpointEvery = 0, 0, 0
-			lossFn := func(ctx *context.Context, in []*Node) *Node { return decoder.NextTokenLoss(ctx, m, in[0]) }
-			// One step compiles the graph and initialises the variables; the timed run then trains b.N more.
-			cfg.Steps = 1 + b.N
-			var warm float64
-			ctx := run.NewContext(1)
-			hist, err := fit.Train(wbtest.Backend(b), ctx, lossFn, data, nil, cfg, fit.Progress(nil), fit.NoDecay(m.NoDecay()...),
-				fit.TokensPerBatch(benchB*benchT), fit.OnStep(func(step int, mt fit.Metrics) {
-					if step == 1 {
-						warm = mt.Elapsed
-						b.ResetTimer()
-					}
-				}))
-			if err != nil {
-				b.Fatal(err)
-			}
-			last := hist.Steps[len(hist.Steps)-1]
-			perStep := (last.Elapsed - warm) / float64(b.N)
-			b.ReportMetric(float64(benchB*benchT)/perStep, "tokens/s")
-			b.ReportMetric(3*decoder.FLOPsPerToken(m, benchT)*float64(benchB*benchT)/perStep/1e9, "GFLOP/s")
-		})
+		}
+		batches[i] = []*tensors.Tensor{tensors.FromValue(tok)}
 	}
+	data, err := fit.NewSliceBatches(batches)
+	if err != nil {
+		b.Fatal(err)
+	}
+	cfg := fit.DefaultConfig()
+	cfg.WarmupSteps, cfg.EvalEvery, cfg.CheckpointEvery = 0, 0, 0
+	lossFn := func(scope *model.Scope, in []*Node) *Node { return decoder.NextTokenLoss(scope, m, in[0]) }
+	// One step compiles the graph and initialises the variables; the timed run then trains b.N more.
+	cfg.Steps = 1 + b.N
+	var warm float64
+	scope := run.NewStore(1)
+	hist, err := fit.Train(wbtest.Backend(b), scope, lossFn, data, nil, cfg, fit.Progress(nil), fit.NoDecay(m.NoDecay()...),
+		fit.TokensPerBatch(benchB*benchT), fit.OnStep(func(step int, mt fit.Metrics) {
+			if step == 1 {
+				warm = mt.Elapsed
+				b.ResetTimer()
+			}
+		}))
+	if err != nil {
+		b.Fatal(err)
+	}
+	last := hist.Steps[len(hist.Steps)-1]
+	perStep := (last.Elapsed - warm) / float64(b.N)
+	b.ReportMetric(float64(benchB*benchT)/perStep, "tokens/s")
+	b.ReportMetric(3*decoder.FLOPsPerToken(m, benchT)*float64(benchB*benchT)/perStep/1e9, "GFLOP/s")
 }

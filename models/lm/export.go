@@ -6,9 +6,9 @@ import (
 	"regexp"
 	"strings"
 
-	"github.com/gomlx/gomlx/pkg/core/shapes"
-	"github.com/gomlx/gomlx/pkg/core/tensors"
-	"github.com/gomlx/gomlx/pkg/ml/context"
+	"github.com/gomlx/compute/shapes"
+	"github.com/gomlx/gomlx/ml/model"
+	"github.com/gomlx/gomlx/core/tensors"
 	"github.com/pkg/errors"
 
 	"github.com/protolab/protolab/layers/attention"
@@ -285,7 +285,7 @@ func ArchitectureOf(c Config) Architecture {
 func (m *Model) Export(path string) error {
 	out := map[string]*tensors.Tensor{}
 	table := map[string]ExportedTensor{}
-	for v := range m.Ctx.IterVariables() {
+	for v := range m.Store.IterVariables() {
 		if inOptimizer(v) || (!v.Trainable && !isMask(v.Name())) {
 			continue
 		}
@@ -318,7 +318,7 @@ func (m *Model) Export(path string) error {
 }
 
 // exportVariable adds v, reoriented by its rule, to out and its record to table.
-func exportVariable(v *context.Variable, out map[string]*tensors.Tensor, table map[string]ExportedTensor) error {
+func exportVariable(v *model.Variable, out map[string]*tensors.Tensor, table map[string]ExportedTensor) error {
 	name, err := store.Name(v.Scope(), v.Name())
 	if err != nil {
 		return err
@@ -329,14 +329,14 @@ func exportVariable(v *context.Variable, out map[string]*tensors.Tensor, table m
 	}
 	value, err := v.Value()
 	if err != nil {
-		return errors.Wrapf(err, "variable %s", v.ScopeAndName())
+		return errors.Wrapf(err, "variable %s", v.Path())
 	}
 	t, err := reorient(value, o)
 	if err != nil {
-		return errors.WithMessagef(err, "variable %s", v.ScopeAndName())
+		return errors.WithMessagef(err, "variable %s", v.Path())
 	}
 	out[name] = t
-	table[name] = ExportedTensor{Variable: v.ScopeAndName(), WorkbenchDims: value.Shape().Dimensions, Orientation: o}
+	table[name] = ExportedTensor{Variable: v.Path(), WorkbenchDims: value.Shape().Dimensions, Orientation: o}
 	return nil
 }
 

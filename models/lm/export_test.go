@@ -10,10 +10,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gomlx/gomlx/pkg/core/dtypes"
-	. "github.com/gomlx/gomlx/pkg/core/graph"
-	"github.com/gomlx/gomlx/pkg/core/tensors"
-	"github.com/gomlx/gomlx/pkg/ml/context"
+	"github.com/gomlx/compute/dtypes"
+	"github.com/gomlx/gomlx/ml/model"
+	. "github.com/gomlx/gomlx/core/graph"
+	"github.com/gomlx/gomlx/core/tensors"
 	"github.com/stretchr/testify/require"
 
 	"github.com/protolab/protolab/layers/decoder"
@@ -73,7 +73,7 @@ func trainExportCase(t *testing.T, c exportCase) *Model {
 	m, err := Train(c.cfg, filepath.Join(t.TempDir(), c.name), run.Progress(nil))
 	require.NoError(t, err)
 	if c.writeMask != nil {
-		require.NoError(t, protot.SetMasks(m.Ctx.In(decoder.BlockScope(1)), m.Config.Model.ProtoT, 1, c.writeMask, nil))
+		require.NoError(t, protot.SetMasks(m.Store.Scope(decoder.BlockScope(1)), m.Config.Model.ProtoT, 1, c.writeMask, nil))
 	}
 	return m
 }
@@ -85,16 +85,16 @@ func workbenchLogits(t *testing.T, m *Model) [][][]float64 {
 
 // workbenchReconstruction returns a PRISM model's reconstruction ẑ for exportTokens as float64 [B][T][D].
 func workbenchReconstruction(t *testing.T, m *Model) [][][]float64 {
-	return workbenchOutput(t, m, func(ctx *context.Context, tokens *Node) *Node {
-		return decoder.PrismHead(ctx, m.Config.Model, m.Config.Prism.Config, tokens).Reconstruction
+	return workbenchOutput(t, m, func(scope *model.Scope, tokens *Node) *Node {
+		return decoder.PrismHead(scope, m.Config.Model, m.Config.Prism.Config, tokens).Reconstruction
 	}, m.Config.Model.Width)
 }
 
 // workbenchOutput runs f on exportTokens and returns its [B, T, V] result as float64 [B][T][V].
-func workbenchOutput(t *testing.T, m *Model, f func(*context.Context, *Node) *Node, V int) [][][]float64 {
+func workbenchOutput(t *testing.T, m *Model, f func(*model.Scope, *Node) *Node, V int) [][][]float64 {
 	t.Helper()
-	e, err := context.NewExec(m.Backend, m.Ctx.Reuse(), func(ctx *context.Context, tokens *Node) *Node {
-		return ConvertDType(f(ctx, tokens), dtypes.Float64)
+	e, err := model.NewExec(m.Backend, m.Store, func(scope *model.Scope, tokens *Node) *Node {
+		return ConvertDType(f(scope, tokens), dtypes.Float64)
 	})
 	require.NoError(t, err)
 	out, err := e.Exec(exportTokens)
@@ -280,7 +280,7 @@ func TestExport_LayoutAndMetadata(t *testing.T) {
 	require.Equal(t, []int{D, F}, table["block_00.ffn.gate"].WorkbenchDims)
 
 	// [out, in] is the transpose of the workbench's [in, out].
-	gate := m.Ctx.InAbsPath("/block_00/ffn").GetVariable("gate")
+	gate := m.Store.InAbsPath("/block_00/ffn").GetVariable("gate")
 	value, err := gate.Value()
 	require.NoError(t, err)
 	w := tensors.MustCopyFlatData[float32](value)

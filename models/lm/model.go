@@ -4,11 +4,11 @@ import (
 	stdctx "context"
 	"strings"
 
-	"github.com/gomlx/gomlx/backends"
-	"github.com/gomlx/gomlx/pkg/core/dtypes"
-	. "github.com/gomlx/gomlx/pkg/core/graph"
-	"github.com/gomlx/gomlx/pkg/core/tensors"
-	"github.com/gomlx/gomlx/pkg/ml/context"
+	"github.com/gomlx/compute"
+	"github.com/gomlx/compute/dtypes"
+	"github.com/gomlx/gomlx/ml/model"
+	. "github.com/gomlx/gomlx/core/graph"
+	"github.com/gomlx/gomlx/core/tensors"
 	"github.com/pkg/errors"
 
 	"github.com/protolab/protolab/layers/decoder"
@@ -24,8 +24,8 @@ import (
 type Model struct {
 	Config    Config
 	Tokenizer *tokenizer.Tokenizer
-	Ctx       *context.Context // the weights (and, opened from a checkpoint, the optimizer state)
-	Backend   backends.Backend
+	Store     *model.Store // the weights (and, opened from a checkpoint, the optimizer state)
+	Backend   compute.Backend
 	// Dir is the run folder ("" for a model trained in memory).
 	Dir string
 	// Result is the training record; nil for a run opened before it finished (from a checkpoint).
@@ -69,28 +69,28 @@ func (m *Model) Dense() bool { return m.Config.Head != HeadPrism }
 
 // Logits returns the model's next-token logits as a graph function: tokens [B, T] → [B, T, V]. For a PRISM model
 // they are its head's l = W(r + ẑ).
-func (m *Model) Logits(ctx *context.Context, tokens *Node) *Node {
+func (m *Model) Logits(scope *model.Scope, tokens *Node) *Node {
 	if !m.Dense() {
-		return decoder.PrismLogits(ctx, m.Config.Model, m.Config.Prism.Config, tokens)
+		return decoder.PrismLogits(scope, m.Config.Model, m.Config.Prism.Config, tokens)
 	}
-	return decoder.Logits(ctx, m.Config.Model, tokens)
+	return decoder.Logits(scope, m.Config.Model, tokens)
 }
 
 // TokenLossesGraph returns the per-token negative log-likelihoods of batch [B, T+1] (predicting column t+1 from
 // columns ≤ t): → [B, T].
-func (m *Model) TokenLossesGraph(ctx *context.Context, batch *Node) *Node {
+func (m *Model) TokenLossesGraph(scope *model.Scope, batch *Node) *Node {
 	if m.Dense() {
-		return decoder.TokenLosses(ctx, m.Config.Model, batch)
+		return decoder.TokenLosses(scope, m.Config.Model, batch)
 	}
 	T1 := batch.Shape().Dim(1)
 	in := Slice(batch, AxisRange(), AxisRange(0, T1-1))
 	tg := Slice(batch, AxisRange(), AxisRange(1, T1))
-	return decoder.CrossEntropy(m.Logits(ctx, in), tg)
+	return decoder.CrossEntropy(m.Logits(scope, in), tg)
 }
 
 // Perplexity evaluates the model's next-token cross-entropy on [B, T+1] token batches.
 func (m *Model) Perplexity(batches []*tensors.Tensor) (eval.PerplexityResult, error) {
-	return eval.PerplexityContext(m.interrupt(), m.Backend, m.Ctx, m.TokenLossesGraph, batches)
+	return eval.PerplexityContext(m.interrupt(), m.Backend, m.Store, m.TokenLossesGraph, batches)
 }
 
 // TokenLosses returns, for each row of ids (padded to one length with any valid token), the negative
@@ -105,8 +105,8 @@ func (m *Model) TokenLosses(ids [][]int32) ([][]float64, error) {
 				len(ids[0]))
 		}
 	}
-	e, err := context.NewExec(m.Backend, m.Ctx.Reuse(), func(ctx *context.Context, batch *Node) *Node {
-		return ConvertDType(m.TokenLossesGraph(ctx, batch), dtypes.Float64)
+	e, err := model.NewExec(m.Backend, m.Store, func(scope *model.Scope, batch *Node) *Node {
+		return ConvertDType(m.TokenLossesGraph(scope, batch), dtypes.Float64)
 	})
 	if err != nil {
 		return nil, errors.Wrap(err, "lm.Model.TokenLosses")
@@ -124,29 +124,31 @@ func (m *Model) TokenLosses(ids [][]int32) ([][]float64, error) {
 	return rows, nil
 }
 
-// Fork returns a fresh context holding copies of the model's trainable weights (not its optimizer state), seeded
+// Fork returns a fresh store holding copies of the model's trainable weights (not its optimizer state), seeded
 // with the run's seed, so that fine-tuning it leaves the model untouched.
-func (m *Model) Fork() (*context.Context, error) {
-	dst := run.NewContext(m.Config.Seed)
-	for v := range m.Ctx.IterVariables() {
+func (m *Model) Fork() (*model.Store, error) {
+	dst := run.NewStore(m.Config.Seed)
+	for v := range m.Store.IterVariables() {
 		if !v.Trainable || inOptimizer(v) {
 			continue
 		}
 		value, err := v.Value()
 		if err != nil {
-			return nil, errors.Wrapf(err, "lm.Model.Fork: variable %s", v.ScopeAndName())
+			return nil, errors.Wrapf(err, "lm.Model.Fork: variable %s", v.Path())
 		}
 		c, err := value.LocalClone()
 		if err != nil {
-			return nil, errors.Wrapf(err, "lm.Model.Fork: copying %s", v.ScopeAndName())
+			return nil, errors.Wrapf(err, "lm.Model.Fork: copying %s", v.Path())
 		}
-		dst.InAbsPath(v.Scope()).Checked(false).VariableWithValue(v.Name(), c)
+		if _, err := dst.CreateVariable(v.Path(), c); err != nil {
+			return nil, errors.Wrapf(err, "lm.Model.Fork: creating %s", v.Path())
+		}
 	}
 	return dst, nil
 }
 
 // inOptimizer reports whether v is optimizer state (fit's slots and step counter) rather than a model weight.
-func inOptimizer(v *context.Variable) bool {
+func inOptimizer(v *model.Variable) bool {
 	return v.Scope() == fit.OptimizerScope || strings.HasPrefix(v.Scope(), fit.OptimizerScope+"/")
 }
 
@@ -158,8 +160,8 @@ func (m *Model) Step() eval.StepFn {
 		return SuppressedStep(cfg, m.Config.Prism.Config, make([]float64, m.Config.Prism.NumPrototypes),
 			prism.SuppressZero)
 	}
-	return func(ctx *context.Context, token, pos *Node, state []*Node) (*Node, []*Node) {
-		return decoder.Step(ctx, cfg, token, pos, state)
+	return func(scope *model.Scope, token, pos *Node, state []*Node) (*Node, []*Node) {
+		return decoder.Step(scope, cfg, token, pos, state)
 	}
 }
 
@@ -192,7 +194,7 @@ func (m *Model) Generate(prompts []string, sc eval.SampleConfig) ([]string, [][]
 			"model.max_len=%d", maxPrompt, sc.MaxNewTokens, m.Config.Model.MaxLen)
 	}
 	cfg := m.Config.Model
-	dec, err := eval.NewDecoder(m.Backend, m.Ctx, m.Step(), decoder.StateShapes(cfg, len(prompts), capacity),
+	dec, err := eval.NewDecoder(m.Backend, m.Store, m.Step(), decoder.StateShapes(cfg, len(prompts), capacity),
 		len(prompts), capacity)
 	if err != nil {
 		return nil, nil, stats, err

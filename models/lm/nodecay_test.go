@@ -31,11 +31,11 @@ func TestNoDecay_SameDecisionsAsTheOldNameList(t *testing.T) {
 		require.NoError(t, err, c.Model.Mixer)
 		now := fit.Config{NoDecay: c.Resolved().Model.NoDecay()}
 		exempt := 0
-		for v := range m.Ctx.IterVariables() {
+		for v := range m.Store.IterVariables() {
 			if !v.Trainable || inOptimizer(v) {
 				continue
 			}
-			path, rank := v.ScopeAndName(), v.Shape().Rank()
+			path, rank := v.Path(), v.Shape().Rank()
 			require.Equal(t, old.Decays(path, rank), now.Decays(path, rank), "%s: %s", c.Name(), path)
 			if rank > 1 && !now.Decays(path, rank) {
 				exempt++

@@ -7,8 +7,8 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/gomlx/gomlx/pkg/core/graph"
-	"github.com/gomlx/gomlx/pkg/ml/context"
+	"github.com/gomlx/gomlx/ml/model"
+	"github.com/gomlx/gomlx/core/graph"
 	"github.com/pkg/errors"
 
 	"github.com/protolab/protolab/workbench/fit"
@@ -49,7 +49,7 @@ func Open(dir string) (*Model, error) {
 	if err != nil {
 		return nil, err
 	}
-	m := &Model{Config: cfg, Tokenizer: tok, Ctx: run.NewContext(cfg.Seed), Backend: backend, Dir: dir, Cached: true}
+	m := &Model{Config: cfg, Tokenizer: tok, Store: run.NewStore(cfg.Seed), Backend: backend, Dir: dir, Cached: true}
 	if resPath := filepath.Join(dir, ResultFile); fileExists(resPath) {
 		m.Result = &Result{}
 		if err := store.LoadJSON(resPath, m.Result); err != nil {
@@ -64,11 +64,11 @@ func Open(dir string) (*Model, error) {
 				return nil, errors.WithMessage(err, "lm.Open")
 			}
 		}
-		if _, err := store.ImportContext(m.Ctx, weights); err != nil {
+		if _, err := store.ImportContext(m.Store, weights); err != nil {
 			return nil, errors.WithMessage(err, "lm.Open")
 		}
 	} else {
-		ck, err := fit.LoadLatest(filepath.Join(dir, CheckpointDir), m.Ctx)
+		ck, err := fit.LoadLatest(filepath.Join(dir, CheckpointDir), m.Store)
 		if err != nil {
 			return nil, errors.WithMessagef(err, "lm.Open: %s has no %s and no usable checkpoint", dir, WeightsFile)
 		}
@@ -99,9 +99,9 @@ func (m *Model) checkWeights() (err error) {
 		}
 	}()
 	var g *graph.Graph
-	e, err := context.NewExec(m.Backend, m.Ctx.Reuse(), func(ctx *context.Context, tokens *graph.Node) *graph.Node {
+	e, err := model.NewExec(m.Backend, m.Store, func(scope *model.Scope, tokens *graph.Node) *graph.Node {
 		g = tokens.Graph()
-		return m.Logits(ctx, tokens)
+		return m.Logits(scope, tokens)
 	})
 	if err != nil {
 		return errors.Wrap(err, "the stored weights do not fit the config")
@@ -110,9 +110,9 @@ func (m *Model) checkWeights() (err error) {
 		return errors.Wrap(err, "the stored weights do not fit the config")
 	}
 	var unused []string
-	for v := range m.Ctx.IterVariables() {
+	for v := range m.Store.IterVariables() {
 		if v.Trainable && !inOptimizer(v) && !v.InUseByGraph(g) {
-			unused = append(unused, v.ScopeAndName())
+			unused = append(unused, v.Path())
 		}
 	}
 	if len(unused) > 0 {

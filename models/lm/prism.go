@@ -1,10 +1,10 @@
 package lm
 
 import (
-	"github.com/gomlx/gomlx/pkg/core/dtypes"
-	. "github.com/gomlx/gomlx/pkg/core/graph"
-	"github.com/gomlx/gomlx/pkg/core/tensors"
-	"github.com/gomlx/gomlx/pkg/ml/context"
+	"github.com/gomlx/compute/dtypes"
+	"github.com/gomlx/gomlx/ml/model"
+	. "github.com/gomlx/gomlx/core/graph"
+	"github.com/gomlx/gomlx/core/tensors"
 	"github.com/pkg/errors"
 
 	"github.com/protolab/protolab/layers/decoder"
@@ -20,8 +20,8 @@ import (
 // read from fit's step counter so that one compiled step graph serves the warm-up and the rest of training.
 func prismLoss(cfg Config) fit.LossFn {
 	pc, warmup, mc := cfg.Prism.Config, cfg.Prism.ProtoWarmup, cfg.Model
-	return func(ctx *context.Context, in []*Node) *Node {
-		_, terms := decoder.PrismLoss(ctx, mc, pc, in[0])
+	return func(scope *model.Scope, in []*Node) *Node {
+		_, terms := decoder.PrismLoss(scope, mc, pc, in[0])
 		var rest *Node
 		for _, wt := range []struct {
 			lambda float64
@@ -41,8 +41,8 @@ func prismLoss(cfg Config) fit.LossFn {
 		}
 		if warmup > 0 {
 			g := terms.CE.Graph()
-			step := ctx.InAbsPath(fit.OptimizerScope).Checked(false).
-				VariableWithValue(fit.StepVariable, int64(0)).SetTrainable(false).ValueGraph(g)
+			step := scope.Store().Scope(fit.OptimizerScope).
+				VariableWithValue(fit.StepVariable, int64(0)).SetTrainable(false).NodeValue(g)
 			on := ConvertDType(GreaterOrEqual(step, Const(g, int64(warmup))), terms.CE.DType())
 			rest = Mul(on, rest)
 		}
@@ -68,7 +68,7 @@ func (m *Model) seedBank(batches []*tensors.Tensor) error {
 	for j, t := range perm {
 		copy(bank[j*D:(j+1)*D], st.Z[t*D:(t+1)*D])
 	}
-	v := prism.BankVariable(m.Ctx)
+	v := prism.BankVariable(m.Store.RootScope())
 	if v == nil {
 		return errors.New("prism: the bank variable does not exist yet")
 	}
@@ -157,13 +157,13 @@ func (m *Model) HeadStats(batches []*tensors.Tensor) (*HeadStats, error) {
 	if !dense {
 		pc = m.Config.Prism.Config
 	}
-	exec, err := context.NewExec(m.Backend, m.Ctx.Reuse(), func(ctx *context.Context, batch *Node) []*Node {
+	exec, err := model.NewExec(m.Backend, m.Store, func(scope *model.Scope, batch *Node) []*Node {
 		T1 := batch.Shape().Dim(1)
 		in := Slice(batch, AxisRange(), AxisRange(0, T1-1))
 		if dense {
-			return []*Node{ConvertDType(decoder.Hidden(ctx, cfg, in), dtypes.Float64)}
+			return []*Node{ConvertDType(decoder.Hidden(scope, cfg, in), dtypes.Float64)}
 		}
-		d := decoder.PrismHead(ctx, cfg, pc, in)
+		d := decoder.PrismHead(scope, cfg, pc, in)
 		return []*Node{ConvertDType(d.Hidden, dtypes.Float64), ConvertDType(d.Indices, dtypes.Int32),
 			ConvertDType(d.Activations, dtypes.Float64)}
 	})
@@ -205,9 +205,9 @@ func (m *Model) Bank() ([]float64, error) {
 	if m.Dense() {
 		return nil, errors.New("lm.Model.Bank: the dense model has no prototype bank")
 	}
-	v := prism.BankVariable(m.Ctx)
+	v := prism.BankVariable(m.Store.RootScope())
 	if v == nil {
-		return nil, errors.New("lm.Model.Bank: no bank variable in the context")
+		return nil, errors.New("lm.Model.Bank: no bank variable in the model")
 	}
 	return variableFloats(v)
 }
@@ -215,9 +215,9 @@ func (m *Model) Bank() ([]float64, error) {
 // Unembed returns the LM head W [V, D] (the token embedding when tied) as float64, row-major.
 func (m *Model) Unembed() ([]float64, error) {
 	name := decoder.VarLMHead
-	scope := m.Ctx.In(decoder.ScopeLMHead)
+	scope := m.Store.RootScope().At(decoder.ScopeLMHead)
 	if m.Config.Model.TieEmbeddings {
-		scope, name = m.Ctx.In(decoder.ScopeEmbed), decoder.VarEmbeddings
+		scope, name = m.Store.RootScope().At(decoder.ScopeEmbed), decoder.VarEmbeddings
 	}
 	v := scope.GetVariable(name)
 	if v == nil {
@@ -226,11 +226,11 @@ func (m *Model) Unembed() ([]float64, error) {
 	return variableFloats(v)
 }
 
-func variableFloats(v *context.Variable) ([]float64, error) {
+func variableFloats(v *model.Variable) ([]float64, error) {
 	t, err := v.Value()
 	if err != nil {
-		return nil, errors.Wrapf(err, "reading %s", v.ScopeAndName())
+		return nil, errors.Wrapf(err, "reading %s", v.Path())
 	}
 	out, err := Floats(t)
-	return out, errors.WithMessage(err, v.ScopeAndName())
+	return out, errors.WithMessage(err, v.Path())
 }

@@ -1,10 +1,10 @@
 package lm
 
 import (
-	"github.com/gomlx/gomlx/pkg/core/dtypes"
-	. "github.com/gomlx/gomlx/pkg/core/graph"
-	"github.com/gomlx/gomlx/pkg/core/tensors"
-	"github.com/gomlx/gomlx/pkg/ml/context"
+	"github.com/gomlx/compute/dtypes"
+	"github.com/gomlx/gomlx/ml/model"
+	. "github.com/gomlx/gomlx/core/graph"
+	"github.com/gomlx/gomlx/core/tensors"
 	"github.com/pkg/errors"
 
 	"github.com/protolab/protolab/layers/decoder"
@@ -56,9 +56,9 @@ func (m *Model) Coverage(batches []*tensors.Tensor) (*prism.Coverage, *prism.Usa
 		return nil, nil, errors.New("lm.Model.Coverage: the dense model has no prototype head")
 	}
 	cfg, pc := m.Config.Model, m.Config.Prism.Config
-	exec, err := context.NewExec(m.Backend, m.Ctx.Reuse(), func(ctx *context.Context, batch *Node) []*Node {
+	exec, err := model.NewExec(m.Backend, m.Store, func(scope *model.Scope, batch *Node) []*Node {
 		T1 := batch.Shape().Dim(1)
-		d := decoder.PrismHead(ctx, cfg, pc, Slice(batch, AxisRange(), AxisRange(0, T1-1)))
+		d := decoder.PrismHead(scope, cfg, pc, Slice(batch, AxisRange(), AxisRange(0, T1-1)))
 		protoMax, tokenMax := prism.CoverageStats(d.Scores, nil)
 		f64 := func(x *Node) *Node { return ConvertDType(x, dtypes.Float64) }
 		return []*Node{f64(protoMax), f64(tokenMax), f64(d.RecRatio()), d.Indices, f64(d.Activations)}

@@ -5,10 +5,10 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/gomlx/gomlx/pkg/core/dtypes"
-	. "github.com/gomlx/gomlx/pkg/core/graph"
-	"github.com/gomlx/gomlx/pkg/core/tensors"
-	"github.com/gomlx/gomlx/pkg/ml/context"
+	"github.com/gomlx/compute/dtypes"
+	"github.com/gomlx/gomlx/ml/model"
+	. "github.com/gomlx/gomlx/core/graph"
+	"github.com/gomlx/gomlx/core/tensors"
 	"github.com/stretchr/testify/require"
 
 	"github.com/protolab/protolab/layers/decoder"
@@ -39,13 +39,13 @@ func TestSignatures_MatchTheGraphSignatures(t *testing.T) {
 	got, err := m.Signatures(ids)
 	require.NoError(t, err)
 	mc := m.Config.Model
-	exec := context.MustNewExec(m.Backend, m.Ctx.Reuse(), func(ctx *context.Context, x *Node) *Node {
-		bank := prism.BankVariable(ctx).ValueGraph(x.Graph())
-		w := ctx.In(decoder.ScopeEmbed).GetVariable(decoder.VarEmbeddings)
+	exec := model.MustNewExec(m.Backend, m.Store, func(scope *model.Scope, x *Node) *Node {
+		bank := prism.BankVariable(scope).NodeValue(x.Graph())
+		w := scope.In(decoder.ScopeEmbed).GetVariable(decoder.VarEmbeddings)
 		if !mc.TieEmbeddings {
-			w = ctx.In(decoder.ScopeLMHead).GetVariable(decoder.VarLMHead)
+			w = scope.In(decoder.ScopeLMHead).GetVariable(decoder.VarLMHead)
 		}
-		return ConvertDType(prism.Signatures(bank, w.ValueGraph(x.Graph())), dtypes.Float64)
+		return ConvertDType(prism.Signatures(bank, w.NodeValue(x.Graph())), dtypes.Float64)
 	})
 	all := tensors.MustCopyFlatData[float64](exec.MustExec(int32(0))[0]) // [K, V]
 	V := mc.VocabSize

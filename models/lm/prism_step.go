@@ -1,8 +1,8 @@
 package lm
 
 import (
-	. "github.com/gomlx/gomlx/pkg/core/graph"
-	"github.com/gomlx/gomlx/pkg/ml/context"
+	"github.com/gomlx/gomlx/ml/model"
+	. "github.com/gomlx/gomlx/core/graph"
 	"github.com/pkg/errors"
 
 	"github.com/protolab/protolab/layers/decoder"
@@ -21,7 +21,7 @@ import (
 // decoder.ProbeFinalNorm probe or ctx holds no LM head.
 func SuppressedStep(cfg decoder.Config, pc prism.Config, omega []float64, mode string) eval.StepFn {
 	omega = append([]float64(nil), omega...)
-	return func(ctx *context.Context, token, pos *Node, state []*Node) (*Node, []*Node) {
+	return func(scope *model.Scope, token, pos *Node, state []*Node) (*Node, []*Node) {
 		g := token.Graph()
 		var z *Node
 		detach := hook.Attach(g, func(name string, x *Node) *Node {
@@ -30,12 +30,12 @@ func SuppressedStep(cfg decoder.Config, pc prism.Config, omega []float64, mode s
 			}
 			return x
 		})
-		_, newState := decoder.Step(ctx, cfg, token, pos, state)
+		_, newState := decoder.Step(scope, cfg, token, pos, state)
 		detach()
 		if z == nil {
 			panic(errors.Errorf("lm.SuppressedStep: the decoder emitted no %q probe", decoder.ProbeFinalNorm))
 		}
-		d := prism.Decompose(z, prism.BankNode(ctx, pc, g, z.DType(), cfg.Width), unembedNode(ctx, cfg, g), pc)
+		d := prism.Decompose(z, prism.BankNode(scope, pc, g, z.DType(), cfg.Width), unembedNode(scope, cfg, g), pc)
 		w := ConvertDType(Const(g, omega), z.DType())
 		logits := prism.SuppressedLogits(d, w, mode) // [B, 1, V]
 		return Reshape(logits, token.Shape().Dim(0), cfg.VocabSize), newState
@@ -44,14 +44,14 @@ func SuppressedStep(cfg decoder.Config, pc prism.Config, omega []float64, mode s
 
 // unembedNode returns the LM head W [V, D] of the model in ctx (the token embedding when tied) as a node of g.
 // Panics when the variable does not exist.
-func unembedNode(ctx *context.Context, cfg decoder.Config, g *Graph) *Node {
-	scope, name := ctx.In(decoder.ScopeLMHead), decoder.VarLMHead
+func unembedNode(scope *model.Scope, cfg decoder.Config, g *Graph) *Node {
+	scope, name := scope.In(decoder.ScopeLMHead), decoder.VarLMHead
 	if cfg.TieEmbeddings {
-		scope, name = ctx.In(decoder.ScopeEmbed), decoder.VarEmbeddings
+		scope, name = scope.In(decoder.ScopeEmbed), decoder.VarEmbeddings
 	}
 	v := scope.GetVariable(name)
 	if v == nil {
 		panic(errors.Errorf("lm: no variable %s/%s", scope.Scope(), name))
 	}
-	return v.ValueGraph(g)
+	return v.NodeValue(g)
 }

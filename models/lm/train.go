@@ -8,9 +8,9 @@ import (
 	"path/filepath"
 	"strings"
 
-	. "github.com/gomlx/gomlx/pkg/core/graph"
-	"github.com/gomlx/gomlx/pkg/core/tensors"
-	"github.com/gomlx/gomlx/pkg/ml/context"
+	"github.com/gomlx/gomlx/ml/model"
+	. "github.com/gomlx/gomlx/core/graph"
+	"github.com/gomlx/gomlx/core/tensors"
 	"github.com/pkg/errors"
 
 	"github.com/protolab/protolab/layers/decoder"
@@ -184,7 +184,7 @@ func train(cfg Config, dir string, batches [][]*tensors.Tensor, o run.Options) (
 	if err != nil {
 		return nil, err
 	}
-	m := &Model{Config: cfg, Tokenizer: prep.Tokenizer, Ctx: run.NewContext(cfg.Seed), Backend: backend, Dir: dir,
+	m := &Model{Config: cfg, Tokenizer: prep.Tokenizer, Store: run.NewStore(cfg.Seed), Backend: backend, Dir: dir,
 		Result: res, data: prep, Interrupt: o.Context}
 	goCtx, cancel := stdctx.WithCancel(o.Context)
 	defer cancel()
@@ -220,7 +220,7 @@ func train(cfg Config, dir string, batches [][]*tensors.Tensor, o run.Options) (
 		}))
 	}
 	if err := prov.Time("train", func() (err error) {
-		res.History, err = fit.Train(backend, m.Ctx, m.loss(), trainB, valB, cfg.Train, fitOpts...)
+		res.History, err = fit.Train(backend, m.Store, m.loss(), trainB, valB, cfg.Train, fitOpts...)
 		return err
 	}); err != nil {
 		if seedErr != nil {
@@ -247,7 +247,7 @@ func train(cfg Config, dir string, batches [][]*tensors.Tensor, o run.Options) (
 		cfgJSON, _ := json.Marshal(cfg)
 		meta := map[string]string{"format": WeightsFormat, "config": string(cfgJSON), "git": prov.GitCommit}
 		weights := filepath.Join(dir, WeightsFile)
-		if err := store.ExportContext(m.Ctx, weights, store.Trainable, meta); err != nil {
+		if err := store.ExportContext(m.Store, weights, store.Trainable, meta); err != nil {
 			return nil, err
 		}
 		d, err := store.FileDigest(weights)
@@ -291,7 +291,7 @@ func (m *Model) loss() fit.LossFn {
 		return prismLoss(m.Config)
 	}
 	mc := m.Config.Model
-	return func(ctx *context.Context, in []*Node) *Node { return decoder.NextTokenLoss(ctx, mc, in[0]) }
+	return func(scope *model.Scope, in []*Node) *Node { return decoder.NextTokenLoss(scope, mc, in[0]) }
 }
 
 // meanThroughput is the mean tokens/s of the recorded steps after the first (which includes compilation).

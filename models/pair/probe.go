@@ -1,8 +1,8 @@
 package pair
 
 import (
-	"github.com/gomlx/gomlx/pkg/core/graph"
-	"github.com/gomlx/gomlx/pkg/ml/context"
+	"github.com/gomlx/gomlx/ml/model"
+	"github.com/gomlx/gomlx/core/graph"
 
 	"github.com/protolab/protolab/layers/decoder"
 	"github.com/protolab/protolab/layers/hook"
@@ -24,8 +24,8 @@ func Runner(m *lm.Model, names []string) (*probe.Runner, error) {
 	cfg := m.Config.Model
 	pm := probe.Model{
 		Backend: m.Backend,
-		Ctx:     m.Ctx.Reuse(),
-		Forward: func(ctx *context.Context, tokens *graph.Node) *graph.Node { return decoder.Logits(ctx, cfg, tokens) },
+		Store:     m.Store,
+		Forward: func(scope *model.Scope, tokens *graph.Node) *graph.Node { return decoder.Logits(scope, cfg, tokens) },
 		Attach:  hook.Attach,
 	}
 	return probe.NewRunner(pm, probe.Match(names...))

@@ -4,10 +4,10 @@ import (
 	stdctx "context"
 	"testing"
 
-	"github.com/gomlx/gomlx/pkg/core/dtypes"
-	"github.com/gomlx/gomlx/pkg/core/shapes"
-	"github.com/gomlx/gomlx/pkg/core/tensors"
-	"github.com/gomlx/gomlx/pkg/ml/context"
+	"github.com/gomlx/compute/dtypes"
+	"github.com/gomlx/compute/shapes"
+	"github.com/gomlx/gomlx/ml/model"
+	"github.com/gomlx/gomlx/core/tensors"
 	"github.com/stretchr/testify/require"
 
 	"github.com/protolab/protolab/workbench/eval"
@@ -32,17 +32,17 @@ func (d *doneAfter) Err() error {
 func TestPerplexityContext_StopsBetweenBatches(t *testing.T) {
 	b := wbtest.Backend(t)
 	batches := []*tensors.Tensor{tensors.FromValue([][]int32{{1, 2, 3}}), tensors.FromValue([][]int32{{4, 5, 6}})}
-	_, err := eval.PerplexityContext(&doneAfter{stdctx.Background(), 1}, b, context.New(), uniformLoss, batches)
+	_, err := eval.PerplexityContext(&doneAfter{stdctx.Background(), 1}, b, model.NewStore(), uniformLoss, batches)
 	require.ErrorIs(t, err, stdctx.Canceled)
 	require.ErrorContains(t, err, "before batch 1 of 2")
-	res, err := eval.PerplexityContext(&doneAfter{stdctx.Background(), 2}, b, context.New(), uniformLoss, batches)
+	res, err := eval.PerplexityContext(&doneAfter{stdctx.Background(), 2}, b, model.NewStore(), uniformLoss, batches)
 	require.NoError(t, err)
 	require.Equal(t, 4, res.Tokens)
 }
 
 func TestGenerateContext_StopsBetweenSteps(t *testing.T) {
 	b := wbtest.Backend(t)
-	dec, err := eval.NewDecoder(b, context.New(), successorStep, []shapes.Shape{shapes.Make(dtypes.Float32, 1, 1)}, 1,
+	dec, err := eval.NewDecoder(b, model.NewStore(), successorStep, []shapes.Shape{shapes.Make(dtypes.Float32, 1, 1)}, 1,
 		16)
 	require.NoError(t, err)
 	cfg := eval.SampleConfig{MaxNewTokens: 8, Temperature: 0, StopToken: -1, Seed: 1}

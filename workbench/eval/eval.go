@@ -7,21 +7,21 @@ import (
 	"sort"
 	"time"
 
-	"github.com/gomlx/gomlx/backends"
-	"github.com/gomlx/gomlx/pkg/core/dtypes"
-	. "github.com/gomlx/gomlx/pkg/core/graph"
-	"github.com/gomlx/gomlx/pkg/core/shapes"
-	"github.com/gomlx/gomlx/pkg/core/tensors"
-	"github.com/gomlx/gomlx/pkg/ml/context"
+	"github.com/gomlx/compute"
+	"github.com/gomlx/compute/dtypes"
+	"github.com/gomlx/compute/shapes"
+	"github.com/gomlx/gomlx/ml/model"
+	. "github.com/gomlx/gomlx/core/graph"
+	"github.com/gomlx/gomlx/core/tensors"
 	"github.com/pkg/errors"
 )
 
 // TokenLossFn builds the per-token negative log-likelihood: batch [B,T+1] int32 → nll [B,T].
-type TokenLossFn func(ctx *context.Context, batch *Node) *Node
+type TokenLossFn func(scope *model.Scope, batch *Node) *Node
 
 // StepFn builds one decoding step: token [B,1] int32 at position pos (int32 scalar) with state → logits [B,V] and the
 // new state, whose shapes equal the old one's.
-type StepFn func(ctx *context.Context, token, pos *Node, state []*Node) (logits *Node, newState []*Node)
+type StepFn func(scope *model.Scope, token, pos *Node, state []*Node) (logits *Node, newState []*Node)
 
 // PerplexityResult is the token-weighted evaluation of a model on a set of batches.
 type PerplexityResult struct {
@@ -33,21 +33,21 @@ type PerplexityResult struct {
 }
 
 // Perplexity evaluates lossFn on every batch ([B,T+1] int32 tensors, all the same shape so one graph serves them) with
-// the model variables in ctx. It returns an error for no batches or a non-finite loss.
-func Perplexity(backend backends.Backend, ctx *context.Context, lossFn TokenLossFn, batches []*tensors.Tensor) (
+// the model variables in store. It returns an error for no batches or a non-finite loss.
+func Perplexity(backend compute.Backend, store *model.Store, lossFn TokenLossFn, batches []*tensors.Tensor) (
 	PerplexityResult, error) {
-	return PerplexityContext(stdctx.Background(), backend, ctx, lossFn, batches)
+	return PerplexityContext(stdctx.Background(), backend, store, lossFn, batches)
 }
 
 // PerplexityContext is Perplexity that stops before the next batch once interrupt is done, returning its error.
-func PerplexityContext(interrupt stdctx.Context, backend backends.Backend, ctx *context.Context, lossFn TokenLossFn,
+func PerplexityContext(interrupt stdctx.Context, backend compute.Backend, store *model.Store, lossFn TokenLossFn,
 	batches []*tensors.Tensor) (res PerplexityResult, err error) {
 	if len(batches) == 0 {
 		return res, errors.New("eval.Perplexity: no batches to evaluate")
 	}
 	start := time.Now()
-	exec, err := context.NewExec(backend, ctx.Reuse(), func(ctx *context.Context, batch *Node) []*Node {
-		nll := lossFn(ctx, batch)
+	exec, err := model.NewExec(backend, store, func(scope *model.Scope, batch *Node) []*Node {
+		nll := lossFn(scope, batch)
 		return []*Node{ReduceAllSum(ConvertDType(nll, dtypes.Float64)), Const(batch.Graph(), int64(nll.Shape().Size()))}
 	})
 	if err != nil {
@@ -115,20 +115,20 @@ type GenerateStats struct {
 
 // Decoder runs a StepFn repeatedly with a compiled step executable; build it once per (model, batch, capacity).
 type Decoder struct {
-	exec        *context.Exec
+	exec        *model.Exec
 	stateShapes []shapes.Shape
 	batch       int
 	capacity    int
 }
 
 // NewDecoder compiles step for a batch of `batch` rows, with a state of the given shapes (their leading dimension must
-// be batch) and room for `capacity` positions. Variables are read from ctx (shared, never created).
-func NewDecoder(backend backends.Backend, ctx *context.Context, step StepFn, stateShapes []shapes.Shape, batch, capacity int) (*Decoder, error) {
+// be batch) and room for `capacity` positions. Variables are read from store (shared, never created).
+func NewDecoder(backend compute.Backend, store *model.Store, step StepFn, stateShapes []shapes.Shape, batch, capacity int) (*Decoder, error) {
 	if batch <= 0 || capacity <= 0 {
 		return nil, errors.Errorf("eval.NewDecoder: batch=%d capacity=%d, want > 0", batch, capacity)
 	}
-	exec, err := context.NewExec(backend, ctx.Reuse(), func(ctx *context.Context, in []*Node) []*Node {
-		logits, state := step(ctx, in[0], in[1], in[2:])
+	exec, err := model.NewExec(backend, store, func(scope *model.Scope, in []*Node) []*Node {
+		logits, state := step(scope, in[0], in[1], in[2:])
 		if len(state) != len(in)-2 {
 			panic(errors.Errorf("eval: step returned %d state tensors, want %d", len(state), len(in)-2))
 		}

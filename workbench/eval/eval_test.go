@@ -4,11 +4,11 @@ import (
 	"math"
 	"testing"
 
-	"github.com/gomlx/gomlx/pkg/core/dtypes"
-	. "github.com/gomlx/gomlx/pkg/core/graph"
-	"github.com/gomlx/gomlx/pkg/core/shapes"
-	"github.com/gomlx/gomlx/pkg/core/tensors"
-	"github.com/gomlx/gomlx/pkg/ml/context"
+	"github.com/gomlx/compute/dtypes"
+	"github.com/gomlx/compute/shapes"
+	"github.com/gomlx/gomlx/ml/model"
+	. "github.com/gomlx/gomlx/core/graph"
+	"github.com/gomlx/gomlx/core/tensors"
 	"github.com/stretchr/testify/require"
 
 	"github.com/protolab/protolab/workbench/eval"
@@ -18,7 +18,7 @@ import (
 const vocab = 7
 
 // uniformLoss is a model whose predictive distribution is uniform over the vocabulary: nll = log V for every token.
-func uniformLoss(ctx *context.Context, batch *Node) *Node {
+func uniformLoss(scope *model.Scope, batch *Node) *Node {
 	B, T := batch.Shape().Dim(0), batch.Shape().Dim(1)-1
 	logits := Zeros(batch.Graph(), shapes.Make(dtypes.Float64, B, T, vocab))
 	return Neg(ReduceMax(LogSoftmax(logits, -1), -1)) // [B,T]
@@ -30,18 +30,18 @@ func TestPerplexity_UniformModelIsVocabularySize(t *testing.T) {
 		tensors.FromValue([][]int32{{1, 2, 3, 4}, {0, 1, 2, 3}}),
 		tensors.FromValue([][]int32{{6, 5, 4, 3}, {2, 2, 2, 2}}),
 	}
-	res, err := eval.Perplexity(b, context.New(), uniformLoss, batches)
+	res, err := eval.Perplexity(b, model.NewStore(), uniformLoss, batches)
 	require.NoError(t, err)
 	require.Equal(t, 2*2*3, res.Tokens)
 	require.InDelta(t, math.Log(vocab), res.Loss, 1e-12)
 	require.InDelta(t, float64(vocab), res.Perplexity, 1e-10)
 
-	_, err = eval.Perplexity(b, context.New(), uniformLoss, nil)
+	_, err = eval.Perplexity(b, model.NewStore(), uniformLoss, nil)
 	require.ErrorContains(t, err, "no batches")
 }
 
 // successorStep is a model that predicts (token + pos) mod V with a sharp distribution and counts its steps in the state.
-func successorStep(ctx *context.Context, token, pos *Node, state []*Node) (*Node, []*Node) {
+func successorStep(scope *model.Scope, token, pos *Node, state []*Node) (*Node, []*Node) {
 	g := token.Graph()
 	next := Mod(Add(Reshape(token, -1), ConvertDType(pos, dtypes.Int32)), Const(g, int32(vocab))) // [B]
 	logits := MulScalar(OneHot(next, vocab, dtypes.Float32), 20)                                  // [B,V]
@@ -51,7 +51,7 @@ func successorStep(ctx *context.Context, token, pos *Node, state []*Node) (*Node
 func TestGenerate_GreedyFollowsTheModelAndCarriesState(t *testing.T) {
 	b := wbtest.Backend(t)
 	stateShapes := []shapes.Shape{shapes.Make(dtypes.Float32, 2, 1)}
-	dec, err := eval.NewDecoder(b, context.New(), successorStep, stateShapes, 2, 16)
+	dec, err := eval.NewDecoder(b, model.NewStore(), successorStep, stateShapes, 2, 16)
 	require.NoError(t, err)
 	cfg := eval.SampleConfig{MaxNewTokens: 4, Temperature: 0, StopToken: -1, Seed: 1}
 	prompts := [][]int32{{3}, {1, 5, 2}}
@@ -81,7 +81,7 @@ func TestGenerate_GreedyFollowsTheModelAndCarriesState(t *testing.T) {
 
 func TestGenerate_Errors(t *testing.T) {
 	b := wbtest.Backend(t)
-	dec, err := eval.NewDecoder(b, context.New(), successorStep, []shapes.Shape{shapes.Make(dtypes.Float32, 1, 1)}, 1, 8)
+	dec, err := eval.NewDecoder(b, model.NewStore(), successorStep, []shapes.Shape{shapes.Make(dtypes.Float32, 1, 1)}, 1, 8)
 	require.NoError(t, err)
 	cfg := eval.DefaultSampleConfig()
 	cfg.MaxNewTokens = 8

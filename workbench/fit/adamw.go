@@ -5,11 +5,11 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/gomlx/gomlx/pkg/core/dtypes"
-	. "github.com/gomlx/gomlx/pkg/core/graph"
-	"github.com/gomlx/gomlx/pkg/core/shapes"
-	"github.com/gomlx/gomlx/pkg/ml/context"
-	"github.com/gomlx/gomlx/pkg/ml/context/initializers"
+	"github.com/gomlx/compute/dtypes"
+	"github.com/gomlx/compute/shapes"
+	. "github.com/gomlx/gomlx/core/graph"
+	"github.com/gomlx/gomlx/ml/model"
+	"github.com/gomlx/gomlx/ml/model/initializer"
 	"github.com/pkg/errors"
 )
 
@@ -120,10 +120,10 @@ type stepOutputs struct {
 // float variable the graph uses, optional clipping, the schedule, AdamW on each variable, and the step counter. Every
 // variable update is guarded by the finiteness of loss and gradient norm, so a step that produces NaN or Inf leaves
 // all weights, moments and the step counter as they were.
-func applyAdamW(ctx *context.Context, loss *Node, cfg Config) stepOutputs {
+func applyAdamW(scope *model.Scope, loss *Node, cfg Config) stepOutputs {
 	g := loss.Graph()
-	var params []*context.Variable
-	for v := range ctx.IterVariables() {
+	var params []*model.Variable
+	for v := range scope.IterVariables() {
 		if v.Trainable && v.DType().IsFloat() && v.InUseByGraph(g) && !inOptimizerScope(v.Scope()) {
 			params = append(params, v)
 		}
@@ -133,10 +133,10 @@ func applyAdamW(ctx *context.Context, loss *Node, cfg Config) stepOutputs {
 	}
 	// Creation order differs between a fresh run and a resumed one (variables restored from a checkpoint come first);
 	// a fixed order keeps the global-norm sum, and so resumed runs, bit-identical.
-	sort.Slice(params, func(i, j int) bool { return params[i].ScopeAndName() < params[j].ScopeAndName() })
+	sort.Slice(params, func(i, j int) bool { return params[i].Path() < params[j].Path() })
 	values := make([]*Node, len(params))
 	for i, v := range params {
-		values[i] = v.ValueGraph(g)
+		values[i] = v.NodeValue(g)
 	}
 	grads := Gradient(loss, values...)
 
@@ -149,9 +149,9 @@ func applyAdamW(ctx *context.Context, loss *Node, cfg Config) stepOutputs {
 	}
 	finite := LogicalAnd(IsFinite(loss), IsFinite(norm))
 
-	optCtx := ctx.InAbsPath(OptimizerScope).Checked(false)
+	optCtx := scope.Store().Scope(OptimizerScope)
 	stepVar := optCtx.VariableWithValue(StepVariable, int64(0)).SetTrainable(false)
-	s := stepVar.ValueGraph(g)
+	s := stepVar.NodeValue(g)
 	sFloat := ConvertDType(s, normDType)
 	lr := LearningRate(sFloat, cfg)
 	t := AddScalar(sFloat, 1)
@@ -161,24 +161,24 @@ func applyAdamW(ctx *context.Context, loss *Node, cfg Config) stepOutputs {
 		mVar := slot(optCtx, "m", p, dt)
 		vVar := slot(optCtx, "v", p, dt)
 		w := values[i]
-		m, v := mVar.ValueGraph(g), vVar.ValueGraph(g)
+		m, v := mVar.NodeValue(g), vVar.NodeValue(g)
 		newW, newM, newV := AdamW(ConvertDType(w, dt), ConvertDType(grads[i], dt), m, v,
-			ConvertDType(lr, dt), ConvertDType(t, dt), cfg.Decays(p.ScopeAndName(), p.Shape().Rank()), cfg)
-		p.SetValueGraph(Where(finite, ConvertDType(newW, p.DType()), w))
-		mVar.SetValueGraph(Where(finite, newM, m))
-		vVar.SetValueGraph(Where(finite, newV, v))
+			ConvertDType(lr, dt), ConvertDType(t, dt), cfg.Decays(p.Path(), p.Shape().Rank()), cfg)
+		p.SetNodeValue(Where(finite, ConvertDType(newW, p.DType()), w))
+		mVar.SetNodeValue(Where(finite, newM, m))
+		vVar.SetNodeValue(Where(finite, newV, v))
 	}
-	stepVar.SetValueGraph(Where(finite, AddScalar(s, 1), s))
+	stepVar.SetNodeValue(Where(finite, AddScalar(s, 1), s))
 	return stepOutputs{loss: loss, gradNorm: norm, lr: lr}
 }
 
 // slot returns the zero-initialised optimizer variable /optimizer/<kind>/<p's scope>/<p's name>.
-func slot(optCtx *context.Context, kind string, p *context.Variable, dt dtypes.DType) *context.Variable {
+func slot(optCtx *model.Scope, kind string, p *model.Variable, dt dtypes.DType) *model.Variable {
 	scope := OptimizerScope + "/" + kind
-	if p.Scope() != context.RootScope {
+	if p.Scope() != model.RootScopePath {
 		scope += p.Scope()
 	}
-	return optCtx.InAbsPath(scope).WithInitializer(initializers.Zero).
+	return optCtx.Store().Scope(scope).WithInitializer(initializer.Zero).
 		VariableWithShape(p.Name(), shapes.Make(dt, p.Shape().Dimensions...)).SetTrainable(false)
 }
 

@@ -4,11 +4,11 @@ import (
 	"math"
 	"testing"
 
-	"github.com/gomlx/gomlx/pkg/core/dtypes"
-	. "github.com/gomlx/gomlx/pkg/core/graph"
-	"github.com/gomlx/gomlx/pkg/core/tensors"
-	"github.com/gomlx/gomlx/pkg/ml/context"
-	"github.com/gomlx/gomlx/pkg/ml/layers"
+	"github.com/gomlx/compute/dtypes"
+	. "github.com/gomlx/gomlx/core/graph"
+	"github.com/gomlx/gomlx/core/tensors"
+	"github.com/gomlx/gomlx/ml/layers"
+	"github.com/gomlx/gomlx/ml/model"
 
 	"github.com/protolab/protolab/workbench/run"
 	"github.com/protolab/protolab/workbench/wbtest"
@@ -21,15 +21,15 @@ func TestTrain_BFloat16Weights(t *testing.T) {
 	ys := []float32{-1, 0, 1, 2, 3} // y = 2x + 1
 	batches := [][]*tensors.Tensor{{tensors.FromFlatDataAndDimensions(xs, 5, 1),
 		tensors.FromFlatDataAndDimensions(ys, 5, 1)}}
-	loss := func(ctx *context.Context, in []*Node) *Node {
+	loss := func(scope *model.Scope, in []*Node) *Node {
 		x := ConvertDType(in[0], dtypes.BFloat16)
-		pred := ConvertDType(layers.Dense(ctx.In("line"), x, true, 1), dtypes.Float32) // [5, 1]
+		pred := ConvertDType(layers.Dense(scope.In("line"), x, true, 1), dtypes.Float32) // [5, 1]
 		return ReduceAllMean(Square(Sub(pred, in[1])))
 	}
 	cfg := DefaultConfig()
 	cfg.Steps, cfg.WarmupSteps, cfg.LR, cfg.WeightDecay = 200, 10, 0.05, 0
-	ctx := run.NewContext(1)
-	hist, err := Train(wbtest.Backend(t), ctx, loss, mustSlice(t, batches), nil, cfg, Progress(nil))
+	scope := run.NewStore(1)
+	hist, err := Train(wbtest.Backend(t), scope, loss, mustSlice(t, batches), nil, cfg, Progress(nil))
 	if err != nil {
 		t.Fatalf("%+v", err)
 	}
@@ -37,8 +37,8 @@ func TestTrain_BFloat16Weights(t *testing.T) {
 	if !(l[len(l)-1] < 0.01*l[0]) || math.IsNaN(l[len(l)-1]) {
 		t.Errorf("loss went from %g to %g; want a 100-fold decrease", l[0], l[len(l)-1])
 	}
-	w := ctx.GetVariableByScopeAndName("/line/dense", "weights")
-	m := ctx.GetVariableByScopeAndName(OptimizerScope+"/m/line/dense", "weights")
+	w := scope.GetVariableByScopeAndName("/line/dense", "weights")
+	m := scope.GetVariableByScopeAndName(OptimizerScope+"/m/line/dense", "weights")
 	if w.DType() != dtypes.BFloat16 || m == nil || m.DType() != dtypes.Float32 {
 		t.Errorf("weights %s, first moment %v; want BFloat16 weights with Float32 moments", w.DType(), m)
 	}

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/gomlx/gomlx/pkg/ml/context"
+	"github.com/gomlx/gomlx/ml/model"
 	"github.com/pkg/errors"
 
 	"github.com/protolab/protolab/workbench/store"
@@ -79,15 +79,15 @@ func checkpointSteps(dir string) ([]int, error) {
 	return steps, nil
 }
 
-// saveCheckpoint writes ctx's variables and then the sidecar ck (whose Step, TrainState, ValState, Elapsed, Config
+// saveCheckpoint writes the variables of vars and then the sidecar ck (whose Step, TrainState, ValState, Elapsed, Config
 // and History the caller fills), both atomically; the sidecar is renamed into place last, so a crash at any point
 // leaves either a complete checkpoint or none. Then it deletes all but the newest keep checkpoints, stray tensors
 // files and temporary files.
-func saveCheckpoint(dir string, ctx *context.Context, ck *Checkpoint, keep int) error {
+func saveCheckpoint(dir string, vars *model.Store, ck *Checkpoint, keep int) error {
 	jsonName, tensorsName := checkpointName(ck.Step)
 	tensorsPath := filepath.Join(dir, tensorsName)
 	meta := map[string]string{"protolab.step": fmt.Sprint(ck.Step), "protolab.format": CheckpointFormat}
-	if err := store.ExportContext(ctx, tensorsPath, nil, meta); err != nil {
+	if err := store.ExportContext(vars, tensorsPath, nil, meta); err != nil {
 		return errors.WithMessagef(err, "fit: checkpoint at step %d", ck.Step)
 	}
 	d, err := store.FileDigest(tensorsPath)
@@ -231,16 +231,16 @@ func setAside(dir string, step int) ([]string, error) {
 	return moved, nil
 }
 
-// LoadLatest loads the newest checkpoint in dir into ctx (weights, optimizer state, step counter, RNG state) and
-// returns its sidecar, for evaluation or inspection after training. Variables already in ctx must have the stored
-// shapes; missing ones are created. Build graphs on ctx.Reuse() afterwards (see store.ImportContext). Errors are
+// LoadLatest loads the newest checkpoint in dir into vars (weights, optimizer state, step counter, RNG state) and
+// returns its sidecar, for evaluation or inspection after training. Variables already in vars must have the stored
+// shapes; missing ones are created. Build graphs on vars afterwards (see store.ImportContext). Errors are
 // those of LatestCheckpoint plus shape mismatches, each naming the file and the tensor.
-func LoadLatest(dir string, ctx *context.Context) (*Checkpoint, error) {
+func LoadLatest(dir string, vars *model.Store) (*Checkpoint, error) {
 	ck, err := LatestCheckpoint(dir)
 	if err != nil {
 		return nil, err
 	}
-	if _, err := store.ImportContext(ctx, filepath.Join(dir, ck.Tensors)); err != nil {
+	if _, err := store.ImportContext(vars, filepath.Join(dir, ck.Tensors)); err != nil {
 		return nil, errors.WithMessage(err, "fit.LoadLatest")
 	}
 	return ck, nil

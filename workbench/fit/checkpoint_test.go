@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gomlx/gomlx/pkg/ml/context"
+	"github.com/gomlx/gomlx/ml/model"
 	"github.com/pkg/errors"
 
 	"github.com/protolab/protolab/workbench/run"
@@ -63,16 +63,16 @@ func requireErrorMentions(t *testing.T, what string, err error, subs ...string) 
 
 func TestLoadLatest_Errors(t *testing.T) {
 	good, cfg := finishedDir(t)
-	if ck, err := LoadLatest(good, run.NewContext(1)); err != nil || ck.Step != 4 {
+	if ck, err := LoadLatest(good, run.NewStore(1)); err != nil || ck.Step != 4 {
 		t.Fatalf("undamaged folder: %+v, %+v", ck, err)
 	}
 
 	missing := filepath.Join(t.TempDir(), "nope")
-	_, err := LoadLatest(missing, run.NewContext(1))
+	_, err := LoadLatest(missing, run.NewStore(1))
 	requireErrorMentions(t, "missing folder", err, missing, "does not exist")
 
 	empty := t.TempDir()
-	_, err = LoadLatest(empty, run.NewContext(1))
+	_, err = LoadLatest(empty, run.NewStore(1))
 	requireErrorMentions(t, "empty folder", err, empty, "no checkpoint", "holds no ckpt-")
 	if !errors.Is(err, ErrNoCheckpoint) {
 		t.Errorf("empty folder: error %v is not ErrNoCheckpoint", err)
@@ -81,7 +81,7 @@ func TestLoadLatest_Errors(t *testing.T) {
 	// Damage to the newest checkpoint (step 4): LoadLatest falls back to step 2 and names the damaged file in
 	// Skipped; Train resumes from step 2 with a warning, sets the damaged files aside and ends where the undamaged
 	// run ended. Damage to both checkpoints is an error naming both.
-	want, err := LoadLatest(good, run.NewContext(1))
+	want, err := LoadLatest(good, run.NewStore(1))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -105,7 +105,7 @@ func TestLoadLatest_Errors(t *testing.T) {
 	for _, d := range damage {
 		dir := copyDir(t, good)
 		d.damage(dir, 4)
-		ck, err := LoadLatest(dir, run.NewContext(1))
+		ck, err := LoadLatest(dir, run.NewStore(1))
 		if err != nil || ck.Step != 2 || len(ck.Skipped) != 1 {
 			t.Fatalf("%s: LoadLatest = %+v, %+v; want step 2 with one skipped checkpoint", d.name, ck, err)
 		}
@@ -114,7 +114,7 @@ func TestLoadLatest_Errors(t *testing.T) {
 
 		both := copyDir(t, dir)
 		d.damage(both, 2)
-		_, err = LoadLatest(both, run.NewContext(1))
+		_, err = LoadLatest(both, run.NewStore(1))
 		requireErrorMentions(t, d.name+" (both)", err, append(d.want, "no checkpoint in", "ckpt-00000004.",
 			"ckpt-00000002.")...)
 		// Train must refuse to resume from it rather than start over.
@@ -142,9 +142,9 @@ func TestLoadLatest_Errors(t *testing.T) {
 	}
 
 	// A context whose variable has another shape.
-	ctx := run.NewContext(1)
-	ctx.In("hidden").In("dense").VariableWithValue("weights", [][]float64{{1, 2}, {3, 4}})
-	_, err = LoadLatest(good, ctx)
+	scope := run.NewStore(1)
+	scope.In("hidden").In("dense").VariableWithValue("weights", [][]float64{{1, 2}, {3, 4}})
+	_, err = LoadLatest(good, scope)
 	requireErrorMentions(t, "shape mismatch", err, "hidden.dense.weights", "(Float64)[4 5]", "(Float64)[2 2]")
 
 	// Resuming with another configuration.
@@ -179,12 +179,12 @@ func TestCheckpoint_CrashLeftovers(t *testing.T) {
 	if err != nil || ck.Step != 4 {
 		t.Fatalf("LatestCheckpoint = %+v, %+v; want step 4", ck, err)
 	}
-	ctx := run.NewContext(1)
-	if _, err := LoadLatest(dir, ctx); err != nil {
+	scope := run.NewStore(1)
+	if _, err := LoadLatest(dir, scope); err != nil {
 		t.Fatalf("%+v", err)
 	}
 	ck.Step = 5
-	if err := saveCheckpoint(dir, ctx, ck, 2); err != nil {
+	if err := saveCheckpoint(dir, scope, ck, 2); err != nil {
 		t.Fatalf("%+v", err)
 	}
 	var names []string
@@ -210,30 +210,30 @@ func deadPID(t *testing.T) int {
 }
 
 // TestLoadLatest_FreshContextForEval loads weights into a context that has never seen the model, then builds the
-// model graph on ctx.Reuse() and gets the trained weights (not fresh initialisations).
+// model graph on ctx and gets the trained weights (not fresh initialisations).
 func TestLoadLatest_FreshContextForEval(t *testing.T) {
 	dir, _ := finishedDir(t)
 	want, err := LatestCheckpoint(dir)
 	if err != nil {
 		t.Fatalf("%+v", err)
 	}
-	ctx := context.New()
-	if _, err := LoadLatest(dir, ctx); err != nil {
+	scope := model.NewStore()
+	if _, err := LoadLatest(dir, scope); err != nil {
 		t.Fatalf("%+v", err)
 	}
-	v := ctx.GetVariableByScopeAndName("/hidden/dense", "weights")
+	v := scope.GetVariableByScopeAndName("/hidden/dense", "weights")
 	if v == nil || !v.Trainable {
 		t.Fatalf("weights not loaded as a trainable variable: %v", v)
 	}
-	if m := ctx.GetVariableByScopeAndName(OptimizerScope+"/m/hidden/dense", "weights"); m == nil || m.Trainable {
+	if m := scope.GetVariableByScopeAndName(OptimizerScope+"/m/hidden/dense", "weights"); m == nil || m.Trainable {
 		t.Errorf("first moment not loaded as a non-trainable variable: %v", m)
 	}
-	if s := ctx.GetVariableByScopeAndName(OptimizerScope, StepVariable); s == nil || s.Trainable ||
+	if s := scope.GetVariableByScopeAndName(OptimizerScope, StepVariable); s == nil || s.Trainable ||
 		s.MustValue().Value().(int64) != int64(want.Step) {
 		t.Errorf("step counter not restored: %v", s)
 	}
 	batch := mlpBatches(2, 1)[0]
-	e, err := context.NewExec(wbtest.Backend(t), ctx.Reuse(), mlpLoss)
+	e, err := model.NewExec(wbtest.Backend(t), scope, mlpLoss)
 	if err != nil {
 		t.Fatalf("%+v", err)
 	}

@@ -54,7 +54,7 @@ func TestConfig_Validate(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), key) {
 			t.Errorf("%s: err = %v, want an error naming %s", key, err, key)
 		}
-		hist, err := Train(wbtest.Backend(t), run.NewContext(1), mlpLoss, mustSlice(t, mlpBatches(1, 1)), nil, cfg)
+		hist, err := Train(wbtest.Backend(t), run.NewStore(1), mlpLoss, mustSlice(t, mlpBatches(1, 1)), nil, cfg)
 		if err == nil || hist != nil {
 			t.Errorf("%s: Train accepted an invalid config", key)
 		}

@@ -3,10 +3,11 @@ package fit
 import (
 	"os"
 
-	"github.com/gomlx/gomlx/backends"
-	"github.com/gomlx/gomlx/pkg/core/distributed"
-	"github.com/gomlx/gomlx/pkg/core/tensors"
-	"github.com/gomlx/gomlx/pkg/ml/context"
+	"github.com/gomlx/compute"
+	"github.com/gomlx/compute/distributed"
+	"github.com/gomlx/gomlx/core/tensors"
+	"github.com/gomlx/gomlx/core/tensors/dtensor"
+	"github.com/gomlx/gomlx/ml/model"
 	"github.com/pkg/errors"
 )
 
@@ -24,7 +25,7 @@ type sharding struct {
 }
 
 // checkDevices returns an error, before any work, when the backend has fewer than n devices; n ≤ 1 always passes.
-func checkDevices(n int, backend backends.Backend) error {
+func checkDevices(n int, backend compute.Backend) error {
 	if n <= 1 {
 		return nil
 	}
@@ -71,7 +72,7 @@ func newSharding(n int) (*sharding, error) {
 // configure makes e run on the mesh: XLA's AutoSharding partitions the one global step graph (the LossFn sees the
 // whole batch, so its mean is over the whole batch), every input is split along axis 0, and the outputs (loss,
 // gradient norm, learning rate, and the updated variables) are replicated. context.Exec replicates the variables.
-func (s *sharding) configure(e *context.Exec) *context.Exec {
+func (s *sharding) configure(e *model.Exec) *model.Exec {
 	return e.AutoSharding(s.mesh).WithInputShardingSpecs(s.batch).WithOutputShardingSpecs(s.replicated)
 }
 
@@ -93,13 +94,13 @@ func (s *sharding) checkBatch(batch []*tensors.Tensor, what string) error {
 }
 
 // split cuts every tensor of batch into its n shards, on the host.
-func (s *sharding) split(batch []*tensors.Tensor, what string) ([]*distributed.Tensor, error) {
+func (s *sharding) split(batch []*tensors.Tensor, what string) ([]*dtensor.Tensor, error) {
 	if err := s.checkBatch(batch, what); err != nil {
 		return nil, err
 	}
-	out := make([]*distributed.Tensor, len(batch))
+	out := make([]*dtensor.Tensor, len(batch))
 	for i, t := range batch {
-		d, err := distributed.ShardTensor(s.batch, t)
+		d, err := dtensor.ShardTensor(s.batch, t)
 		if err != nil {
 			finalizeAll(out[:i])
 			return nil, errors.Wrapf(err, "fit.Train: splitting %s tensor %d", what, i)
@@ -123,7 +124,7 @@ func (s *sharding) firstDevice(outs []*tensors.Tensor) ([]*tensors.Tensor, error
 	return outs[:k], nil
 }
 
-func finalizeAll(ts []*distributed.Tensor) {
+func finalizeAll(ts []*dtensor.Tensor) {
 	for _, t := range ts {
 		if t != nil {
 			_ = t.Finalize()
@@ -176,9 +177,9 @@ func (tr *trainer) peekBatches() error {
 	return nil
 }
 
-// newExec builds a context.Exec for graphFn, laid out over the devices when there are several.
-func newExec[F context.ExecGraphFn](tr *trainer, ctx *context.Context, graphFn F) (*context.Exec, error) {
-	e, err := context.NewExec(tr.backend, ctx, graphFn)
+// newExec builds a model.Exec for graphFn, laid out over the devices when there are several.
+func newExec[F model.ExecGraphFn](tr *trainer, vars *model.Store, graphFn F) (*model.Exec, error) {
+	e, err := model.NewExec(tr.backend, vars, graphFn)
 	if err != nil || tr.shard == nil {
 		return e, err
 	}
@@ -186,7 +187,7 @@ func newExec[F context.ExecGraphFn](tr *trainer, ctx *context.Context, graphFn F
 }
 
 // exec runs e on batch: directly on one device, or split over the devices, returning device 0's outputs.
-func (tr *trainer) exec(e *context.Exec, batch []*tensors.Tensor, what string) ([]*tensors.Tensor, error) {
+func (tr *trainer) exec(e *model.Exec, batch []*tensors.Tensor, what string) ([]*tensors.Tensor, error) {
 	if tr.shard == nil {
 		return execute(e, batch)
 	}

@@ -10,11 +10,11 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gomlx/gomlx/pkg/core/dtypes"
-	. "github.com/gomlx/gomlx/pkg/core/graph"
-	"github.com/gomlx/gomlx/pkg/core/shapes"
-	"github.com/gomlx/gomlx/pkg/core/tensors"
-	"github.com/gomlx/gomlx/pkg/ml/context"
+	"github.com/gomlx/compute/dtypes"
+	"github.com/gomlx/compute/shapes"
+	. "github.com/gomlx/gomlx/core/graph"
+	"github.com/gomlx/gomlx/core/tensors"
+	"github.com/gomlx/gomlx/ml/model"
 
 	"github.com/protolab/protolab/workbench/run"
 	"github.com/protolab/protolab/workbench/wbtest"
@@ -78,7 +78,7 @@ func TestDevices_GoBackendRefusesSeveral(t *testing.T) {
 	cfg.Devices = 2
 	dir := filepath.Join(t.TempDir(), "ckpt")
 	src := &crashingBatches{Batches: mustSlice(t, mlpBatches(1, 2)), after: 1 << 30}
-	hist, err := Train(backend, run.NewContext(1), mlpLoss, src, nil, cfg, CheckpointDir(dir), Progress(nil))
+	hist, err := Train(backend, run.NewStore(1), mlpLoss, src, nil, cfg, CheckpointDir(dir), Progress(nil))
 	requireErrorHas(t, "Train", err, "train.devices=2", fmt.Sprintf("backend %q", backend.Name()), `GOMLX_BACKEND="go:parallelism=-1"`,
 		"1 device(s)", "XLA", "at least 2 devices", "set train.devices=1")
 	if hist != nil || src.calls != 0 {
@@ -273,7 +273,7 @@ func TestDevices_OneDeviceIsTodaysPath(t *testing.T) {
 	var hists [2]*History
 	for i, n := range []int{0, 1} {
 		cfg.Devices = n
-		h, err := Train(wbtest.Backend(t), run.NewContext(1), mlpLoss, mustSlice(t, mlpBatches(1, 3)),
+		h, err := Train(wbtest.Backend(t), run.NewStore(1), mlpLoss, mustSlice(t, mlpBatches(1, 3)),
 			mustSlice(t, mlpBatches(2, 2)), cfg, Progress(nil))
 		if err != nil {
 			t.Fatalf("devices=%d: %+v", n, err)
@@ -294,13 +294,13 @@ func TestDevices_OneDeviceIsTodaysPath(t *testing.T) {
 //
 //	pred = tanh(x·W1 + b1)·w2              W1 [F, 5] "/masked/w1", b1 [5], w2 [5]
 //	loss = Σ mask·(pred − y)² / Σ mask
-func maskedLoss(ctx *context.Context, inputs []*Node) *Node {
+func maskedLoss(scope *model.Scope, inputs []*Node) *Node {
 	x, y, mask := inputs[0], inputs[1], inputs[2]
 	g := x.Graph()
-	c := ctx.In("masked")
-	w1 := c.VariableWithShape("w1", shapes.Make(dtypes.Float64, x.Shape().Dimensions[2], 5)).ValueGraph(g)
-	b1 := c.VariableWithValue("b1", []float64{0.1, -0.2, 0.3, 0, 0.05}).ValueGraph(g)
-	w2 := c.VariableWithValue("w2", []float64{0.7, -0.4, 0.9, 0.2, -0.6}).ValueGraph(g)
+	c := scope.In("masked")
+	w1 := c.VariableWithShape("w1", shapes.Make(dtypes.Float64, x.Shape().Dimensions[2], 5)).NodeValue(g)
+	b1 := c.VariableWithValue("b1", []float64{0.1, -0.2, 0.3, 0, 0.05}).NodeValue(g)
+	w2 := c.VariableWithValue("w2", []float64{0.7, -0.4, 0.9, 0.2, -0.6}).NodeValue(g)
 	h := Tanh(Add(Einsum("btf,fh->bth", x, w1), Reshape(b1, 1, 1, 5))) // [B, T, 5]
 	pred := Einsum("bth,h->bt", h, w2)                                 // [B, T]
 	sq := Mul(Square(Sub(pred, y)), mask)                              // [B, T]
@@ -308,7 +308,7 @@ func maskedLoss(ctx *context.Context, inputs []*Node) *Node {
 }
 
 // lossAndGrads evaluates loss and its gradient with respect to every trainable variable on one device, by path.
-func lossAndGrads(t *testing.T, exec *context.Exec, paths *[]string, batch []*tensors.Tensor) (float64,
+func lossAndGrads(t *testing.T, exec *model.Exec, paths *[]string, batch []*tensors.Tensor) (float64,
 	map[string][]float64) {
 	t.Helper()
 	args := make([]any, len(batch))
@@ -326,18 +326,18 @@ func lossAndGrads(t *testing.T, exec *context.Exec, paths *[]string, batch []*te
 	return tensors.ToScalar[float64](outs[0]), grads
 }
 
-func gradExec(t *testing.T, loss LossFn) (*context.Exec, *[]string) {
+func gradExec(t *testing.T, loss LossFn) (*model.Exec, *[]string) {
 	paths := new([]string)
-	exec, err := context.NewExec(wbtest.Backend(t), run.NewContext(7), func(ctx *context.Context,
+	exec, err := model.NewExec(wbtest.Backend(t), run.NewStore(7), func(scope *model.Scope,
 		inputs []*Node) []*Node {
-		l := loss(ctx, inputs)
+		l := loss(scope, inputs)
 		g := l.Graph()
 		var values []*Node
 		*paths = nil
-		for v := range ctx.IterVariables() {
+		for v := range scope.IterVariables() {
 			if v.Trainable && v.DType().IsFloat() && v.InUseByGraph(g) {
-				*paths = append(*paths, v.ScopeAndName())
-				values = append(values, v.ValueGraph(g))
+				*paths = append(*paths, v.Path())
+				values = append(values, v.NodeValue(g))
 			}
 		}
 		return append([]*Node{l}, Gradient(l, values...)...)
@@ -419,7 +419,7 @@ func TestDevices_ShardedLossAndGradientsEqualFullBatch(t *testing.T) {
 // checkShardedEqualsFull splits batch over n devices, combines the shards' losses and gradients with combineShards
 // and the counts count gives, and compares them with the full batch's. With unequalMatters it also checks that the
 // unweighted mean over shards differs, so that the data really exercise the weights.
-func checkShardedEqualsFull(t *testing.T, name string, n int, exec *context.Exec, paths *[]string,
+func checkShardedEqualsFull(t *testing.T, name string, n int, exec *model.Exec, paths *[]string,
 	batch []*tensors.Tensor, count func([]*tensors.Tensor) float64, unequalMatters bool) {
 	t.Helper()
 	s, err := newSharding(n)
@@ -493,13 +493,13 @@ func TestDevices_SeveralDevicesMatchOne(t *testing.T) {
 	cfg := testConfig()
 	trainOn := func(devices int, dir string) (*History, map[string][]float64) {
 		cfg.Devices = devices
-		ctx := run.NewContext(1)
-		h, err := Train(backend, ctx, mlpLoss, mustSlice(t, batches(1, 3)), mustSlice(t, batches(2, 2)), cfg,
+		scope := run.NewStore(1)
+		h, err := Train(backend, scope, mlpLoss, mustSlice(t, batches(1, 3)), mustSlice(t, batches(2, 2)), cfg,
 			Progress(nil), CheckpointDir(dir))
 		if err != nil {
 			t.Fatalf("devices=%d: %+v", devices, err)
 		}
-		return h, snapshot(ctx)
+		return h, snapshot(scope)
 	}
 	h1, w1 := trainOn(1, t.TempDir())
 	dirN := t.TempDir()
@@ -515,11 +515,11 @@ func TestDevices_SeveralDevicesMatchOne(t *testing.T) {
 		wbtest.RequireClose(t, p, w1[p], wN[p], 1e-9)
 	}
 	// The N-device checkpoint is an ordinary one: one device loads it.
-	ctx := run.NewContext(1)
-	if _, err := LoadLatest(dirN, ctx); err != nil {
+	scope := run.NewStore(1)
+	if _, err := LoadLatest(dirN, scope); err != nil {
 		t.Fatalf("loading the %d-device checkpoint: %+v", n, err)
 	}
-	loaded := snapshot(ctx)
+	loaded := snapshot(scope)
 	for _, p := range sortedKeys(wN) {
 		wbtest.RequireClose(t, "checkpoint "+p, wN[p], loaded[p], 0)
 	}

@@ -7,7 +7,7 @@
 // Restore so a resumed run sees exactly the batches the uninterrupted run would have). Train compiles one step graph
 // (loss, gradients, optimizer update) with context.Exec and reuses it for every step; validation has a second graph.
 //
-//	hist, err := fit.Train(backend, run.NewContext(cfg.Seed), lossFn, train, val, cfg,
+//	hist, err := fit.Train(backend, run.NewStore(cfg.Seed), lossFn, train, val, cfg,
 //		fit.CheckpointDir("out/ckpt"), fit.OnEval(func(step int, e fit.EvalMetrics) { ... }))
 //
 // # Schedule (equation 1)
@@ -120,5 +120,5 @@
 //
 // LoadLatest(dir, ctx) loads the newest checkpoint into a context for evaluation. gomlx panics when a checked,
 // non-reuse context creates a variable that already exists, so graphs built on a context after LoadLatest (or after
-// Train) must use ctx.Reuse().
+// Train) must use ctx.
 package fit

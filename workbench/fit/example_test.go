@@ -3,10 +3,10 @@ package fit_test
 import (
 	"fmt"
 
-	. "github.com/gomlx/gomlx/pkg/core/graph"
-	"github.com/gomlx/gomlx/pkg/core/tensors"
-	"github.com/gomlx/gomlx/pkg/ml/context"
-	"github.com/gomlx/gomlx/pkg/ml/layers"
+	. "github.com/gomlx/gomlx/core/graph"
+	"github.com/gomlx/gomlx/core/tensors"
+	"github.com/gomlx/gomlx/ml/layers"
+	"github.com/gomlx/gomlx/ml/model"
 
 	"github.com/protolab/protolab/workbench/fit"
 	"github.com/protolab/protolab/workbench/run"
@@ -21,14 +21,14 @@ func ExampleTrain() {
 	x := tensors.FromFlatDataAndDimensions([]float64{-1, -0.5, 0, 0.5, 1}, 5, 1)
 	y := tensors.FromFlatDataAndDimensions([]float64{-1, 0, 1, 2, 3}, 5, 1)
 	batches, _ := fit.NewSliceBatches([][]*tensors.Tensor{{x, y}})
-	mse := func(ctx *context.Context, in []*Node) *Node {
-		pred := layers.Dense(ctx.In("line"), in[0], true, 1) // [5, 1]
+	mse := func(scope *model.Scope, in []*Node) *Node {
+		pred := layers.Dense(scope.In("line"), in[0], true, 1) // [5, 1]
 		return ReduceAllMean(Square(Sub(pred, in[1])))
 	}
 	cfg := fit.DefaultConfig()
 	cfg.Steps, cfg.WarmupSteps, cfg.LR, cfg.WeightDecay = 300, 10, 0.05, 0
 
-	hist, err := fit.Train(backend, run.NewContext(cfg.Seed), mse, batches, nil, cfg, fit.Progress(nil))
+	hist, err := fit.Train(backend, run.NewStore(cfg.Seed), mse, batches, nil, cfg, fit.Progress(nil))
 	if err != nil {
 		fmt.Printf("%+v\n", err)
 		return

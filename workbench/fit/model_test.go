@@ -5,12 +5,12 @@ import (
 	"sort"
 	"testing"
 
-	"github.com/gomlx/gomlx/pkg/core/dtypes"
-	. "github.com/gomlx/gomlx/pkg/core/graph"
-	"github.com/gomlx/gomlx/pkg/core/tensors"
-	"github.com/gomlx/gomlx/pkg/ml/context"
-	"github.com/gomlx/gomlx/pkg/ml/layers"
-	"github.com/gomlx/gomlx/pkg/ml/train/losses"
+	"github.com/gomlx/compute/dtypes"
+	. "github.com/gomlx/gomlx/core/graph"
+	"github.com/gomlx/gomlx/core/tensors"
+	"github.com/gomlx/gomlx/ml/layers"
+	"github.com/gomlx/gomlx/ml/model"
+	"github.com/gomlx/gomlx/ml/train/loss"
 	"github.com/pkg/errors"
 
 	"github.com/protolab/protolab/workbench/wbtest"
@@ -29,14 +29,14 @@ const (
 	testC = 3
 )
 
-func mlpLoss(ctx *context.Context, inputs []*Node) *Node {
+func mlpLoss(scope *model.Scope, inputs []*Node) *Node {
 	x, labels := inputs[0], inputs[1]
 	g := x.Graph()
-	h := Tanh(layers.Dense(ctx.In("hidden"), x, true, 5)) // [B, 5]
-	gain := ctx.In("norm").VariableWithValue("gain", []float64{1, 1, 1, 1, 1})
-	h = Mul(h, Reshape(gain.ValueGraph(g), 1, 5)) // [B, 5]
-	protos := ctx.In("mix").VariableWithShape("prototypes", wbtest.Tensor64(make([]float64, 15), 5, 3).Shape())
-	logits := Add(layers.Dense(ctx.In("out"), h, true, testC), Dot(h, protos.ValueGraph(g))) // [B, C]
+	h := Tanh(layers.Dense(scope.In("hidden"), x, true, 5)) // [B, 5]
+	gain := scope.In("norm").VariableWithValue("gain", []float64{1, 1, 1, 1, 1})
+	h = Mul(h, Reshape(gain.NodeValue(g), 1, 5)) // [B, 5]
+	protos := scope.In("mix").VariableWithShape("prototypes", wbtest.Tensor64(make([]float64, 15), 5, 3).Shape())
+	logits := Add(layers.Dense(scope.In("out"), h, true, testC), Dot(h, protos.NodeValue(g))) // [B, C]
 	return ReduceAllMean(losses.SparseCategoricalCrossEntropyLogits([]*Node{labels}, []*Node{logits}))
 }
 
@@ -82,22 +82,22 @@ func testConfig() Config {
 // gradProbe evaluates the loss and its gradients with respect to every trainable float variable of the model, in a
 // fixed order (paths), on the current weights of ctx.
 type gradProbe struct {
-	exec  *context.Exec
+	exec  *model.Exec
 	paths []string
 }
 
-func newGradProbe(t testing.TB, ctx *context.Context) *gradProbe {
+func newGradProbe(t testing.TB, scope *model.Scope) *gradProbe {
 	p := &gradProbe{}
 	var err error
-	p.exec, err = context.NewExec(wbtest.Backend(t), ctx, func(ctx *context.Context, inputs []*Node) []*Node {
-		loss := mlpLoss(ctx, inputs)
+	p.exec, err = model.NewExec(wbtest.Backend(t), scope, func(scope *model.Scope, inputs []*Node) []*Node {
+		loss := mlpLoss(scope, inputs)
 		g := loss.Graph()
 		var values []*Node
 		p.paths = nil
-		for v := range ctx.IterVariables() {
+		for v := range scope.IterVariables() {
 			if v.Trainable && v.DType().IsFloat() && v.InUseByGraph(g) && !inOptimizerScope(v.Scope()) {
-				p.paths = append(p.paths, v.ScopeAndName())
-				values = append(values, v.ValueGraph(g))
+				p.paths = append(p.paths, v.Path())
+				values = append(values, v.NodeValue(g))
 			}
 		}
 		return append([]*Node{loss}, Gradient(loss, values...)...)
@@ -123,11 +123,11 @@ func (p *gradProbe) run(t testing.TB, batch []*tensors.Tensor) (float64, map[str
 }
 
 // snapshot copies the values of all float variables of ctx, by path.
-func snapshot(ctx *context.Context) map[string][]float64 {
+func snapshot(scope *model.Scope) map[string][]float64 {
 	out := map[string][]float64{}
-	for v := range ctx.IterVariables() {
+	for v := range scope.IterVariables() {
 		if v.DType() == dtypes.Float64 && v.HasValue() {
-			out[v.ScopeAndName()] = wbtest.Flat64(v.MustValue())
+			out[v.Path()] = wbtest.Flat64(v.MustValue())
 		}
 	}
 	return out

@@ -3,12 +3,12 @@ package fit
 import (
 	"testing"
 
-	"github.com/gomlx/gomlx/pkg/core/dtypes"
-	. "github.com/gomlx/gomlx/pkg/core/graph"
-	"github.com/gomlx/gomlx/pkg/core/tensors"
-	"github.com/gomlx/gomlx/pkg/ml/context"
-	"github.com/gomlx/gomlx/pkg/ml/layers"
-	"github.com/gomlx/gomlx/pkg/ml/train/losses"
+	"github.com/gomlx/compute/dtypes"
+	. "github.com/gomlx/gomlx/core/graph"
+	"github.com/gomlx/gomlx/core/tensors"
+	"github.com/gomlx/gomlx/ml/layers"
+	"github.com/gomlx/gomlx/ml/model"
+	"github.com/gomlx/gomlx/ml/train/loss"
 
 	"github.com/protolab/protolab/workbench/run"
 	"github.com/protolab/protolab/workbench/wbtest"
@@ -18,11 +18,11 @@ import (
 // targets [B, T, 1]; mean cross-entropy.
 type tokenModel struct{ V, D, B, T int }
 
-func (m tokenModel) loss(ctx *context.Context, inputs []*Node) *Node {
+func (m tokenModel) loss(scope *model.Scope, inputs []*Node) *Node {
 	ids, targets := inputs[0], inputs[1]
-	x := layers.Embedding(ctx.In("embed"), ids, dtypes.Float32, m.V, m.D) // [B, T, D]
-	x = layers.RMSNorm(ctx.In("norm"), x).Done()
-	logits := layers.Dense(ctx.In("head"), x, true, m.V) // [B, T, V]
+	x := layers.Embedding(scope.In("embed"), ids, dtypes.Float32, m.V, m.D) // [B, T, D]
+	x = layers.RMSNorm(scope.In("norm"), x).Done()
+	logits := layers.Dense(scope.In("head"), x, true, m.V) // [B, T, V]
 	logits.AssertDims(m.B, m.T, m.V)
 	return ReduceAllMean(losses.SparseCategoricalCrossEntropyLogits([]*Node{targets}, []*Node{logits}))
 }
@@ -52,7 +52,7 @@ func TestTrain_Float32TokenModel(t *testing.T) {
 	cfg := DefaultConfig()
 	cfg.Steps, cfg.WarmupSteps, cfg.LR, cfg.EvalEvery, cfg.EvalBatches = 40, 4, 0.05, 20, 2
 	dir := t.TempDir()
-	hist, err := Train(wbtest.Backend(t), run.NewContext(3), m.loss, mustSlice(t, m.batches(1, 4)),
+	hist, err := Train(wbtest.Backend(t), run.NewStore(3), m.loss, mustSlice(t, m.batches(1, 4)),
 		mustSlice(t, m.batches(2, 2)), cfg, Progress(nil), CheckpointDir(dir))
 	if err != nil {
 		t.Fatalf("%+v", err)
@@ -64,11 +64,11 @@ func TestTrain_Float32TokenModel(t *testing.T) {
 	if m0 := hist.Steps[0]; m0.TokensPerSec <= 0 || m0.LR != float64(float32(cfg.LR/4)) {
 		t.Errorf("first step metrics %+v; want lr = LR/4 in float32", m0)
 	}
-	ctx := context.New()
-	if _, err := LoadLatest(dir, ctx); err != nil {
+	scope := model.NewStore()
+	if _, err := LoadLatest(dir, scope); err != nil {
 		t.Fatalf("%+v", err)
 	}
-	if v := ctx.GetVariableByScopeAndName(OptimizerScope+"/m/embed", "embeddings"); v == nil ||
+	if v := scope.GetVariableByScopeAndName(OptimizerScope+"/m/embed", "embeddings"); v == nil ||
 		v.DType() != dtypes.Float32 {
 		t.Errorf("float32 moment of the embeddings not in the checkpoint: %v", v)
 	}
@@ -81,7 +81,7 @@ func BenchmarkTrainStep(b *testing.B) {
 	batches := m.batches(1, 1)
 	cfg := DefaultConfig()
 	cfg.Steps = 1 << 30
-	tr := &trainer{backend: wbtest.Backend(b), ctx: run.NewContext(1), loss: m.loss, cfg: cfg, hist: &History{},
+	tr := &trainer{backend: wbtest.Backend(b), scope: run.NewStore(1), loss: m.loss, cfg: cfg, hist: &History{},
 		train: mustSlice(b, batches)}
 	if err := tr.start(); err != nil {
 		b.Fatalf("%+v", err)

@@ -3,7 +3,7 @@ package fit
 import (
 	"encoding/json"
 
-	"github.com/gomlx/gomlx/pkg/core/tensors"
+	"github.com/gomlx/gomlx/core/tensors"
 	"github.com/pkg/errors"
 
 	"github.com/protolab/protolab/workbench/data"

@@ -3,7 +3,7 @@ package fit
 import (
 	"testing"
 
-	"github.com/gomlx/gomlx/pkg/core/tensors"
+	"github.com/gomlx/gomlx/core/tensors"
 	"github.com/stretchr/testify/require"
 
 	"github.com/protolab/protolab/workbench/data"

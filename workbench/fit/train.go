@@ -11,11 +11,11 @@ import (
 	"strings"
 	"time"
 
-	"github.com/gomlx/gomlx/backends"
-	"github.com/gomlx/gomlx/pkg/core/dtypes"
-	. "github.com/gomlx/gomlx/pkg/core/graph"
-	"github.com/gomlx/gomlx/pkg/core/tensors"
-	"github.com/gomlx/gomlx/pkg/ml/context"
+	"github.com/gomlx/compute"
+	"github.com/gomlx/compute/dtypes"
+	. "github.com/gomlx/gomlx/core/graph"
+	"github.com/gomlx/gomlx/core/tensors"
+	"github.com/gomlx/gomlx/ml/model"
 	"github.com/pkg/errors"
 
 	"github.com/protolab/protolab/workbench/run"
@@ -23,16 +23,16 @@ import (
 )
 
 // LossFn builds the model and returns its scalar mean loss for one batch; inputs are the batch's tensors, in the
-// order Batches.Next returns them. It creates its variables through ctx (any scope except OptimizerScope) and may
-// check ctx.IsTraining(g), which is true in the training step and false in validation.
-type LossFn func(ctx *context.Context, inputs []*Node) *Node
+// order Batches.Next returns them. It creates its variables through scope (any scope except OptimizerScope) and may
+// check scope.IsTraining(g), which is true in the training step and false in validation.
+type LossFn func(scope *model.Scope, inputs []*Node) *Node
 
-// Train runs cfg.Steps AdamW updates (doc.go) of the variables that loss creates in ctx, on batches from train, and
+// Train runs cfg.Steps AdamW updates (doc.go) of the variables that loss creates in vars, on batches from train, and
 // returns the History. val may be nil (no validation). The step graph is compiled once and reused.
 //
 // With CheckpointDir, a checkpoint holding the newest state is written every checkpoint_every steps and at the end,
 // and a run whose folder already holds a checkpoint resumes from it: variables, step, data position and history are
-// restored, so the resumed run continues exactly as the uninterrupted one would. ctx should then be fresh (like the
+// restored, so the resumed run continues exactly as the uninterrupted one would. vars should then be fresh (like the
 // first run's); the checkpoint's config must equal cfg, except checkpoint_every, keep_checkpoints and log_every, and
 // with RunConfig its recorded run must equal the one given. A newest checkpoint that fails verification is set aside
 // (renamed *.corrupt) with a warning line on the progress writer, and the run resumes from the newest good one. The
@@ -40,15 +40,15 @@ type LossFn func(ctx *context.Context, inputs []*Node) *Node
 // naming the holder. A run already complete returns its history at once.
 //
 // On an error Train returns the History so far (nil if it failed while setting up). A step whose loss or
-// gradient norm is NaN or Inf stops training with an error naming the step; the step's update is not applied (ctx
+// gradient norm is NaN or Inf stops training with an error naming the step; the step's update is not applied (vars
 // keeps the previous weights) and no checkpoint is written for it.
-func Train(backend backends.Backend, ctx *context.Context, loss LossFn, train, val Batches, cfg Config,
+func Train(backend compute.Backend, vars *model.Store, loss LossFn, train, val Batches, cfg Config,
 	opts ...Option) (*History, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	if backend == nil || ctx == nil || loss == nil || train == nil {
-		return nil, errors.New("fit.Train: backend, ctx, loss and train must not be nil")
+	if backend == nil || vars == nil || loss == nil || train == nil {
+		return nil, errors.New("fit.Train: backend, vars, loss and train must not be nil")
 	}
 	o := options{goCtx: stdctx.Background(), progress: os.Stderr}
 	for _, opt := range opts {
@@ -57,7 +57,7 @@ func Train(backend backends.Backend, ctx *context.Context, loss LossFn, train, v
 	if len(o.noDecay) > 0 {
 		cfg.NoDecay = append(slices.Clone(cfg.NoDecay), o.noDecay...)
 	}
-	tr := &trainer{backend: backend, ctx: ctx, loss: loss, train: train, val: val, cfg: cfg, o: o,
+	tr := &trainer{backend: backend, vars: vars, loss: loss, train: train, val: val, cfg: cfg, o: o,
 		hist: &History{}}
 	defer func() { _ = tr.lock.Release() }()
 	if err := tr.start(); err != nil {
@@ -69,8 +69,8 @@ func Train(backend backends.Backend, ctx *context.Context, loss LossFn, train, v
 
 // trainer is the state of one Train call.
 type trainer struct {
-	backend    backends.Backend
-	ctx        *context.Context
+	backend    compute.Backend
+	vars       *model.Store // the model's and the optimizer's variables
 	loss       LossFn
 	train, val Batches
 	cfg        Config
@@ -83,8 +83,8 @@ type trainer struct {
 	elapsed0  float64 // wall time of earlier sessions
 	valStart  []byte  // val.State() every evaluation starts from
 	lastCkpt  int     // step of the newest checkpoint on disk (-1: none)
-	stepExec  *context.Exec
-	evalExec  *context.Exec
+	stepExec  *model.Exec
+	evalExec  *model.Exec
 	prog      *progress
 	lastVal   float64
 	stepTimeE float64 // smoothed seconds per step, for the ETA
@@ -99,7 +99,6 @@ func (tr *trainer) start() error {
 	if err := tr.setupDevices(); err != nil {
 		return err
 	}
-	execCtx := tr.ctx
 	if tr.o.run != nil {
 		b, err := json.Marshal(tr.o.run)
 		if err != nil {
@@ -126,8 +125,6 @@ func (tr *trainer) start() error {
 			if err := tr.resume(ck); err != nil {
 				return err
 			}
-			// The variables now exist, so the model must find them rather than create them.
-			execCtx = tr.ctx.Reuse()
 		}
 	}
 	if tr.val != nil && tr.valStart == nil {
@@ -141,7 +138,7 @@ func (tr *trainer) start() error {
 		return err
 	}
 	var err error
-	tr.stepExec, err = newExec(tr, execCtx, tr.stepGraph)
+	tr.stepExec, err = newExec(tr, tr.vars, tr.stepGraph)
 	if err != nil {
 		return errors.Wrap(err, "fit.Train: building the step executable")
 	}
@@ -175,7 +172,7 @@ func (tr *trainer) resume(ck *Checkpoint) error {
 		tr.warnf("fit: warning: skipped checkpoint %d: %v; resuming from step %d (the damaged files are now %s)",
 			step, ck.Skipped[len(ck.Skipped)-1-i], ck.Step, strings.Join(moved, ", "))
 	}
-	if _, err := store.ImportContext(tr.ctx, filepath.Join(tr.o.dir, ck.Tensors)); err != nil {
+	if _, err := store.ImportContext(tr.vars, filepath.Join(tr.o.dir, ck.Tensors)); err != nil {
 		return errors.WithMessage(err, "fit.Train: resuming")
 	}
 	if err := tr.train.Restore(ck.TrainState); err != nil {
@@ -200,22 +197,22 @@ func (tr *trainer) warnf(format string, args ...any) {
 }
 
 // stepGraph is the training step: loss, gradients, AdamW. Outputs: loss, gradient norm, learning rate.
-func (tr *trainer) stepGraph(ctx *context.Context, inputs []*Node) []*Node {
+func (tr *trainer) stepGraph(scope *model.Scope, inputs []*Node) []*Node {
 	g := inputs[0].Graph()
-	ctx.SetTraining(g, true)
-	loss := tr.checkedLoss(ctx, inputs)
-	out := applyAdamW(ctx, loss, tr.cfg)
+	scope.Store().SetTraining(g, true)
+	loss := tr.checkedLoss(scope, inputs)
+	out := applyAdamW(scope, loss, tr.cfg)
 	return []*Node{out.loss, out.gradNorm, out.lr}
 }
 
 // evalGraph is the validation loss.
-func (tr *trainer) evalGraph(ctx *context.Context, inputs []*Node) *Node {
-	ctx.SetTraining(inputs[0].Graph(), false)
-	return tr.checkedLoss(ctx, inputs)
+func (tr *trainer) evalGraph(scope *model.Scope, inputs []*Node) *Node {
+	scope.Store().SetTraining(inputs[0].Graph(), false)
+	return tr.checkedLoss(scope, inputs)
 }
 
-func (tr *trainer) checkedLoss(ctx *context.Context, inputs []*Node) *Node {
-	loss := tr.loss(ctx, inputs)
+func (tr *trainer) checkedLoss(scope *model.Scope, inputs []*Node) *Node {
+	loss := tr.loss(scope, inputs)
 	if loss == nil || !loss.Shape().IsScalar() || !loss.DType().IsFloat() {
 		shape := "nil"
 		if loss != nil {
@@ -303,7 +300,7 @@ func (tr *trainer) interrupted(cause error, session time.Time) error {
 func (tr *trainer) evaluate() error {
 	if tr.evalExec == nil {
 		var err error
-		tr.evalExec, err = newExec(tr, tr.ctx.Reuse(), tr.evalGraph)
+		tr.evalExec, err = newExec(tr, tr.vars, tr.evalGraph)
 		if err != nil {
 			return errors.Wrap(err, "fit.Train: building the validation executable")
 		}
@@ -344,7 +341,7 @@ func (tr *trainer) checkpoint(session time.Time) error {
 	}
 	ck := &Checkpoint{Step: tr.step, TrainState: st, ValState: tr.valStart, Config: tr.cfg, History: *tr.hist,
 		Elapsed: tr.elapsed0 + time.Since(session).Seconds(), Run: tr.runJSON}
-	if err := saveCheckpoint(tr.o.dir, tr.ctx, ck, tr.cfg.KeepCheckpoints); err != nil {
+	if err := saveCheckpoint(tr.o.dir, tr.vars, ck, tr.cfg.KeepCheckpoints); err != nil {
 		return err
 	}
 	tr.lastCkpt = tr.step
@@ -374,7 +371,7 @@ func (tr *trainer) status(loss float64) status {
 }
 
 // execute runs e on a batch, turning panics raised while building the graph into errors.
-func execute(e *context.Exec, batch []*tensors.Tensor) ([]*tensors.Tensor, error) {
+func execute(e *model.Exec, batch []*tensors.Tensor) ([]*tensors.Tensor, error) {
 	args := make([]any, len(batch))
 	for i, t := range batch {
 		args[i] = t
@@ -383,7 +380,7 @@ func execute(e *context.Exec, batch []*tensors.Tensor) ([]*tensors.Tensor, error
 }
 
 // executeArgs is execute on Exec's arguments (tensors, or distributed tensors for several devices).
-func executeArgs(e *context.Exec, args []any) (outs []*tensors.Tensor, err error) {
+func executeArgs(e *model.Exec, args []any) (outs []*tensors.Tensor, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			if rerr, ok := r.(error); ok {

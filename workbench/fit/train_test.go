@@ -9,9 +9,9 @@ import (
 	"strings"
 	"testing"
 
-	. "github.com/gomlx/gomlx/pkg/core/graph"
-	"github.com/gomlx/gomlx/pkg/core/tensors"
-	"github.com/gomlx/gomlx/pkg/ml/context"
+	. "github.com/gomlx/gomlx/core/graph"
+	"github.com/gomlx/gomlx/core/tensors"
+	"github.com/gomlx/gomlx/ml/model"
 	"github.com/pkg/errors"
 
 	"github.com/protolab/protolab/workbench/run"
@@ -24,25 +24,25 @@ const testSeed = 11
 type trainRun struct {
 	hist    *History
 	err     error
-	ctx     *context.Context
+	scope   *model.Scope
 	weights map[string][]float64
 }
 
 // trainTest trains the test model from a fresh context on 5 training batches (so epochs wrap) and 3 validation ones.
 func trainTest(t *testing.T, cfg Config, train Batches, opts ...Option) trainRun {
 	t.Helper()
-	return trainWith(t, run.NewContext(testSeed), cfg, train, opts...)
+	return trainWith(t, run.NewStore(testSeed), cfg, train, opts...)
 }
 
 // trainWith is trainTest with a given context.
-func trainWith(t *testing.T, ctx *context.Context, cfg Config, train Batches, opts ...Option) trainRun {
+func trainWith(t *testing.T, scope *model.Scope, cfg Config, train Batches, opts ...Option) trainRun {
 	t.Helper()
 	if train == nil {
 		train = mustSlice(t, mlpBatches(1, 5))
 	}
 	val := mustSlice(t, mlpBatches(2, 3))
-	hist, err := Train(wbtest.Backend(t), ctx, mlpLoss, train, val, cfg, append([]Option{Progress(nil)}, opts...)...)
-	return trainRun{hist: hist, err: err, ctx: ctx, weights: snapshot(ctx)}
+	hist, err := Train(wbtest.Backend(t), scope, mlpLoss, train, val, cfg, append([]Option{Progress(nil)}, opts...)...)
+	return trainRun{hist: hist, err: err, scope: scope, weights: snapshot(scope)}
 }
 
 // requireSameRun compares two runs' histories (all but timings) and final variables.
@@ -171,8 +171,8 @@ func TestTrain_Evaluation(t *testing.T) {
 	if !wbtest.Close(math.Exp(last.Loss), last.Perplexity, 1e-12) {
 		t.Errorf("perplexity %g, want exp(%g)", last.Perplexity, last.Loss)
 	}
-	valLoss := func(ctx *context.Context) float64 {
-		e, err := context.NewExec(wbtest.Backend(t), ctx.Reuse(), mlpLoss)
+	valLoss := func(scope *model.Scope) float64 {
+		e, err := model.NewExec(wbtest.Backend(t), scope, mlpLoss)
 		if err != nil {
 			t.Fatalf("%+v", err)
 		}
@@ -186,10 +186,10 @@ func TestTrain_Evaluation(t *testing.T) {
 		}
 		return sum / float64(cfg.EvalBatches)
 	}
-	if got := valLoss(r.ctx); !wbtest.Close(got, last.Loss, 1e-12) {
+	if got := valLoss(r.scope); !wbtest.Close(got, last.Loss, 1e-12) {
 		t.Errorf("final validation loss %g, direct computation %g", last.Loss, got)
 	}
-	fresh := run.NewContext(99)
+	fresh := run.NewStore(99)
 	ck, err := LoadLatest(dir, fresh)
 	if err != nil {
 		t.Fatalf("%+v", err)
@@ -216,10 +216,10 @@ func TestTrain_NaNStopsAtStep(t *testing.T) {
 	cfg.CheckpointEvery = 1
 	dir := t.TempDir()
 	var atStep2 map[string][]float64
-	ctx := run.NewContext(testSeed)
-	r := trainWith(t, ctx, cfg, nanBatches(t, 3), CheckpointDir(dir), OnStep(func(step int, _ Metrics) {
+	scope := run.NewStore(testSeed)
+	r := trainWith(t, scope, cfg, nanBatches(t, 3), CheckpointDir(dir), OnStep(func(step int, _ Metrics) {
 		if step == 2 {
-			atStep2 = snapshot(ctx)
+			atStep2 = snapshot(scope)
 		}
 	}))
 	if r.err == nil || !strings.Contains(r.err.Error(), "step 3") || !strings.Contains(r.err.Error(), "not finite") {
@@ -235,7 +235,7 @@ func TestTrain_NaNStopsAtStep(t *testing.T) {
 	for _, k := range sortedKeys(atStep2) {
 		wbtest.RequireClose(t, k, atStep2[k], r.weights[k], 0)
 	}
-	if got := r.ctx.GetVariableByScopeAndName(OptimizerScope, StepVariable).MustValue().Value().(int64); got != 2 {
+	if got := r.scope.GetVariableByScopeAndName(OptimizerScope, StepVariable).MustValue().Value().(int64); got != 2 {
 		t.Errorf("step counter = %d, want 2", got)
 	}
 	if ck, err := LatestCheckpoint(dir); err != nil || ck.Step != 2 {
@@ -249,12 +249,12 @@ func TestTrain_NaNStopsAtStep(t *testing.T) {
 // TestTrain_CompilesOnce: the training and validation graphs are each built once for the whole run.
 func TestTrain_CompilesOnce(t *testing.T) {
 	builds := map[bool]int{}
-	counting := func(ctx *context.Context, inputs []*Node) *Node {
-		builds[ctx.IsTraining(inputs[0].Graph())]++
-		return mlpLoss(ctx, inputs)
+	counting := func(scope *model.Scope, inputs []*Node) *Node {
+		builds[scope.IsTraining(inputs[0].Graph())]++
+		return mlpLoss(scope, inputs)
 	}
 	cfg := testConfig()
-	hist, err := Train(wbtest.Backend(t), run.NewContext(1), counting, mustSlice(t, mlpBatches(1, 5)),
+	hist, err := Train(wbtest.Backend(t), run.NewStore(1), counting, mustSlice(t, mlpBatches(1, 5)),
 		mustSlice(t, mlpBatches(2, 3)), cfg, Progress(nil))
 	if err != nil {
 		t.Fatalf("%+v", err)

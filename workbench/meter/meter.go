@@ -13,11 +13,11 @@ import (
 	"sync"
 	"time"
 
-	"github.com/gomlx/gomlx/backends"
-	"github.com/gomlx/gomlx/pkg/core/dtypes"
-	. "github.com/gomlx/gomlx/pkg/core/graph"
-	"github.com/gomlx/gomlx/pkg/core/shapes"
-	"github.com/gomlx/gomlx/pkg/core/tensors"
+	"github.com/gomlx/compute"
+	"github.com/gomlx/compute/dtypes"
+	"github.com/gomlx/compute/shapes"
+	. "github.com/gomlx/gomlx/core/graph"
+	"github.com/gomlx/gomlx/core/tensors"
 )
 
 // Ratio returns a/b, or 0 when b is not positive (a quantity that was not measured).
@@ -49,7 +49,7 @@ type Rates struct {
 }
 
 // MeasureRates times a 512×512 float32 matrix product and an elementwise pass over 2²² values on backend.
-func MeasureRates(backend backends.Backend) Rates {
+func MeasureRates(backend compute.Backend) Rates {
 	const n, e = 512, 1 << 22
 	mm := MustNewExec(backend, func(x, y *Node) *Node { return MatMul(x, y) })
 	x := tensors.FromShape(shapes.Make(dtypes.Float32, n, n))

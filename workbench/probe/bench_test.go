@@ -3,7 +3,7 @@ package probe
 import (
 	"testing"
 
-	"github.com/gomlx/gomlx/pkg/ml/context"
+	"github.com/gomlx/gomlx/ml/model"
 	"github.com/protolab/protolab/workbench/meter"
 )
 
@@ -16,7 +16,7 @@ func BenchmarkRun(b *testing.B) {
 	model := newTestModel(b, m, 1)
 	tokens := tokensOf(4, 64, m.V)
 	b.Run("plain", func(b *testing.B) {
-		exec := context.MustNewExec(model.Backend, model.Ctx.Reuse(), m.Forward)
+		exec := model.MustNewExec(model.Backend, model.Store, m.Forward)
 		exec.MustExec(tokens)
 		timed(b, func() { exec.MustExec(tokens) })
 	})

@@ -6,7 +6,7 @@
 //
 // workbench cannot import layers, so a Model comes in as functions; for a layers/decoder model:
 //
-//	m := probe.Model{Backend: backend, Ctx: ctx, Attach: hook.Attach,
+//	m := probe.Model{Backend: backend, Store: ctx, Attach: hook.Attach,
 //		Forward:  func(ctx *context.Context, tok *Node) *Node { return decoder.Logits(ctx, cfg, tok) },
 //		Step:     func(ctx *context.Context, tok, pos *Node, s []*Node) (*Node, []*Node) { return decoder.Step(ctx, cfg, tok, pos, s) },
 //		NewState: func(b int) []*tensors.Tensor { return decoder.NewState(cfg, b, 0) }}

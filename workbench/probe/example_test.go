@@ -3,16 +3,16 @@ package probe
 import (
 	"fmt"
 
-	"github.com/gomlx/gomlx/backends"
+	"github.com/gomlx/compute"
 
-	"github.com/gomlx/gomlx/pkg/core/tensors"
+	"github.com/gomlx/gomlx/core/tensors"
 )
 
 // ExampleRunner caches the write routing of every block of a small test model, then zeroes block 0's output at
 // position 2 and reads how block 1's input changed. With a layers/decoder model, Attach is hook.Attach and Forward
 // wraps decoder.Logits (see the package documentation).
 func ExampleRunner() {
-	backend, err := backends.NewWithConfig("go:ops_sequential") // pure Go
+	backend, err := compute.NewWithConfig("go:ops_sequential") // pure Go
 	if err != nil {
 		panic(err)
 	}

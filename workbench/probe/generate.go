@@ -4,9 +4,9 @@ import (
 	"fmt"
 	"slices"
 
-	. "github.com/gomlx/gomlx/pkg/core/graph"
-	"github.com/gomlx/gomlx/pkg/core/tensors"
-	"github.com/gomlx/gomlx/pkg/ml/context"
+	"github.com/gomlx/gomlx/ml/model"
+	. "github.com/gomlx/gomlx/core/graph"
+	"github.com/gomlx/gomlx/core/tensors"
 	"github.com/pkg/errors"
 )
 
@@ -108,13 +108,13 @@ func (r *Runner) Generate(prompt []int32, n int, pick func(logits []float32) int
 		key += " " + s.Shape().String()
 	}
 	key += pkey
-	e, err := r.entryFor(key, func(e *entry) func(ctx *context.Context, in []*Node) []*Node {
-		return func(ctx *context.Context, in []*Node) []*Node {
+	e, err := r.entryFor(key, func(e *entry) func(scope *model.Scope, in []*Node) []*Node {
+		return func(scope *model.Scope, in []*Node) []*Node {
 			rec := &recorder{keep: r.keep, in: in, patches: specs}
 			var newState []*Node
 			out := r.graphBuild(rec, in[0].Graph(), func() *Node {
 				var out *Node
-				out, newState = r.m.Step(ctx, in[0], in[1], in[2:2+ns])
+				out, newState = r.m.Step(scope, in[0], in[1], in[2:2+ns])
 				return out
 			})
 			if len(newState) != ns {

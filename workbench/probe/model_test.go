@@ -6,13 +6,13 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/gomlx/gomlx/backends"
-	"github.com/gomlx/gomlx/pkg/core/dtypes"
-	. "github.com/gomlx/gomlx/pkg/core/graph"
-	"github.com/gomlx/gomlx/pkg/core/shapes"
-	"github.com/gomlx/gomlx/pkg/core/tensors"
-	"github.com/gomlx/gomlx/pkg/ml/context"
-	"github.com/gomlx/gomlx/pkg/ml/context/initializers"
+	"github.com/gomlx/compute"
+	"github.com/gomlx/compute/dtypes"
+	"github.com/gomlx/compute/shapes"
+	"github.com/gomlx/gomlx/ml/model"
+	"github.com/gomlx/gomlx/ml/model/initializer"
+	. "github.com/gomlx/gomlx/core/graph"
+	"github.com/gomlx/gomlx/core/tensors"
 	"github.com/pkg/errors"
 
 	"github.com/protolab/protolab/workbench/wbtest"
@@ -40,22 +40,22 @@ func testAttach(g *Graph, f func(name string, x *Node) *Node) func() {
 	}
 }
 
-func probeName(ctx *context.Context, short string) string {
-	scope := strings.Trim(strings.ReplaceAll(ctx.Scope(), context.ScopeSeparator, "."), ".")
+func probeName(scope *model.Scope, short string) string {
+	scope := strings.Trim(strings.ReplaceAll(scope.Scope(), model.ScopeSeparator, "."), ".")
 	if scope == "" {
 		return short
 	}
 	return scope + "." + short
 }
 
-func emit(ctx *context.Context, short string, x *Node) *Node {
+func emit(scope *model.Scope, short string, x *Node) *Node {
 	hooksMu.Lock()
 	f, ok := hooks[x.Graph()]
 	hooksMu.Unlock()
 	if !ok {
 		return x
 	}
-	name := probeName(ctx, short)
+	name := probeName(scope, short)
 	y := f(name, x)
 	if y == nil {
 		return x
@@ -66,9 +66,9 @@ func emit(ctx *context.Context, short string, x *Node) *Node {
 	return y
 }
 
-func observe(ctx *context.Context, short string, x *Node) {
-	if emit(ctx, short, x) != x {
-		panic(errors.Errorf("hook: probe %q is observe-only", probeName(ctx, short)))
+func observe(scope *model.Scope, short string, x *Node) {
+	if emit(scope, short, x) != x {
+		panic(errors.Errorf("hook: probe %q is observe-only", probeName(scope, short)))
 	}
 }
 
@@ -77,20 +77,20 @@ type tinyModel struct{ V, D, R, L, S int }
 
 var testModel = tinyModel{V: 7, D: 4, R: 3, L: 2, S: 9}
 
-func (m tinyModel) weights(ctx *context.Context, g *Graph) (emb *Node, protos, w []*Node) {
-	c := ctx.WithInitializer(initializers.RandomNormalFn(ctx, 0.7))
-	emb = c.In("embed").VariableWithShape("embeddings", shapes.Make(dtypes.Float64, m.V, m.D)).ValueGraph(g)
+func (m tinyModel) weights(scope *model.Scope, g *Graph) (emb *Node, protos, w []*Node) {
+	c := scope.WithInitializer(initializer.RandomNormalFn(scope, 0.7))
+	emb = c.In("embed").VariableWithShape("embeddings", shapes.Make(dtypes.Float64, m.V, m.D)).NodeValue(g)
 	for l := 0; l < m.L; l++ {
 		pc := c.Inf("block_%02d", l).In("protot")
-		protos = append(protos, pc.VariableWithShape("prototypes", shapes.Make(dtypes.Float64, m.R, m.D)).ValueGraph(g))
-		w = append(w, pc.VariableWithShape("w", shapes.Make(dtypes.Float64, m.R, m.D)).ValueGraph(g))
+		protos = append(protos, pc.VariableWithShape("prototypes", shapes.Make(dtypes.Float64, m.R, m.D)).NodeValue(g))
+		w = append(w, pc.VariableWithShape("w", shapes.Make(dtypes.Float64, m.R, m.D)).NodeValue(g))
 	}
 	return
 }
 
 // block is h + (π·W) ⊙ mean_{s≤t} h_s with π = softmax(h·Pᵀ); weights [B, 1, T, S] are the causal mean's.
-func (m tinyModel) block(ctx *context.Context, l int, h, mean, weights, proto, w *Node) *Node {
-	c := ctx.Inf("block_%02d", l)
+func (m tinyModel) block(scope *model.Scope, l int, h, mean, weights, proto, w *Node) *Node {
+	c := scope.Inf("block_%02d", l)
 	pc := c.In("protot")
 	pi := Softmax(Einsum("btd,rd->btr", h, proto), -1)
 	observe(pc, "pi", pi)
@@ -100,26 +100,26 @@ func (m tinyModel) block(ctx *context.Context, l int, h, mean, weights, proto, w
 }
 
 // Forward: tokens [B, T] → logits [B, T, V].
-func (m tinyModel) Forward(ctx *context.Context, tokens *Node) *Node {
+func (m tinyModel) Forward(scope *model.Scope, tokens *Node) *Node {
 	g := tokens.Graph()
 	B, T := tokens.Shape().Dim(0), tokens.Shape().Dim(1)
-	emb, protos, ws := m.weights(ctx, g)
+	emb, protos, ws := m.weights(scope, g)
 	h := Gather(emb, InsertAxes(tokens, -1)) // [B, T, D]
 	causal := ConvertDType(LowerTriangular(g, T), dtypes.Float64)
 	avg := Div(causal, ReduceAndKeep(causal, ReduceSum, -1)) // [T, T]: row t is 1/(t+1) on s ≤ t
 	weights := BroadcastToDims(Reshape(avg, 1, 1, T, T), B, 1, T, T)
 	for l := 0; l < m.L; l++ {
-		h = emit(ctx.Inf("block_%02d", l), "resid_pre", h)
-		h = m.block(ctx, l, h, Einsum("ts,bsd->btd", avg, h), weights, protos[l], ws[l])
+		h = emit(scope.Inf("block_%02d", l), "resid_pre", h)
+		h = m.block(scope, l, h, Einsum("ts,bsd->btd", avg, h), weights, protos[l], ws[l])
 	}
-	return emit(ctx, "logits", Einsum("btd,vd->btv", h, emb))
+	return emit(scope, "logits", Einsum("btd,vd->btv", h, emb))
 }
 
 // Step: token [B, 1], pos, state (running sums [B, 1, D] per block) → logits [B, V] and the new state.
-func (m tinyModel) Step(ctx *context.Context, token, pos *Node, state []*Node) (*Node, []*Node) {
+func (m tinyModel) Step(scope *model.Scope, token, pos *Node, state []*Node) (*Node, []*Node) {
 	g := token.Graph()
 	B := token.Shape().Dim(0)
-	emb, protos, ws := m.weights(ctx, g)
+	emb, protos, ws := m.weights(scope, g)
 	h := Gather(emb, InsertAxes(token, -1)) // [B, 1, D]
 	n := ConvertDType(AddScalar(pos, 1), dtypes.Float64)
 	seq := Iota(g, shapes.Make(dtypes.Int32, m.S), 0)
@@ -127,12 +127,12 @@ func (m tinyModel) Step(ctx *context.Context, token, pos *Node, state []*Node) (
 	weights := BroadcastToDims(Reshape(row, 1, 1, 1, m.S), B, 1, 1, m.S)
 	var next []*Node
 	for l := 0; l < m.L; l++ {
-		h = emit(ctx.Inf("block_%02d", l), "resid_pre", h)
+		h = emit(scope.Inf("block_%02d", l), "resid_pre", h)
 		sum := Add(state[l], h)
 		next = append(next, sum)
-		h = m.block(ctx, l, h, Div(sum, n), weights, protos[l], ws[l])
+		h = m.block(scope, l, h, Div(sum, n), weights, protos[l], ws[l])
 	}
-	return Reshape(emit(ctx, "logits", Einsum("btd,vd->btv", h, emb)), B, m.V), next
+	return Reshape(emit(scope, "logits", Einsum("btd,vd->btv", h, emb)), B, m.V), next
 }
 
 func (m tinyModel) NewState(batch int) []*tensors.Tensor {
@@ -160,12 +160,12 @@ func newTestModel(t testing.TB, m tinyModel, seed int64) Model {
 }
 
 // newModelOn is newTestModel on a given backend.
-func newModelOn(backend backends.Backend, m tinyModel, seed int64) Model {
-	ctx := context.New()
-	ctx.SetParam(context.ParamInitialSeed, seed)
+func newModelOn(backend compute.Backend, m tinyModel, seed int64) Model {
+	scope := model.NewStore()
+	scope.SetParam(model.ParamInitialSeed, seed)
 	// Create and initialise the variables with one plain forward run.
-	context.MustExecOnce(backend, ctx, m.Forward, tensors.FromValue([][]int32{{0}}))
-	return Model{Backend: backend, Ctx: ctx, Forward: m.Forward, Step: m.Step, NewState: m.NewState, Attach: testAttach}
+	model.MustExecOnce(backend, scope, m.Forward, tensors.FromValue([][]int32{{0}}))
+	return Model{Backend: backend, Store: scope, Forward: m.Forward, Step: m.Step, NewState: m.NewState, Attach: testAttach}
 }
 
 // tokensOf returns [B, T] int32 tokens (b·5 + 3t + 1) mod V.
@@ -182,5 +182,5 @@ func tokensOf(B, T, V int) *tensors.Tensor {
 
 // plainForward runs Forward without hooks.
 func plainForward(t testing.TB, m Model, tokens *tensors.Tensor) []float64 {
-	return wbtest.Flat64(context.MustExecOnce(m.Backend, m.Ctx.Reuse(), m.Forward, tokens))
+	return wbtest.Flat64(model.MustExecOnce(m.Backend, m.Store, m.Forward, tokens))
 }

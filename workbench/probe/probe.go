@@ -8,11 +8,11 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/gomlx/gomlx/backends"
-	"github.com/gomlx/gomlx/pkg/core/dtypes"
-	. "github.com/gomlx/gomlx/pkg/core/graph"
-	"github.com/gomlx/gomlx/pkg/core/tensors"
-	"github.com/gomlx/gomlx/pkg/ml/context"
+	"github.com/gomlx/compute"
+	"github.com/gomlx/compute/dtypes"
+	"github.com/gomlx/gomlx/ml/model"
+	. "github.com/gomlx/gomlx/core/graph"
+	"github.com/gomlx/gomlx/core/tensors"
 	"github.com/pkg/errors"
 )
 
@@ -48,14 +48,14 @@ func Match(patterns ...string) Filter {
 // for a layers/decoder model, Forward wraps decoder.Logits, Step wraps decoder.Step, NewState wraps
 // decoder.NewState (with the decoding capacity) and Attach is hook.Attach.
 type Model struct {
-	Backend backends.Backend
-	// Ctx holds the model's variables. The Runner builds its graphs on Ctx.Reuse() once Ctx has variables.
-	Ctx *context.Context
+	Backend compute.Backend
+	// Store holds the model's variables. The Runner builds its graphs on Store once Store has variables.
+	Store *model.Store
 	// Forward maps tokens [B, T] (int32) to the model's output, e.g. logits [B, T, V].
-	Forward func(ctx *context.Context, tokens *Node) *Node
+	Forward func(scope *model.Scope, tokens *Node) *Node
 	// Step decodes one position: token [B, 1] int32, pos an int32 scalar and the state → the output (e.g. logits
 	// [B, V]) and the new state. Optional: only Generate needs it.
-	Step func(ctx *context.Context, token, pos *Node, state []*Node) (*Node, []*Node)
+	Step func(scope *model.Scope, token, pos *Node, state []*Node) (*Node, []*Node)
 	// NewState returns the zero decoding state for a batch; its capacity must cover every position Generate
 	// decodes. Required with Step.
 	NewState func(batch int) []*tensors.Tensor
@@ -141,18 +141,18 @@ type Runner struct {
 
 // entry is one compiled graph and what its build recorded.
 type entry struct {
-	exec  *context.Exec
+	exec  *model.Exec
 	built bool     // the graph function ran
 	all   []string // every probe name emitted, in order
 	kept  []string // the cached ones, in output order
 }
 
 // NewRunner returns a Runner of m caching the probes keep accepts (nil: none). Nothing is built until the first
-// call. It returns an error when m lacks Backend, Ctx, Forward or Attach, or has only one of Step and NewState.
+// call. It returns an error when m lacks Backend, Store, Forward or Attach, or has only one of Step and NewState.
 func NewRunner(m Model, keep Filter, opts ...Option) (*Runner, error) {
 	switch {
-	case m.Backend == nil || m.Ctx == nil || m.Forward == nil || m.Attach == nil:
-		return nil, errors.New("probe.NewRunner: Model needs Backend, Ctx, Forward and Attach")
+	case m.Backend == nil || m.Store == nil || m.Forward == nil || m.Attach == nil:
+		return nil, errors.New("probe.NewRunner: Model needs Backend, Store, Forward and Attach")
 	case (m.Step == nil) != (m.NewState == nil):
 		return nil, errors.New("probe.NewRunner: Model.Step and Model.NewState go together")
 	}
@@ -253,19 +253,14 @@ func withGuard(outs []*Node) []*Node {
 }
 
 // entryFor returns the entry of key, creating it with build (a context.Exec graph function) when missing.
-func (r *Runner) entryFor(key string, build func(e *entry) func(ctx *context.Context, in []*Node) []*Node) (*entry, error) {
+func (r *Runner) entryFor(key string, build func(e *entry) func(scope *model.Scope, in []*Node) []*Node) (*entry, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if e, ok := r.execs[key]; ok {
 		return e, nil
 	}
-	ctx := r.m.Ctx
-	for range ctx.IterVariables() {
-		ctx = ctx.Reuse() // the model exists: build on its variables
-		break
-	}
 	e := &entry{}
-	exec, err := context.NewExec(r.m.Backend, ctx, build(e))
+	exec, err := model.NewExec(r.m.Backend, r.m.Store, build(e))
 	if err != nil {
 		return nil, errors.Wrap(err, "probe: creating the executable")
 	}
@@ -319,10 +314,10 @@ func (r *Runner) Run(tokens *tensors.Tensor, patches ...Patch) (*Cache, error) {
 		return nil, err
 	}
 	key := fmt.Sprintf("run %s%s", tokens.Shape(), pkey)
-	e, err := r.entryFor(key, func(e *entry) func(ctx *context.Context, in []*Node) []*Node {
-		return func(ctx *context.Context, in []*Node) []*Node {
+	e, err := r.entryFor(key, func(e *entry) func(scope *model.Scope, in []*Node) []*Node {
+		return func(scope *model.Scope, in []*Node) []*Node {
 			rec := &recorder{keep: r.keep, stop: r.o.stopAfter, in: in, patches: specs}
-			out := r.graphBuild(rec, in[0].Graph(), func() *Node { return r.m.Forward(ctx, in[0]) })
+			out := r.graphBuild(rec, in[0].Graph(), func() *Node { return r.m.Forward(scope, in[0]) })
 			e.all, e.kept, e.built = rec.seen, rec.kept, true
 			return withGuard(append([]*Node{out}, rec.nodes...))
 		}
@@ -349,10 +344,10 @@ func (r *Runner) Names(tokens *tensors.Tensor) ([]string, error) {
 		return nil, err
 	}
 	key := fmt.Sprintf("names %s", tokens.Shape())
-	e, err := r.entryFor(key, func(e *entry) func(ctx *context.Context, in []*Node) []*Node {
-		return func(ctx *context.Context, in []*Node) []*Node {
+	e, err := r.entryFor(key, func(e *entry) func(scope *model.Scope, in []*Node) []*Node {
+		return func(scope *model.Scope, in []*Node) []*Node {
 			rec := &recorder{in: in}
-			out := r.graphBuild(rec, in[0].Graph(), func() *Node { return r.m.Forward(ctx, in[0]) })
+			out := r.graphBuild(rec, in[0].Graph(), func() *Node { return r.m.Forward(scope, in[0]) })
 			e.all, e.built = rec.seen, true
 			return withGuard([]*Node{out})
 		}
@@ -361,7 +356,7 @@ func (r *Runner) Names(tokens *tensors.Tensor) ([]string, error) {
 		return nil, err
 	}
 	if !e.built {
-		if err := e.exec.PreCompile(tokens); err != nil {
+		if _, err := e.exec.Compile(tokens.Shape()); err != nil {
 			r.forget(key)
 			return nil, errors.WithMessage(err, "probe.Names")
 		}

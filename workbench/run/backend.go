@@ -7,8 +7,8 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/gomlx/gomlx/backends"
-	_ "github.com/gomlx/gomlx/backends/simplego" // the pure-Go backend, always available
+	"github.com/gomlx/compute"
+	_ "github.com/gomlx/compute/gobackend" // the pure-Go backend, always available
 	"github.com/pkg/errors"
 
 	_ "github.com/protolab/protolab/workbench/gradfix" // ProtoLab's gradient rules, installed on import
@@ -23,7 +23,7 @@ const noAutoInstallEnv = "GOMLX_NO_AUTO_INSTALL"
 
 var (
 	backendOnce sync.Once
-	backend     backends.Backend
+	backend     compute.Backend
 	backendCfg  string
 	backendErr  error
 )
@@ -43,7 +43,7 @@ var (
 //
 // $PROTOLAB_XLA_OPTIONS sets the XLA plugin's client options (XLAOptionsEnv). A backend that cannot start is an
 // error naming the variable to change, never a panic.
-func Backend() (backends.Backend, error) {
+func Backend() (compute.Backend, error) {
 	backendOnce.Do(func() {
 		var line string
 		backend, backendCfg, line, backendErr = hostSelector().open()
@@ -55,7 +55,7 @@ func Backend() (backends.Backend, error) {
 }
 
 // MustBackend is Backend for notebooks and examples: it panics on error.
-func MustBackend() backends.Backend {
+func MustBackend() compute.Backend {
 	b, err := Backend()
 	if err != nil {
 		panic(err)
@@ -68,7 +68,7 @@ func MustBackend() backends.Backend {
 func BackendConfig() string {
 	c, err := hostSelector().choose()
 	if err != nil {
-		return os.Getenv(backends.ConfigEnvVar)
+		return os.Getenv(compute.ConfigEnvVar)
 	}
 	return c.config
 }
@@ -117,9 +117,9 @@ type choice struct {
 // selector holds what the choice depends on, so that tests can replace each part.
 type selector struct {
 	search   pluginSearch
-	xlaBuilt bool                                                                  // this binary includes the XLA backend
-	newXLA   func(config string, options map[string]any) (backends.Backend, error) // config: what follows "xla:"
-	newOther func(config string) (backends.Backend, error)
+	xlaBuilt bool                                                                 // this binary includes the XLA backend
+	newXLA   func(config string, options map[string]any) (compute.Backend, error) // config: what follows "xla:"
+	newOther func(config string) (compute.Backend, error)
 }
 
 func hostSelector() selector {
@@ -136,20 +136,20 @@ func (s selector) choose() (choice, error) {
 	if err != nil {
 		return choice{}, err
 	}
-	env := strings.TrimSpace(getenv(backends.ConfigEnvVar))
+	env := strings.TrimSpace(getenv(compute.ConfigEnvVar))
 	if env == "" {
 		return s.chooseAuto(opts), nil
 	}
 	name, rest, _ := strings.Cut(env, ":")
 	if !xlaNames[name] {
-		c := choice{config: env, why: "set by " + backends.ConfigEnvVar}
+		c := choice{config: env, why: "set by " + compute.ConfigEnvVar}
 		if env == "go" {
 			// SimpleGo's default worker pool (2·NumCPU slots) can deadlock on few cores when nested DotGenerals wait
 			// for slots their callers hold (GOMLX_NOTES.md §0.3); unlimited parallelism cannot, and is the fastest.
 			c.config = GoBackendConfig
 			c.why = fmt.Sprintf("%s=go read as %s: gomlx v0.26.0's default worker pool can deadlock on few cores; "+
-				"set %s=go:parallelism=N (or go:ops_sequential) to choose otherwise", backends.ConfigEnvVar,
-				GoBackendConfig, backends.ConfigEnvVar)
+				"set %s=go:parallelism=N (or go:ops_sequential) to choose otherwise", compute.ConfigEnvVar,
+				GoBackendConfig, compute.ConfigEnvVar)
 		}
 		if len(opts) > 0 {
 			c.why += fmt.Sprintf("; %s ignored: only the XLA backend takes plugin options", XLAOptionsEnv)
@@ -159,16 +159,16 @@ func (s selector) choose() (choice, error) {
 	if !s.xlaBuilt {
 		return choice{}, errors.Errorf("%s=%s asks for XLA, but this binary was built without the XLA backend "+
 			"(-tags noxla, or CGO_ENABLED=0): build it with cgo and without the noxla tag (`make build`; README, "+
-			"\"GPU and XLA\"), or set %s=%s for the pure-Go backend", backends.ConfigEnvVar, env,
-			backends.ConfigEnvVar, GoBackendConfig)
+			"\"GPU and XLA\"), or set %s=%s for the pure-Go backend", compute.ConfigEnvVar, env,
+			compute.ConfigEnvVar, GoBackendConfig)
 	}
-	c := choice{config: env, xla: true, options: opts, why: "set by " + backends.ConfigEnvVar}
+	c := choice{config: env, xla: true, options: opts, why: "set by " + compute.ConfigEnvVar}
 	plugin, _, _ := strings.Cut(rest, ",")
 	if filepath.IsAbs(plugin) {
 		if fi, err := os.Stat(plugin); err != nil || fi.IsDir() {
 			return choice{}, errors.Errorf("%s=%s: there is no plugin file at %s; give the absolute path of a "+
 				"PJRT plugin .so (`protolab backend` lists the plugins found), or unset %s to let ProtoLab choose",
-				backends.ConfigEnvVar, env, plugin, backends.ConfigEnvVar)
+				compute.ConfigEnvVar, env, plugin, compute.ConfigEnvVar)
 		}
 		c.setCUDAFlags(Plugin{Name: filepath.Base(plugin), Path: plugin}, getenv("XLA_FLAGS"))
 	} else {
@@ -209,7 +209,7 @@ func (s selector) chooseAuto(opts map[string]any) choice {
 	}
 	c := choice{config: "xla:" + p.Path, xla: true, options: opts, auto: true,
 		why: fmt.Sprintf("PJRT plugin %q found at %s (%s=%s chooses the pure-Go backend)", p.Name, p.Path,
-			backends.ConfigEnvVar, GoBackendConfig)}
+			compute.ConfigEnvVar, GoBackendConfig)}
 	if skipped != "" {
 		c.why += "; " + skipped
 	}
@@ -238,7 +238,7 @@ func (c *choice) noteOptions() {
 }
 
 // open creates the chosen backend and returns it with its configuration and the line to print.
-func (s selector) open() (b backends.Backend, cfg, line string, err error) {
+func (s selector) open() (b compute.Backend, cfg, line string, err error) {
 	c, err := s.choose()
 	if err != nil {
 		return nil, "", "", err
@@ -246,7 +246,7 @@ func (s selector) open() (b backends.Backend, cfg, line string, err error) {
 	b, err = s.create(c)
 	if err != nil && c.auto {
 		why := fmt.Sprintf("the PJRT plugin chosen (%s) failed to start: %v; set %s=%s to insist on it",
-			c.config, firstLine(err), backends.ConfigEnvVar, c.config)
+			c.config, firstLine(err), compute.ConfigEnvVar, c.config)
 		c = choice{config: GoBackendConfig, why: why}
 		b, err = s.create(c)
 	}
@@ -257,7 +257,7 @@ func (s selector) open() (b backends.Backend, cfg, line string, err error) {
 }
 
 // create starts the backend c names; its errors name the variable to change.
-func (s selector) create(c choice) (backends.Backend, error) {
+func (s selector) create(c choice) (compute.Backend, error) {
 	if !c.xla {
 		return s.newOther(c.config)
 	}
@@ -269,13 +269,13 @@ func (s selector) create(c choice) (backends.Backend, error) {
 	_, rest, _ := strings.Cut(c.config, ":")
 	b, err := s.newXLA(rest, c.options)
 	if err != nil {
-		how := "set by " + backends.ConfigEnvVar
+		how := "set by " + compute.ConfigEnvVar
 		if c.auto {
 			how = "chosen because the plugin was found"
 		}
 		return nil, errors.Wrapf(err, "the XLA backend %s (%s) cannot start; check the plugin and the GPU driver "+
 			"(`protolab backend` lists the plugins found), point %s=xla:/abs/path/plugin.so at another plugin, or set "+
-			"%s=%s for the pure-Go backend", c.config, how, backends.ConfigEnvVar, backends.ConfigEnvVar, GoBackendConfig)
+			"%s=%s for the pure-Go backend", c.config, how, compute.ConfigEnvVar, compute.ConfigEnvVar, GoBackendConfig)
 	}
 	return b, nil
 }
@@ -286,11 +286,11 @@ func firstLine(err error) string {
 }
 
 // newBackend creates a non-XLA backend, turning gomlx's panics on unknown names into errors.
-func newBackend(cfg string) (b backends.Backend, err error) {
+func newBackend(cfg string) (b compute.Backend, err error) {
 	defer func() {
 		if r := recover(); r != nil {
-			err = errors.Errorf("%s=%s: %v (known: %v); set %s to one of them, e.g. %q", backends.ConfigEnvVar, cfg,
-				r, backends.List(), backends.ConfigEnvVar, GoBackendConfig)
+			err = errors.Errorf("%s=%s: %v (known: %v); set %s to one of them, e.g. %q", compute.ConfigEnvVar, cfg,
+				r, compute.List(), compute.ConfigEnvVar, GoBackendConfig)
 		}
 	}()
 	// SimpleGo prints "SimpleGo backend: parallelism set to N" to stdout; the line Backend prints says it already.
@@ -299,10 +299,10 @@ func newBackend(cfg string) (b backends.Backend, err error) {
 		os.Stdout = null
 		defer func() { os.Stdout = stdout; null.Close() }()
 	}
-	b, err = backends.NewWithConfig(cfg)
+	b, err = compute.NewWithConfig(cfg)
 	if err != nil {
-		return nil, errors.Wrapf(err, "%s=%s cannot start; set %s=%s for the pure-Go backend", backends.ConfigEnvVar,
-			cfg, backends.ConfigEnvVar, GoBackendConfig)
+		return nil, errors.Wrapf(err, "%s=%s cannot start; set %s=%s for the pure-Go backend", compute.ConfigEnvVar,
+			cfg, compute.ConfigEnvVar, GoBackendConfig)
 	}
 	return b, nil
 }

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gomlx/gomlx/backends"
+	"github.com/gomlx/compute"
 	"github.com/pkg/errors"
 	"github.com/stretchr/testify/require"
 )
@@ -44,14 +44,14 @@ func (h *fakeHost) search() pluginSearch {
 // xlaErr when set; any other configuration starts the real go backend.
 func (h *fakeHost) selector(xlaBuilt bool, xlaErr error, started *[]string) selector {
 	return selector{search: h.search(), xlaBuilt: xlaBuilt,
-		newXLA: func(cfg string, opts map[string]any) (backends.Backend, error) {
+		newXLA: func(cfg string, opts map[string]any) (compute.Backend, error) {
 			*started = append(*started, "xla:"+cfg+" "+FormatXLAOptions(opts))
 			if xlaErr != nil {
 				return nil, xlaErr
 			}
 			return newBackend(GoBackendConfig) // stands in for the plugin
 		},
-		newOther: func(cfg string) (backends.Backend, error) {
+		newOther: func(cfg string) (compute.Backend, error) {
 			*started = append(*started, cfg)
 			return newBackend(cfg)
 		}}
@@ -294,7 +294,7 @@ func TestOpen(t *testing.T) {
 		var flagsAtStart string
 		s := h.selector(true, nil, &started)
 		newXLA := s.newXLA
-		s.newXLA = func(cfg string, opts map[string]any) (backends.Backend, error) {
+		s.newXLA = func(cfg string, opts map[string]any) (compute.Backend, error) {
 			flagsAtStart = os.Getenv("XLA_FLAGS")
 			return newXLA(cfg, opts)
 		}

@@ -3,7 +3,7 @@
 package run
 
 import (
-	"github.com/gomlx/gomlx/backends"
+	"github.com/gomlx/compute"
 	"github.com/pkg/errors"
 )
 
@@ -11,6 +11,6 @@ import (
 const xlaBuilt = false
 
 // newXLA fails: selector.choose never picks XLA in this build, so reaching it is a bug.
-func newXLA(string, map[string]any) (backends.Backend, error) {
+func newXLA(string, map[string]any) (compute.Backend, error) {
 	return nil, errors.New("this binary was built without the XLA backend (tag noxla or CGO_ENABLED=0)")
 }

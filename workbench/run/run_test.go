@@ -5,11 +5,11 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gomlx/gomlx/pkg/core/dtypes"
-	. "github.com/gomlx/gomlx/pkg/core/graph"
-	"github.com/gomlx/gomlx/pkg/core/shapes"
-	"github.com/gomlx/gomlx/pkg/core/tensors"
-	"github.com/gomlx/gomlx/pkg/ml/context"
+	"github.com/gomlx/compute/dtypes"
+	"github.com/gomlx/compute/shapes"
+	"github.com/gomlx/gomlx/ml/model"
+	. "github.com/gomlx/gomlx/core/graph"
+	"github.com/gomlx/gomlx/core/tensors"
 	"github.com/stretchr/testify/require"
 
 	"github.com/protolab/protolab/workbench/run"
@@ -93,9 +93,9 @@ func TestNewContext_SameSeedSameWeights(t *testing.T) {
 	b, err := run.Backend()
 	require.NoError(t, err)
 	init := func(seed uint64) []float32 {
-		ctx := run.NewContext(seed)
-		e := context.MustNewExec(b, ctx, func(ctx *context.Context, g *Graph) *Node {
-			return ctx.VariableWithShape("w", shapes.Make(dtypes.Float32, 3, 4)).ValueGraph(g)
+		scope := run.NewStore(seed)
+		e := model.MustNewExec(b, scope, func(scope *model.Scope, g *Graph) *Node {
+			return scope.VariableWithShape("w", shapes.Make(dtypes.Float32, 3, 4)).NodeValue(g)
 		})
 		return tensors.MustCopyFlatData[float32](e.MustExec()[0])
 	}

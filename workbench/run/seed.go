@@ -3,16 +3,18 @@ package run
 import (
 	"math/rand/v2"
 
-	"github.com/gomlx/gomlx/pkg/ml/context"
+	"github.com/gomlx/gomlx/ml/model"
 )
 
-// NewContext returns a gomlx context whose variable initialisers and in-graph random numbers are seeded from seed,
+// NewStore returns a gomlx model store whose variable initialisers and in-graph random numbers are seeded from seed,
 // so that the same seed gives the same initial weights on every run and backend.
-func NewContext(seed uint64) *context.Context {
-	ctx := context.New()
-	ctx.SetParam(context.ParamInitialSeed, int64(seed))
-	ctx.SetRNGStateFromSeed(int64(seed))
-	return ctx
+func NewStore(seed uint64) *model.Store {
+	s := model.NewStore()
+	s.SetParam(model.ParamInitialSeed, int64(seed))
+	if err := s.SetRNGStateFromSeed(int64(seed)); err != nil {
+		panic(err) // gomlx fails only for a state shape it defines itself
+	}
+	return s
 }
 
 // RNG returns a deterministic Go random generator for a seed and a stream name, so that independent consumers (data

@@ -7,10 +7,10 @@ import (
 	"strings"
 	"testing"
 
-	. "github.com/gomlx/gomlx/pkg/core/graph"
-	"github.com/gomlx/gomlx/pkg/core/tensors"
-	"github.com/gomlx/gomlx/pkg/ml/context"
-	"github.com/gomlx/gomlx/pkg/ml/layers"
+	"github.com/gomlx/gomlx/ml/layers"
+	"github.com/gomlx/gomlx/ml/model"
+	. "github.com/gomlx/gomlx/core/graph"
+	"github.com/gomlx/gomlx/core/tensors"
 
 	"github.com/protolab/protolab/workbench/wbtest"
 )
@@ -46,15 +46,15 @@ func TestName_SplitName(t *testing.T) {
 
 // tinyModel: x [2, 3] → Dense(4) → RMSNorm → Dense(2) → [2, 2], under scopes "block_00/ffn/up", "block_00/norm",
 // "head".
-func tinyModel(ctx *context.Context, x *Node) *Node {
-	h := layers.Dense(ctx.In("block_00").In("ffn").In("up"), x, true, 4)
-	h = layers.RMSNorm(ctx.In("block_00").In("norm"), h).Done()
-	return layers.Dense(ctx.In("head"), h, false, 2)
+func tinyModel(scope *model.Scope, x *Node) *Node {
+	h := layers.Dense(scope.In("block_00").In("ffn").In("up"), x, true, 4)
+	h = layers.RMSNorm(scope.In("block_00").In("norm"), h).Done()
+	return layers.Dense(scope.In("head"), h, false, 2)
 }
 
-func runTiny(t *testing.T, ctx *context.Context, x *tensors.Tensor) []float64 {
+func runTiny(t *testing.T, scope *model.Scope, x *tensors.Tensor) []float64 {
 	t.Helper()
-	out, err := context.MustNewExec(wbtest.Backend(t), ctx, tinyModel).Exec(x)
+	out, err := model.MustNewExec(wbtest.Backend(t), scope, tinyModel).Exec(x)
 	if err != nil {
 		t.Fatalf("%+v", err)
 	}
@@ -63,13 +63,13 @@ func runTiny(t *testing.T, ctx *context.Context, x *tensors.Tensor) []float64 {
 
 func TestExportImportContext(t *testing.T) {
 	x := wbtest.Tensor64(wbtest.Normal(wbtest.RNG(1), 6, 1), 2, 3)
-	ctx := seededContext(3)
-	want := runTiny(t, ctx, x)
-	ctx.InAbsPath("/optimizer").VariableWithValue("step", int64(5)).SetTrainable(false)
-	ctx.InAbsPath("/stats").VariableWithValue("mean", []float64{0.5, -1}).SetTrainable(false) // float, not trained
+	scope := seededContext(3)
+	want := runTiny(t, scope, x)
+	scope.InAbsPath("/optimizer").VariableWithValue("step", int64(5)).SetTrainable(false)
+	scope.InAbsPath("/stats").VariableWithValue("mean", []float64{0.5, -1}).SetTrainable(false) // float, not trained
 
 	path := filepath.Join(t.TempDir(), "model.safetensors")
-	if err := ExportContext(ctx, path, nil, map[string]string{"note": "tiny"}); err != nil {
+	if err := ExportContext(scope, path, nil, map[string]string{"note": "tiny"}); err != nil {
 		t.Fatalf("%+v", err)
 	}
 	hdr, meta, err := ReadHeader(path)
@@ -109,12 +109,12 @@ func TestExportImportContext(t *testing.T) {
 			t.Errorf("%s: Trainable = %v, want %v", key, v.Trainable, wantTrainable)
 		}
 	}
-	got := runTiny(t, fresh.Reuse(), x)
+	got := runTiny(t, fresh, x)
 	wbtest.RequireClose(t, "output after import", want, got, 0)
 
 	// Trainable filter: only the model weights.
 	path2 := filepath.Join(t.TempDir(), "weights.safetensors")
-	if err := ExportContext(ctx, path2, Trainable, nil); err != nil {
+	if err := ExportContext(scope, path2, Trainable, nil); err != nil {
 		t.Fatalf("%+v", err)
 	}
 	hdr2, meta2, err := ReadHeader(path2)
@@ -136,10 +136,10 @@ func TestImportContext_ShapeMismatchChangesNothing(t *testing.T) {
 	if err := Save(path, src, nil); err != nil {
 		t.Fatalf("%+v", err)
 	}
-	ctx := context.New()
-	a := ctx.In("a").VariableWithValue("w", []float64{9, 9, 9})
-	ctx.In("b").VariableWithValue("w", []float64{9, 9, 9}) // stored as [2]
-	_, err := ImportContext(ctx, path)
+	scope := model.NewStore()
+	a := scope.In("a").VariableWithValue("w", []float64{9, 9, 9})
+	scope.In("b").VariableWithValue("w", []float64{9, 9, 9}) // stored as [2]
+	_, err := ImportContext(scope, path)
 	if err == nil {
 		t.Fatal("import with a shape mismatch succeeded")
 	}
@@ -155,13 +155,13 @@ func TestImportContext_ShapeMismatchChangesNothing(t *testing.T) {
 
 func TestExportContext_Errors(t *testing.T) {
 	dir := t.TempDir()
-	ctx := context.New()
-	ctx.In("a").VariableWithShape("w", wbtest.Tensor64([]float64{1}, 1).Shape()) // no value yet
-	err := ExportContext(ctx, filepath.Join(dir, "x.safetensors"), nil, nil)
+	scope := model.NewStore()
+	scope.In("a").VariableWithShape("w", wbtest.Tensor64([]float64{1}, 1).Shape()) // no value yet
+	err := ExportContext(scope, filepath.Join(dir, "x.safetensors"), nil, nil)
 	if err == nil || !strings.Contains(err.Error(), "/a/w") || !strings.Contains(err.Error(), "no value") {
 		t.Errorf("uninitialised variable: err = %v", err)
 	}
-	ctx2 := context.New()
+	ctx2 := model.NewStore()
 	ctx2.In("a.b").VariableWithValue("w", 1.0)
 	err = ExportContext(ctx2, filepath.Join(dir, "y.safetensors"), nil, nil)
 	if err == nil || !strings.Contains(err.Error(), "a.b") {
@@ -176,7 +176,7 @@ func TestImportContext_BadMetadata(t *testing.T) {
 		map[string]string{MetaNonTrainable: "not json"}); err != nil {
 		t.Fatal(err)
 	}
-	_, err := ImportContext(context.New(), path)
+	_, err := ImportContext(model.NewStore(), path)
 	if err == nil || !strings.Contains(err.Error(), MetaNonTrainable) {
 		t.Errorf("err = %v", err)
 	}
@@ -184,9 +184,9 @@ func TestImportContext_BadMetadata(t *testing.T) {
 
 // seededContext is run.NewContext (store's tests cannot import run, which imports store): a context whose variable
 // initialisers are seeded from seed.
-func seededContext(seed int64) *context.Context {
-	ctx := context.New()
-	ctx.SetParam(context.ParamInitialSeed, seed)
-	ctx.SetRNGStateFromSeed(seed)
-	return ctx
+func seededContext(seed int64) *model.Scope {
+	scope := model.NewStore()
+	scope.SetParam(model.ParamInitialSeed, seed)
+	scope.SetRNGStateFromSeed(seed)
+	return scope
 }

@@ -3,8 +3,8 @@ package wbtest
 import (
 	"testing"
 
-	. "github.com/gomlx/gomlx/pkg/core/graph"
-	"github.com/gomlx/gomlx/pkg/core/tensors"
+	. "github.com/gomlx/gomlx/core/graph"
+	"github.com/gomlx/gomlx/core/tensors"
 )
 
 // ExecFlat builds and runs fn once on the test backend with the given tensors and returns every output flattened to

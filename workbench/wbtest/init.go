@@ -4,11 +4,11 @@ import (
 	"math"
 	"testing"
 
-	"github.com/gomlx/gomlx/pkg/core/dtypes"
-	. "github.com/gomlx/gomlx/pkg/core/graph"
-	"github.com/gomlx/gomlx/pkg/core/shapes"
-	"github.com/gomlx/gomlx/pkg/core/tensors"
-	"github.com/gomlx/gomlx/pkg/ml/context"
+	"github.com/gomlx/compute/dtypes"
+	"github.com/gomlx/compute/shapes"
+	"github.com/gomlx/gomlx/ml/model"
+	. "github.com/gomlx/gomlx/core/graph"
+	"github.com/gomlx/gomlx/core/tensors"
 )
 
 // InitWidth is the model width of the initialisation tests: with it every checked weight of a mixer has at least
@@ -17,13 +17,13 @@ const InitWidth = 64
 
 // InitValues builds mixer on a [1, 3, InitWidth] float64 input with a fixed initial seed and returns the initial
 // values of its trainable float64 variables by name.
-func InitValues(t testing.TB, mixer func(ctx *context.Context, x *Node) *Node) map[string][]float64 {
+func InitValues(t testing.TB, mixer func(scope *model.Scope, x *Node) *Node) map[string][]float64 {
 	t.Helper()
-	ctx := context.New()
-	ctx.SetParam(context.ParamInitialSeed, int64(17))
-	context.MustExecOnce(Backend(t), ctx, mixer, tensors.FromShape(shapes.Make(dtypes.Float64, 1, 3, InitWidth)))
+	scope := model.NewStore()
+	scope.SetParam(model.ParamInitialSeed, int64(17))
+	model.MustExecOnce(Backend(t), scope, mixer, tensors.FromShape(shapes.Make(dtypes.Float64, 1, 3, InitWidth)))
 	out := map[string][]float64{}
-	for v := range ctx.IterVariables() {
+	for v := range scope.IterVariables() {
 		if v.Trainable && v.Shape().DType == dtypes.Float64 {
 			out[v.Name()] = Flat64(v.MustValue())
 		}

@@ -14,9 +14,9 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/gomlx/gomlx/backends"
-	_ "github.com/gomlx/gomlx/backends/simplego" // the pure-Go backend
-	"github.com/gomlx/gomlx/pkg/core/tensors"
+	"github.com/gomlx/compute"
+	_ "github.com/gomlx/compute/gobackend" // the pure-Go backend
+	"github.com/gomlx/gomlx/core/tensors"
 	"gonum.org/v1/gonum/diff/fd"
 
 	_ "github.com/protolab/protolab/workbench/gradfix" // gradient rules used everywhere in ProtoLab
@@ -28,14 +28,14 @@ const BackendConfig = "go:parallelism=-1"
 
 var (
 	backendOnce sync.Once
-	backend     backends.Backend
+	backend     compute.Backend
 	backendErr  error
 )
 
 // Backend returns the process-wide pure-Go test backend, ignoring $GOMLX_BACKEND so that tests are reproducible.
-func Backend(t testing.TB) backends.Backend {
+func Backend(t testing.TB) compute.Backend {
 	t.Helper()
-	backendOnce.Do(func() { backend, backendErr = backends.NewWithConfig(BackendConfig) })
+	backendOnce.Do(func() { backend, backendErr = compute.NewWithConfig(BackendConfig) })
 	if backendErr != nil {
 		t.Fatalf("wbtest.Backend: %+v", backendErr)
 	}

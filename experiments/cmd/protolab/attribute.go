@@ -73,9 +73,9 @@ func cmdAttribute(args []string, stdout io.Writer) error {
 	if err := cfg.Validate(); err != nil { // before training anything
 		return err
 	}
-	ctx, stop := interruptContext()
+	scope, stop := interruptContext()
 	defer stop()
-	opts := []run.Option{run.Out(*out), run.Overrides(set.String()), run.Context(ctx)}
+	opts := []run.Option{run.Out(*out), run.Overrides(set.String()), run.Context(scope)}
 	if *compare {
 		res, err := attribution.LoadOrRun(cfg, opts...)
 		if err != nil {

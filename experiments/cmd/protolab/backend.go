@@ -5,9 +5,9 @@ import (
 	"io"
 	"time"
 
-	"github.com/gomlx/go-xla/pkg/installer"
-	. "github.com/gomlx/gomlx/pkg/core/graph" //nolint:revive // gomlx's graph API reads best unqualified
-	"github.com/gomlx/gomlx/pkg/core/tensors"
+	"github.com/gomlx/go-xla/installer"
+	. "github.com/gomlx/gomlx/core/graph" //nolint:revive // gomlx's graph API reads best unqualified
+	"github.com/gomlx/gomlx/core/tensors"
 	"github.com/pkg/errors"
 
 	"github.com/protolab/protolab/workbench/run"

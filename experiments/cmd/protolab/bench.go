@@ -63,9 +63,9 @@ func cmdBench(args []string, stdout io.Writer) error {
 	if err := cfg.Validate(); err != nil { // before measuring anything
 		return err
 	}
-	ctx, stop := interruptContext()
+	scope, stop := interruptContext()
 	defer stop()
-	res, err := speed.Run(cfg, run.Out(*out), run.Overrides(set.String()), run.Context(ctx))
+	res, err := speed.Run(cfg, run.Out(*out), run.Overrides(set.String()), run.Context(scope))
 	if err != nil {
 		return err
 	}

@@ -157,9 +157,9 @@ func cmdTrain(args []string, stdout io.Writer) error {
 			return errors.WithMessage(err, "train --fresh")
 		}
 	}
-	ctx, stop := interruptContext()
+	scope, stop := interruptContext()
 	defer stop()
-	m, err := lm.Train(cfg.Config, *out, run.Overrides(set.String()), run.Context(ctx))
+	m, err := lm.Train(cfg.Config, *out, run.Overrides(set.String()), run.Context(scope))
 	if err != nil {
 		return err
 	}
@@ -189,9 +189,9 @@ func cmdEval(args []string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	ctx, stop := interruptContext()
+	scope, stop := interruptContext()
 	defer stop()
-	m.Interrupt = ctx
+	m.Interrupt = scope
 	prep, err := m.Data()
 	if err != nil {
 		return err
@@ -245,9 +245,9 @@ func cmdGenerate(args []string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	ctx, stop := interruptContext()
+	scope, stop := interruptContext()
 	defer stop()
-	m.Interrupt = ctx
+	m.Interrupt = scope
 	prompts := make([]string, *n)
 	for i := range prompts {
 		prompts[i] = *prompt

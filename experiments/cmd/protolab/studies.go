@@ -139,9 +139,9 @@ func cmdRun(args []string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	ctx, stop := interruptContext()
+	scope, stop := interruptContext()
 	defer stop()
-	res, err := s.run(cfg, *fresh, run.Out(*out), run.Overrides(set.String()), run.Context(ctx))
+	res, err := s.run(cfg, *fresh, run.Out(*out), run.Overrides(set.String()), run.Context(scope))
 	if err != nil {
 		return err
 	}
