@@ -6,10 +6,10 @@ import (
 
 	"github.com/gomlx/compute/dtypes"
 	"github.com/gomlx/compute/shapes"
-	"github.com/gomlx/gomlx/ml/model"
-	"github.com/gomlx/gomlx/ml/model/initializer"
 	. "github.com/gomlx/gomlx/core/graph"
 	"github.com/gomlx/gomlx/core/tensors"
+	"github.com/gomlx/gomlx/ml/model"
+	"github.com/gomlx/gomlx/ml/model/initializer"
 	"github.com/pkg/errors"
 
 	"github.com/protolab/protolab/layers/decoder"
@@ -64,7 +64,7 @@ func Pool(h, lengths *Node, mode string) *Node {
 func ClassifierLogits(scope *model.Scope, cfg decoder.Config, numClasses int, pool string, tokens, lengths *Node) *Node {
 	h := decoder.Hidden(scope, cfg, tokens) // [B, T, D]
 	x := Pool(h, lengths, pool)             // [B, D]
-	c := scope.In(HeadScope).WithInitializer(initializer.Zero)
+	c := scope.At(HeadScope).WithInitializer(initializer.Zero)
 	w := c.VariableWithShape(HeadWeights, shapes.Make(h.DType(), cfg.Width, numClasses)).NodeValue(h.Graph())
 	b := c.VariableWithShape(HeadBias, shapes.Make(h.DType(), numClasses)).NodeValue(h.Graph())
 	logits := Add(Einsum("bd,dk->bk", x, w), BroadcastToDims(InsertAxes(b, 0), x.Shape().Dim(0), numClasses))

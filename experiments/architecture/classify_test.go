@@ -105,12 +105,12 @@ func TestFineTune_BeatsMajorityOnGender(t *testing.T) {
 	cc.Train.Steps, cc.Train.WarmupSteps = 5, 1
 	for _, headOnly := range []bool{true, false} {
 		cc.HeadOnly = headOnly
-		res, scope, err := fineTune(m, task, cc, run.NewOptions(run.Progress(nil)))
+		res, vars, err := fineTune(m, task, cc, run.NewOptions(run.Progress(nil)))
 		require.NoError(t, err)
 		require.Equal(t, headOnly, res.HeadOnly)
-		tuned := &lm.Model{Store: scope}
+		tuned := &lm.Model{Store: vars}
 		require.Equal(t, headOnly, slices.Equal(before, headlessWeights(t, tuned)), "head_only=%v", headOnly)
-		w, err := scope.InAbsPath("/" + HeadScope).GetVariable(HeadWeights).Value()
+		w, err := vars.GetVariable("/" + HeadScope + "/" + HeadWeights).Value()
 		require.NoError(t, err)
 		require.NotZero(t, slices.Max(tensors.MustCopyFlatData[float32](w)), "the head is trained")
 	}

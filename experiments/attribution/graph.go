@@ -7,9 +7,9 @@ import (
 	"sync"
 
 	"github.com/gomlx/compute/dtypes"
-	"github.com/gomlx/gomlx/ml/model"
 	. "github.com/gomlx/gomlx/core/graph"
 	"github.com/gomlx/gomlx/core/tensors"
+	"github.com/gomlx/gomlx/ml/model"
 	"github.com/pkg/errors"
 
 	"github.com/protolab/protolab/layers/attention"
@@ -173,7 +173,7 @@ func (a *attrGraphs) blockNodes(scope *model.Scope, batch, noise, wCE *Node, sam
 			if x2 == nil {
 				panic(errors.Errorf("attribution: probe %s fired before %s.%s", name, blk, decoder.ProbeNorm2))
 			}
-			c := scope.In(blk).In(decoder.ScopeFFN)
+			c := scope.At("%s", blk).At(decoder.ScopeFFN)
 			weight := func(v string) *Node {
 				variable := c.GetVariable(v)
 				if variable == nil {

@@ -3,9 +3,9 @@ package attribution
 import (
 	"testing"
 
-	"github.com/gomlx/gomlx/ml/model"
 	. "github.com/gomlx/gomlx/core/graph"
 	"github.com/gomlx/gomlx/core/tensors"
+	"github.com/gomlx/gomlx/ml/model"
 	"github.com/stretchr/testify/require"
 
 	"github.com/protolab/protolab/layers/attention"
@@ -64,7 +64,7 @@ func TestBlockPass_SequenceGradientsEqualAutodiff(t *testing.T) {
 			in, tg := splitBatch(batch)
 			d := decoder.PrismHead(scope, m.Config.Model, m.Config.Prism.Config, in)
 			loss := ReduceAllSum(decoder.CrossEntropy(d.Logits, tg))
-			w := scope.In(blk).In(sv[0]).GetVariable(sv[1]).NodeValue(batch.Graph())
+			w := scope.At("%s", blk).At("%s", sv[0]).GetVariable(sv[1]).NodeValue(batch.Graph())
 			return Gradient(loss, w)[0]
 		})
 		require.NoError(t, err)

@@ -38,24 +38,24 @@ func TestGrow_CopiesTrainedVariables(t *testing.T) {
 		t.Fatal(err)
 	}
 	m.Measurements = 2
-	scope := run.NewStore(2)
-	model := func(scope *model.Scope, x, y *graph.Node) linattn.Output { return linattn.Model(scope, m, x, y, nil) }
-	if err := grow(backend, scope, model, small, tree.Dim(), d.Tokens); err != nil {
+	vars := run.NewStore(2)
+	forward := func(scope *model.Scope, x, y *graph.Node) linattn.Output { return linattn.Model(scope, m, x, y, nil) }
+	if err := grow(backend, vars, forward, small, tree.Dim(), d.Tokens); err != nil {
 		t.Fatal(err)
 	}
-	value := func(scope *model.Scope, scope, name string) []float32 {
-		v := scope.GetVariableByScopeAndName(scope, name)
+	value := func(s *model.Store, scope, name string) []float32 {
+		v := s.GetVariable(model.JoinPath(scope, name))
 		if v == nil {
 			t.Fatalf("no variable %s/%s", scope, name)
 		}
 		return tensors.MustCopyFlatData[float32](v.MustValue())
 	}
 	l1 := "/" + linattn.Scope + "/" + linattn.LayerScope(1) + "/" + linattn.ScopeKey
-	if !slices.Equal(value(scope, l1, linattn.VarWX), value(small.scope, l1, linattn.VarWX)) {
+	if !slices.Equal(value(vars, l1, linattn.VarWX), value(small.vars, l1, linattn.VarWX)) {
 		t.Error("layer 1's w_x was not copied")
 	}
 	ro := "/" + linattn.Scope + "/" + linattn.ScopeReadout
-	oldW1, newW1 := value(small.scope, ro, linattn.VarW1), value(scope, ro, linattn.VarW1) // [1, H], [2, H]
+	oldW1, newW1 := value(small.vars, ro, linattn.VarW1), value(vars, ro, linattn.VarW1) // [1, H], [2, H]
 	if !slices.Equal(newW1[:len(oldW1)], oldW1) {
 		t.Error("the readout's first row was not copied")
 	}
@@ -63,7 +63,7 @@ func TestGrow_CopiesTrainedVariables(t *testing.T) {
 		t.Error("the readout's new row is all zeros, want a fresh initialisation")
 	}
 	l2 := "/" + linattn.Scope + "/" + linattn.LayerScope(2) + "/" + linattn.ScopeKey
-	if slices.Equal(value(scope, l2, linattn.VarWX), value(scope, l1, linattn.VarWX)) {
+	if slices.Equal(value(vars, l2, linattn.VarWX), value(vars, l1, linattn.VarWX)) {
 		t.Error("layer 2 copies layer 1")
 	}
 }

@@ -4,9 +4,9 @@ import (
 	"math"
 
 	"github.com/gomlx/compute/dtypes"
-	"github.com/gomlx/gomlx/ml/model"
 	"github.com/gomlx/gomlx/core/graph"
 	"github.com/gomlx/gomlx/core/tensors"
+	"github.com/gomlx/gomlx/ml/model"
 	"github.com/pkg/errors"
 
 	"github.com/protolab/protolab/layers/decoder"
@@ -134,7 +134,7 @@ func applyIntervention(m *lm.Model, kind string, l int, ks []int, reinitSeed uin
 		}
 		return func() error { return protot.ClearMasks(block, pc, l) }, nil
 	case InterveneReinit:
-		v := block.In(protot.Scope).GetVariable(protot.VarPrototypes)
+		v := block.At(protot.Scope).GetVariable(protot.VarPrototypes)
 		if v == nil {
 			return nil, errors.Errorf("interp: layer %d has no %s variable", l, protot.VarPrototypes)
 		}

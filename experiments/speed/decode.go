@@ -6,8 +6,8 @@ import (
 
 	. "github.com/gomlx/gomlx/core/graph"
 
-	"github.com/gomlx/gomlx/ml/model"
 	"github.com/gomlx/gomlx/core/tensors"
+	"github.com/gomlx/gomlx/ml/model"
 	"github.com/pkg/errors"
 	"github.com/protolab/protolab/layers/decoder"
 	"github.com/protolab/protolab/workbench/meter"

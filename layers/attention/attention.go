@@ -5,9 +5,9 @@ import (
 
 	"github.com/gomlx/compute/dtypes"
 	"github.com/gomlx/compute/shapes"
+	. "github.com/gomlx/gomlx/core/graph"
 	"github.com/gomlx/gomlx/ml/model"
 	"github.com/gomlx/gomlx/ml/model/initializer"
-	. "github.com/gomlx/gomlx/core/graph"
 	"github.com/pkg/errors"
 
 	"github.com/protolab/protolab/layers/hook"
@@ -202,10 +202,10 @@ func withInit(scope *model.Scope, std float64, fanIn int) *model.Scope {
 }
 
 // weights returns the projection variables [D, H·D_h], [D, H_kv·D_h] ×2 and [H·D_h, D], creating them under
-// ctx.In(Scope) with cfg's initialisation: q, k, v from InitStd, o from OutputInitStd (InitStd when 0); PyTorch's
+// scope.At(Scope) with cfg's initialisation: q, k, v from InitStd, o from OutputInitStd (InitStd when 0); PyTorch's
 // U(±1/√fan_in) when the standard deviation is 0.
 func weights(scope *model.Scope, cfg Config, D int, dtype dtypes.DType) (wq, wk, wv, wo *model.Variable) {
-	scope = scope.In(Scope)
+	scope = scope.At(Scope)
 	H, Hkv, Dh := cfg.NumHeads, cfg.KVHeads(), cfg.HeadSize(D)
 	outStd := cfg.OutputInitStd
 	if outStd == 0 {
@@ -293,13 +293,13 @@ func mix(scope *model.Scope, x, wq, wk, wv, wo *Node, cfg Config) *Node {
 }
 
 // Mixer is the attention layer: it creates the projections q, k, v, o (no biases; shapes in Mix) under
-// ctx.In("attention") with cfg's initialisation and returns Mix(x, …): x [B, T, D] → [B, T, D], causal.
+// scope.At("attention") with cfg's initialisation and returns Mix(x, …): x [B, T, D] → [B, T, D], causal.
 // Panics if cfg.Validate(D) fails or x is not rank 3.
 func Mixer(scope *model.Scope, cfg Config, x *Node) *Node {
 	checkInput("Mixer", cfg, x)
 	g := x.Graph()
 	wq, wk, wv, wo := weights(scope, cfg, x.Shape().Dim(2), x.DType())
-	return mix(scope.In(Scope), x, wq.NodeValue(g), wk.NodeValue(g), wv.NodeValue(g), wo.NodeValue(g), cfg)
+	return mix(scope.At(Scope), x, wq.NodeValue(g), wk.NodeValue(g), wv.NodeValue(g), wo.NodeValue(g), cfg)
 }
 
 // CacheShapes returns the shapes of the key and value caches of one attention layer: [B, H_kv, S, D_h] each,
@@ -347,7 +347,7 @@ func Step(scope *model.Scope, cfg Config, x, pos, kCache, vCache *Node) (y, kCac
 
 	visible := Reshape(LessOrEqual(seq, pos), 1, S) // [T=1, S]
 	out, probs := attend(q, kCache2, vCache2, 2, 1, visible)
-	y = outputProjection(emitHeads(scope.In(Scope), out, probs), wo)
+	y = outputProjection(emitHeads(scope.At(Scope), out, probs), wo)
 	y.AssertDims(B, 1, D)
 	return y, kCache2, vCache2
 }

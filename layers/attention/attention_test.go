@@ -6,9 +6,9 @@ import (
 	"testing"
 
 	"github.com/gomlx/compute/dtypes"
-	"github.com/gomlx/gomlx/ml/model"
 	. "github.com/gomlx/gomlx/core/graph"
 	"github.com/gomlx/gomlx/core/tensors"
+	"github.com/gomlx/gomlx/ml/model"
 
 	"github.com/protolab/protolab/workbench/wbtest"
 )
@@ -199,13 +199,13 @@ func TestStep_MatchesMixer(t *testing.T) {
 	for _, c := range mixCases() {
 		t.Run(c.name, func(t *testing.T) {
 			backend := wbtest.Backend(t)
-			scope := model.NewStore()
-			scope.SetParam(model.ParamInitialSeed, int64(60))
+			vars := model.NewStore()
+			vars.SetParam(model.ParamInitialSeed, int64(60))
 			x := wbtest.Normal(wbtest.RNG(61), B*T*D, 1)
-			full := wbtest.Flat64(model.MustExecOnce(backend, scope, func(scope *model.Scope, x *Node) *Node {
+			full := wbtest.Flat64(model.MustExecOnce(backend, vars, func(scope *model.Scope, x *Node) *Node {
 				return Mixer(scope, c.cfg, x)
 			}, wbtest.Tensor64(x, B, T, D)))
-			step := model.MustNewExec(backend, scope, func(scope *model.Scope, in []*Node) []*Node {
+			step := model.MustNewExec(backend, vars, func(scope *model.Scope, in []*Node) []*Node {
 				y, k, v := Step(scope, c.cfg, in[0], in[1], in[2], in[3])
 				return []*Node{y, k, v}
 			})

@@ -9,9 +9,9 @@ import (
 
 	"github.com/gomlx/compute/dtypes"
 	"github.com/gomlx/compute/shapes"
-	"github.com/gomlx/gomlx/ml/model"
 	. "github.com/gomlx/gomlx/core/graph"
 	"github.com/gomlx/gomlx/core/tensors"
+	"github.com/gomlx/gomlx/ml/model"
 
 	"github.com/protolab/protolab/workbench/wbtest"
 )
@@ -55,9 +55,9 @@ func BenchmarkMixer_ForwardBackward(b *testing.B) {
 }
 
 func benchMixer(b *testing.B, cfg Config, B, T int) {
-	scope := model.NewStore()
-	scope.SetParam(model.ParamInitialSeed, int64(1))
-	exec := model.MustNewExec(wbtest.Backend(b), scope, func(scope *model.Scope, x *Node) []*Node {
+	vars := model.NewStore()
+	vars.SetParam(model.ParamInitialSeed, int64(1))
+	exec := model.MustNewExec(wbtest.Backend(b), vars, func(scope *model.Scope, x *Node) []*Node {
 		y := Mixer(scope, cfg, x)
 		loss := ReduceAllSum(Mul(y, Sin(y))) // a cotangent that depends on y
 		return append([]*Node{loss}, Gradient(loss, x)...)

@@ -7,9 +7,9 @@ import (
 
 	"github.com/gomlx/compute/dtypes"
 	"github.com/gomlx/compute/shapes"
-	"github.com/gomlx/gomlx/ml/model"
 	. "github.com/gomlx/gomlx/core/graph"
 	"github.com/gomlx/gomlx/core/tensors"
+	"github.com/gomlx/gomlx/ml/model"
 
 	"github.com/protolab/protolab/workbench/wbtest"
 )
@@ -17,17 +17,17 @@ import (
 func TestMixer_VariablesAndShapes(t *testing.T) {
 	const B, T, D = 2, 5, 12
 	cfg := Config{NumHeads: 6, NumKVHeads: 2, RoPEBase: 10_000, InitStd: 0.02, OutputInitStd: 0.001}
-	scope := model.NewStore()
-	scope.SetParam(model.ParamInitialSeed, int64(70))
-	out := model.MustExecOnce(wbtest.Backend(t), scope.In("block"), func(scope *model.Scope, x *Node) *Node {
-		return Mixer(scope, cfg, x)
+	vars := model.NewStore()
+	vars.SetParam(model.ParamInitialSeed, int64(70))
+	out := model.MustCallOnce(wbtest.Backend(t), vars, func(scope *model.Scope, x *Node) *Node {
+		return Mixer(scope.At("block"), cfg, x)
 	}, tensors.FromShape(shapes.Make(dtypes.Float64, B, T, D)))
 	if got := out.Shape(); !got.Equal(shapes.Make(dtypes.Float64, B, T, D)) {
 		t.Fatalf("Mixer output shape %s, want [%d %d %d]", got, B, T, D)
 	}
 	want := map[string][]int{"q": {D, 12}, "k": {D, 4}, "v": {D, 4}, "o": {12, D}}
 	got := map[string]bool{}
-	for v := range scope.IterVariables() {
+	for v := range vars.IterVariables() {
 		if !v.Trainable {
 			continue
 		}

@@ -37,7 +37,7 @@
 // Decoding: Step computes (1)–(5) for one token at position p, writes RoPE(k_p) and v_p into caches
 // [B, H_kv, S, D_h] at index p and attends over positions ≤ p, which gives the same output as the full pass.
 //
-// Scope and variable names (checkpoint and probe names): ctx.In("attention") holds "q" [D, H·D_h],
+// Scope and variable names (checkpoint and probe names): scope.At("attention") holds "q" [D, H·D_h],
 // "k" [D, H_kv·D_h], "v" [D, H_kv·D_h] and "o" [H·D_h, D].
 //
 // Initialisation: q, k and v are U(±1/√D) and o U(±1/√(H·D_h)), nn.Linear's default (docs/spec/protot.md §2.4),

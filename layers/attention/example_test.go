@@ -7,9 +7,9 @@ import (
 	"github.com/gomlx/compute/dtypes"
 	_ "github.com/gomlx/compute/gobackend"
 	"github.com/gomlx/compute/shapes"
-	"github.com/gomlx/gomlx/ml/model"
 	. "github.com/gomlx/gomlx/core/graph"
 	"github.com/gomlx/gomlx/core/tensors"
+	"github.com/gomlx/gomlx/ml/model"
 
 	"github.com/protolab/protolab/layers/attention"
 )
@@ -23,13 +23,13 @@ func ExampleMixer() {
 	}
 	cfg := attention.DefaultConfig() // 4 heads of width 4
 	cfg.NumKVHeads = 2
-	scope := model.NewStore()
+	vars := model.NewStore()
 	x := tensors.FromShape(shapes.Make(dtypes.Float32, 2, 5, 16))
-	y := model.MustExecOnce(backend, scope, func(scope *model.Scope, x *Node) *Node {
+	y := model.MustExecOnce(backend, vars, func(scope *model.Scope, x *Node) *Node {
 		return attention.Mixer(scope, cfg, x)
 	}, x)
 	fmt.Println("y:", y.Shape())
-	for v := range scope.IterVariables() {
+	for v := range vars.IterVariables() {
 		if v.Trainable {
 			fmt.Println(v.Path(), v.Shape())
 		}

@@ -5,9 +5,9 @@ import (
 
 	"github.com/gomlx/compute/dtypes"
 	"github.com/gomlx/compute/shapes"
-	"github.com/gomlx/gomlx/ml/model"
 	. "github.com/gomlx/gomlx/core/graph"
 	"github.com/gomlx/gomlx/core/tensors"
+	"github.com/gomlx/gomlx/ml/model"
 
 	"github.com/protolab/protolab/layers/attention"
 	"github.com/protolab/protolab/workbench/wbtest"
@@ -62,9 +62,9 @@ func reportThroughput(b *testing.B, flopsPerToken, cpuPerOp float64) {
 // model; GFLOP/s counts 3× FLOPsPerToken per token.
 func BenchmarkForwardBackward(b *testing.B) {
 	cfg := benchConfig()
-	scope := model.NewStore()
-	scope.SetParam(model.ParamInitialSeed, int64(1))
-	exec := model.MustNewExec(wbtest.Backend(b), scope, func(scope *model.Scope, batch *Node) []*Node {
+	vars := model.NewStore()
+	vars.SetParam(model.ParamInitialSeed, int64(1))
+	exec := model.MustNewExec(wbtest.Backend(b), vars, func(scope *model.Scope, batch *Node) []*Node {
 		loss := NextTokenLoss(scope, cfg, batch)
 		return append([]*Node{loss}, scope.BuildTrainableVariablesGradientsGraph(loss)...)
 	})
@@ -83,8 +83,8 @@ func BenchmarkForwardBackward(b *testing.B) {
 // BenchmarkForward times the loss alone (inference-style forward pass) of the benchmark model.
 func BenchmarkForward(b *testing.B) {
 	cfg := benchConfig()
-	scope := model.NewStore()
-	exec := model.MustNewExec(wbtest.Backend(b), scope, func(scope *model.Scope, batch *Node) *Node {
+	vars := model.NewStore()
+	exec := model.MustNewExec(wbtest.Backend(b), vars, func(scope *model.Scope, batch *Node) *Node {
 		return NextTokenLoss(scope, cfg, batch)
 	})
 	batch := benchBatch(cfg)

@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gomlx/gomlx/ml/model"
 	"github.com/gomlx/gomlx/core/tensors"
+	"github.com/gomlx/gomlx/ml/model"
 
 	"github.com/protolab/protolab/workbench/wbtest"
 )
@@ -18,7 +18,7 @@ func TestVariables_ScopesNamesAndCount(t *testing.T) {
 		t.Run(fmt.Sprintf("tied=%v", tied), func(t *testing.T) {
 			cfg := tinyConfigs()["untied H=3"]
 			cfg.TieEmbeddings = tied
-			scope, _, _ := newTinyModel(t, cfg, 100)
+			vars, _, _ := newTinyModel(t, cfg, 100)
 			V, D, F := cfg.VocabSize, cfg.Width, cfg.FFNWidth()
 			want := []string{fmt.Sprintf("/embed/embeddings %v", []int{V, D})}
 			for l := 0; l < cfg.NumLayers; l++ {
@@ -40,7 +40,7 @@ func TestVariables_ScopesNamesAndCount(t *testing.T) {
 			}
 			var got []string
 			total := 0
-			for v := range scope.IterVariables() {
+			for v := range vars.IterVariables() {
 				if v.Trainable {
 					got = append(got, fmt.Sprintf("%s %v", v.Path(), v.Shape().Dimensions))
 					total += v.Shape().Size()
@@ -72,11 +72,11 @@ func TestInit_StandardDeviations(t *testing.T) {
 				cfg.Init, cfg.InitStd, cfg.DType, cfg.MaxLen = policy, 0.05, "float64", 8
 				cfg.Mixer = mixer
 				cfg.ProtoT.NumPrototypes = 8
-				scope := model.NewStore()
-				scope.SetParam(model.ParamInitialSeed, int64(110))
-				logitsExec(t, scope, cfg).MustExec(tensors.FromValue(randomTokens(111, 1, 3, cfg.VocabSize)))
+				vars := model.NewStore()
+				vars.SetParam(model.ParamInitialSeed, int64(110))
+				logitsExec(t, vars, cfg).MustExec(tensors.FromValue(randomTokens(111, 1, 3, cfg.VocabSize)))
 				checked := 0
-				for v := range scope.IterVariables() {
+				for v := range vars.IterVariables() {
 					if !v.Trainable {
 						continue
 					}

@@ -5,9 +5,9 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/gomlx/gomlx/ml/model"
 	. "github.com/gomlx/gomlx/core/graph"
 	"github.com/gomlx/gomlx/core/tensors"
+	"github.com/gomlx/gomlx/ml/model"
 
 	"github.com/protolab/protolab/workbench/wbtest"
 )
@@ -47,19 +47,19 @@ func TestDecoders_StepMatchesLogits(t *testing.T) {
 // values.
 func checkStepMatchesLogits(t *testing.T, cfg Config, seed uint64, T int) {
 	t.Helper()
-	scope := model.NewStore()
-	scope.SetParam(model.ParamInitialSeed, int64(seed))
+	vars := model.NewStore()
+	vars.SetParam(model.ParamInitialSeed, int64(seed))
 	backend := wbtest.Backend(t)
-	full := model.MustNewExec(backend, scope, func(scope *model.Scope, tokens *Node) *Node {
+	full := model.MustNewExec(backend, vars, func(scope *model.Scope, tokens *Node) *Node {
 		return Logits(scope, cfg, tokens)
 	})
 	tokens := randomTokens(seed, testB, T, cfg.VocabSize)
 	full.MustExec(tensors.FromValue(tokens))
-	randomizeVariables(t, scope, seed+1)
+	randomizeVariables(t, vars, seed+1)
 	want := wbtest.Flat64(full.MustExec(tensors.FromValue(tokens))[0])
 
 	total := 0
-	for v := range scope.IterVariables() {
+	for v := range vars.IterVariables() {
 		if v.Trainable {
 			total += v.Shape().Size()
 		}
@@ -68,7 +68,7 @@ func checkStepMatchesLogits(t *testing.T, cfg Config, seed uint64, T int) {
 		t.Fatalf("parameter count %d, the variables hold %d values", count, total)
 	}
 
-	step := model.MustNewExec(backend, scope, func(scope *model.Scope, in []*Node) []*Node {
+	step := model.MustNewExec(backend, vars, func(scope *model.Scope, in []*Node) []*Node {
 		logits, state := Step(scope, cfg, in[0], in[1], in[2:])
 		return append([]*Node{logits}, state...)
 	})

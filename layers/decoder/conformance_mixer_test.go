@@ -8,9 +8,9 @@ import (
 	"testing"
 
 	"github.com/gomlx/compute/dtypes"
-	"github.com/gomlx/gomlx/ml/model"
 	. "github.com/gomlx/gomlx/core/graph"
 	"github.com/gomlx/gomlx/core/tensors"
+	"github.com/gomlx/gomlx/ml/model"
 
 	"github.com/protolab/protolab/layers/hook"
 	"github.com/protolab/protolab/workbench/wbtest"
@@ -73,12 +73,12 @@ func TestMixers_LongStepMatchesForward(t *testing.T) {
 func checkStepMatchesForward(t *testing.T, m Mixer, cfg Config, layer, B, T int, seed uint64) {
 	t.Helper()
 	D := cfg.Width
-	scope, exec := newMixerFixture(t, m, cfg, layer, T, seed)
+	vars, exec := newMixerFixture(t, m, cfg, layer, T, seed)
 	x := wbtest.Normal(wbtest.RNG(seed+10), B*T*D, 1)
 	dims := []int{B, T, D}
 	full := wbtest.Flat64(exec.MustExec(wbtest.Tensor64(x, dims...))[0])
-	step := model.MustNewExec(wbtest.Backend(t), scope, func(scope *model.Scope, in []*Node) []*Node {
-		y, s := m.Step(scope.In(BlockScope(layer)), in[0], in[1], in[2:])
+	step := model.MustNewExec(wbtest.Backend(t), vars, func(scope *model.Scope, in []*Node) []*Node {
+		y, s := m.Step(scope.At("%s", BlockScope(layer)), in[0], in[1], in[2:])
 		return append([]*Node{y}, s...)
 	})
 	stateShapes := m.StateShapes(B, T+2, dtypes.Float64) // unused capacity must not matter
@@ -106,22 +106,22 @@ func checkStepMatchesForward(t *testing.T, m Mixer, cfg Config, layer, B, T int,
 	}
 }
 
-// mixerVariables returns the variables of ctx in creation order and fails unless every one lies directly under
+// mixerVariables returns the variables of vars in creation order and fails unless every one lies directly under
 // block layer's mixer scope. gomlx's own state (the initializers' "#rngState") is left out.
-func mixerVariables(t *testing.T, scope *model.Scope, spec mixerSpec, layer int) []*model.Variable {
+func mixerVariables(t *testing.T, vars *model.Store, spec mixerSpec, layer int) []*model.Variable {
 	t.Helper()
 	scope := "/" + BlockScope(layer) + "/" + spec.scope
-	var vars []*model.Variable
-	for v := range scope.IterVariables() {
+	var out []*model.Variable
+	for v := range vars.IterVariables() {
 		if strings.HasPrefix(v.Name(), "#") {
 			continue
 		}
 		if v.Scope() != scope {
 			t.Fatalf("variable %s is not under the mixer's scope %s", v.Path(), scope)
 		}
-		vars = append(vars, v)
+		out = append(out, v)
 	}
-	return vars
+	return out
 }
 
 // (c) The gradients of ⟨Forward(x), c⟩ with respect to x and every trainable weight equal central finite
@@ -133,24 +133,24 @@ func TestMixers_GradientsMatchFiniteDifferences(t *testing.T) {
 		}
 		forEachLayer(t, c, func(t *testing.T, m Mixer, layer int) {
 			D := c.cfg.Width
-			scope, _ := newMixerFixture(t, m, c.cfg, layer, testT, uint64(440+layer))
-			vars := mixerVariables(t, scope, spec, layer)
+			vars, _ := newMixerFixture(t, m, c.cfg, layer, testT, uint64(440+layer))
+			params := mixerVariables(t, vars, spec, layer)
 			x := wbtest.Normal(wbtest.RNG(uint64(450+layer)), testB*testT*D, 1)
 
 			// The stateless form on the variables' values is Forward, and it takes every trainable weight.
 			taken := map[string]bool{}
-			outs := model.MustExecOnceN(wbtest.Backend(t), scope, func(scope *model.Scope, x *Node) []*Node {
+			outs := model.MustExecOnceN(wbtest.Backend(t), vars, func(scope *model.Scope, x *Node) []*Node {
 				w := weightSet{nodes: map[string]*Node{}, taken: taken}
-				for _, v := range vars {
+				for _, v := range params {
 					w.nodes[v.Name()] = v.NodeValue(x.Graph())
 				}
-				return []*Node{m.Forward(scope.In(BlockScope(layer)), x), spec.stateless(c.cfg, layer, x, w)}
+				return []*Node{m.Forward(scope.At("%s", BlockScope(layer)), x), spec.stateless(c.cfg, layer, x, w)}
 			}, wbtest.Tensor64(x, testB, testT, D))
 			wbtest.RequireClose(t, "stateless vs Forward", wbtest.Flat64(outs[0]), wbtest.Flat64(outs[1]), 0)
 
 			names, values, dims := []string{"x"}, [][]float64{x}, [][]int{{testB, testT, D}}
 			var trainable []*model.Variable
-			for _, v := range vars {
+			for _, v := range params {
 				if !v.Trainable {
 					continue
 				}
@@ -165,7 +165,7 @@ func TestMixers_GradientsMatchFiniteDifferences(t *testing.T) {
 			cot := wbtest.Normal(wbtest.RNG(uint64(460+layer)), testB*testT*D, 1) // random cotangent
 			wbtest.CheckGradients(t, names, values, dims, func(in []*Node) *Node {
 				w := weightSet{nodes: map[string]*Node{}, taken: map[string]bool{}}
-				for _, v := range vars {
+				for _, v := range params {
 					if !v.Trainable { // ProtoT's intervention masks: constants
 						w.nodes[v.Name()] = ConstTensor(in[0].Graph(), v.MustValue())
 					}
@@ -181,10 +181,10 @@ func TestMixers_GradientsMatchFiniteDifferences(t *testing.T) {
 
 // probeShapes runs build in a graph with a hook attached and returns the dimensions of every probe it emitted, by
 // full name, failing on a name emitted twice.
-func probeShapes(t *testing.T, scope *model.Scope, args []any, build func(scope *model.Scope, in []*Node) []*Node) map[string][]int {
+func probeShapes(t *testing.T, vars *model.Store, args []any, build func(scope *model.Scope, in []*Node) []*Node) map[string][]int {
 	t.Helper()
 	got := map[string][]int{}
-	model.MustExecOnceN(wbtest.Backend(t), scope, func(scope *model.Scope, in []*Node) []*Node {
+	model.MustCallOnceN(wbtest.Backend(t), vars, func(scope *model.Scope, in []*Node) []*Node {
 		defer hook.Attach(in[0].Graph(), func(name string, x *Node) *Node {
 			if _, dup := got[name]; dup {
 				t.Errorf("probe %s emitted twice", name)
@@ -203,19 +203,19 @@ func TestMixers_ProbeMixOut(t *testing.T) {
 	forEachCase(t, func(t *testing.T, spec mixerSpec, c mixerCase) {
 		forEachLayer(t, c, func(t *testing.T, m Mixer, layer int) {
 			D := c.cfg.Width
-			scope := model.NewStore()
-			scope.SetParam(model.ParamInitialSeed, int64(470+layer))
-			want := hook.Name(scope.In(BlockScope(layer)).In(spec.scope), ProbeMixOut)
-			full := probeShapes(t, scope, []any{wbtest.Tensor64(make([]float64, testB*testT*D), testB, testT, D)},
+			vars := model.NewStore()
+			vars.SetParam(model.ParamInitialSeed, int64(470+layer))
+			want := hook.Name(vars.RootScope().At("%s", BlockScope(layer)).At("%s", spec.scope), ProbeMixOut)
+			full := probeShapes(t, vars, []any{wbtest.Tensor64(make([]float64, testB*testT*D), testB, testT, D)},
 				func(scope *model.Scope, in []*Node) []*Node {
-					return []*Node{m.Forward(scope.In(BlockScope(layer)), in[0])}
+					return []*Node{m.Forward(scope.At("%s", BlockScope(layer)), in[0])}
 				})
 			args := []any{wbtest.Tensor64(make([]float64, testB*D), testB, 1, D), int32(0)}
 			for _, s := range m.StateShapes(testB, testT, dtypes.Float64) {
 				args = append(args, tensors.FromShape(s))
 			}
-			step := probeShapes(t, scope, args, func(scope *model.Scope, in []*Node) []*Node {
-				y, s := m.Step(scope.In(BlockScope(layer)), in[0], in[1], in[2:])
+			step := probeShapes(t, vars, args, func(scope *model.Scope, in []*Node) []*Node {
+				y, s := m.Step(scope.At("%s", BlockScope(layer)), in[0], in[1], in[2:])
 				return append([]*Node{y}, s...)
 			})
 			if got, ok := full[want]; !ok || !slices.Equal(got, []int{testB, testT, D}) {
@@ -239,15 +239,15 @@ func TestMixers_NumParamsAndScope(t *testing.T) {
 	forEachCase(t, func(t *testing.T, spec mixerSpec, c mixerCase) {
 		forEachLayer(t, c, func(t *testing.T, m Mixer, layer int) {
 			D := c.cfg.Width
-			scope := model.NewStore()
-			forwardExec(t, scope, m, layer).MustExec(wbtest.Tensor64(make([]float64, testB*testT*D), testB, testT, D))
+			vars := model.NewStore()
+			forwardExec(t, vars, m, layer).MustExec(wbtest.Tensor64(make([]float64, testB*testT*D), testB, testT, D))
 			stepCtx := model.NewStore()
 			args := []any{wbtest.Tensor64(make([]float64, testB*D), testB, 1, D), int32(0)}
 			for _, s := range m.StateShapes(testB, testT, dtypes.Float64) {
 				args = append(args, tensors.FromShape(s))
 			}
 			model.MustExecOnceN(wbtest.Backend(t), stepCtx, func(scope *model.Scope, in []*Node) []*Node {
-				y, s := m.Step(scope.In(BlockScope(layer)), in[0], in[1], in[2:])
+				y, s := m.Step(scope.At("%s", BlockScope(layer)), in[0], in[1], in[2:])
 				return append([]*Node{y}, s...)
 			}, args...)
 			describe := func(vars []*model.Variable) (list []string, total int) {
@@ -259,7 +259,7 @@ func TestMixers_NumParamsAndScope(t *testing.T) {
 				}
 				return list, total
 			}
-			fromForward, total := describe(mixerVariables(t, scope, spec, layer))
+			fromForward, total := describe(mixerVariables(t, vars, spec, layer))
 			fromStep, _ := describe(mixerVariables(t, stepCtx, spec, layer))
 			if !slices.Equal(fromForward, fromStep) {
 				t.Fatalf("Forward created\n%v\nStep created\n%v", fromForward, fromStep)

@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/gomlx/gomlx/ml/model"
 	. "github.com/gomlx/gomlx/core/graph"
+	"github.com/gomlx/gomlx/ml/model"
 
 	"github.com/protolab/protolab/layers/attention"
 	"github.com/protolab/protolab/layers/deltanet"
@@ -189,22 +189,22 @@ func forEachLayer(t *testing.T, c mixerCase, check func(t *testing.T, m Mixer, l
 }
 
 // forwardExec returns an executor of block layer's m.Forward on ctx: x [B, T, D] → [B, T, D].
-func forwardExec(t *testing.T, scope *model.Scope, m Mixer, layer int) *model.Exec {
+func forwardExec(t *testing.T, scope *model.Store, m Mixer, layer int) *model.Exec {
 	return model.MustNewExec(wbtest.Backend(t), scope, func(scope *model.Scope, x *Node) *Node {
-		return m.Forward(scope.In(BlockScope(layer)), x)
+		return m.Forward(scope.At("%s", BlockScope(layer)), x)
 	})
 }
 
 // newMixerFixture builds block layer's mixer variables on a fresh context with one Forward pass on a [B, T, D]
 // input and randomizes them (randomizeVariables). It returns the context and a Forward executor on it.
-func newMixerFixture(t *testing.T, m Mixer, cfg Config, layer, T int, seed uint64) (*model.Scope, *model.Exec) {
+func newMixerFixture(t *testing.T, m Mixer, cfg Config, layer, T int, seed uint64) (*model.Store, *model.Exec) {
 	t.Helper()
-	scope := model.NewStore()
-	scope.SetParam(model.ParamInitialSeed, int64(seed))
-	exec := forwardExec(t, scope, m, layer)
+	vars := model.NewStore()
+	vars.SetParam(model.ParamInitialSeed, int64(seed))
+	exec := forwardExec(t, vars, m, layer)
 	exec.MustExec(wbtest.Tensor64(make([]float64, testB*T*cfg.Width), testB, T, cfg.Width))
-	randomizeVariables(t, scope, seed+1)
-	return scope, exec
+	randomizeVariables(t, vars, seed+1)
+	return vars, exec
 }
 
 // requireCausal compares outputs [B, T, inner] after a change of the inputs at positions > tc with the base run:

@@ -6,10 +6,10 @@ import (
 
 	"github.com/gomlx/compute/dtypes"
 	"github.com/gomlx/compute/shapes"
-	"github.com/gomlx/gomlx/ml/model"
-	"github.com/gomlx/gomlx/ml/model/initializer"
 	. "github.com/gomlx/gomlx/core/graph"
 	"github.com/gomlx/gomlx/core/tensors"
+	"github.com/gomlx/gomlx/ml/model"
+	"github.com/gomlx/gomlx/ml/model/initializer"
 	"github.com/pkg/errors"
 
 	"github.com/protolab/protolab/layers/hook"
@@ -84,7 +84,7 @@ func CrossEntropy(logits, targets *Node) *Node {
 
 // rmsNorm applies RMSNorm to x [..., D] with the gain [D] of scope (initialised to 1).
 func (m *stack) rmsNorm(scope *model.Scope, name string, x *Node) *Node {
-	c := scope.In(name).WithInitializer(initializer.One)
+	c := scope.At("%s", name).WithInitializer(initializer.One)
 	gain := c.VariableWithShape(VarGain, shapes.Make(m.dtype, m.cfg.Width)).NodeValue(x.Graph())
 	return RMSNorm(x, gain, m.cfg.NormEpsilon)
 }
@@ -129,7 +129,7 @@ func newStack(cfg Config, caller string) *stack {
 
 // embeddingTable returns the token embedding [V, D], creating it under "embed".
 func (m *stack) embeddingTable(scope *model.Scope, g *Graph) *Node {
-	c := normal(scope.In(ScopeEmbed), m.cfg.InitStd)
+	c := normal(scope.At(ScopeEmbed), m.cfg.InitStd)
 	return c.VariableWithShape(VarEmbeddings, shapes.Make(m.dtype, m.cfg.VocabSize, m.cfg.Width)).NodeValue(g)
 }
 
@@ -144,7 +144,7 @@ func (m *stack) embed(scope *model.Scope, tokens *Node) *Node {
 // ffn is the FFN sub-block's SwiGLU with its variables under "ffn".
 func (m *stack) ffn(scope *model.Scope, x *Node) *Node {
 	D, F, g := m.cfg.Width, m.cfg.FFNWidth(), x.Graph()
-	c := scope.In(ScopeFFN)
+	c := scope.At(ScopeFFN)
 	inStd, outStd := m.cfg.ProjectionStds()
 	in, out := projection(c, inStd, D), projection(c, outStd, F)
 	wGate := in.VariableWithShape(VarGate, shapes.Make(m.dtype, D, F)).NodeValue(g)
@@ -201,7 +201,7 @@ func (m *stack) unembedding(scope *model.Scope, g *Graph) *Node {
 		return m.embeddingTable(scope, g) // intended sharing: embed created it
 	}
 	inStd, _ := m.cfg.ProjectionStds()
-	c := projection(scope.In(ScopeLMHead), inStd, m.cfg.Width)
+	c := projection(scope.At(ScopeLMHead), inStd, m.cfg.Width)
 	return c.VariableWithShape(VarLMHead, shapes.Make(m.dtype, m.cfg.VocabSize, m.cfg.Width)).NodeValue(g)
 }
 
@@ -215,7 +215,7 @@ func Hidden(scope *model.Scope, cfg Config, tokens *Node) *Node {
 func (m *stack) hidden(scope *model.Scope, tokens *Node) *Node {
 	h := m.embed(scope, tokens)
 	for l, mixer := range m.mixers {
-		c := scope.In(BlockScope(l))
+		c := scope.At("%s", BlockScope(l))
 		h = m.block(c, h, func(x *Node) *Node { return mixer.Forward(c, x) })
 	}
 	h = m.finalNorm(scope, h)
@@ -293,7 +293,7 @@ func Step(scope *model.Scope, cfg Config, token, pos *Node, state []*Node) (logi
 	h := m.embed(scope, token)
 	rest := state
 	for l, mixer := range m.mixers {
-		c := scope.In(BlockScope(l))
+		c := scope.At("%s", BlockScope(l))
 		n := len(mixer.StateShapes(B, 1, m.dtype))
 		layerState := rest[:n]
 		rest = rest[n:]

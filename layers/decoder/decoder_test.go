@@ -6,9 +6,9 @@ import (
 	"testing"
 
 	"github.com/gomlx/compute/dtypes"
-	"github.com/gomlx/gomlx/ml/model"
 	. "github.com/gomlx/gomlx/core/graph"
 	"github.com/gomlx/gomlx/core/tensors"
+	"github.com/gomlx/gomlx/ml/model"
 
 	"github.com/protolab/protolab/layers/attention"
 	"github.com/protolab/protolab/workbench/wbtest"
@@ -67,7 +67,7 @@ func randomTokens(seed uint64, B, T, V int) [][]int32 {
 // 1 + N(0, 0.3²), other weights N(0, 0.4²), so that the reference tests see non-trivial gains and O(1) activations
 // (the scalars are ProtoT's temperatures and α: near 0, 1/|τ| would blow up and |τ| has a kink). It returns the
 // values by variable path.
-func randomizeVariables(t *testing.T, scope *model.Scope, seed uint64) refParams {
+func randomizeVariables(t *testing.T, scope *model.Store, seed uint64) refParams {
 	t.Helper()
 	rng := wbtest.RNG(seed)
 	p := refParams{}
@@ -90,21 +90,21 @@ func randomizeVariables(t *testing.T, scope *model.Scope, seed uint64) refParams
 }
 
 // logitsExec returns an executor of Logits on ctx.
-func logitsExec(t *testing.T, scope *model.Scope, cfg Config) *model.Exec {
+func logitsExec(t *testing.T, scope *model.Store, cfg Config) *model.Exec {
 	return model.MustNewExec(wbtest.Backend(t), scope, func(scope *model.Scope, tokens *Node) *Node {
 		return Logits(scope, cfg, tokens)
 	})
 }
 
-// newTinyModel builds Logits for cfg on a fresh context, runs it once to create the variables, then randomizes
+// newTinyModel builds Logits for cfg on a fresh store, runs it once to create the variables, then randomizes
 // them. It returns the context, the executor and the parameter values.
-func newTinyModel(t *testing.T, cfg Config, seed uint64) (*model.Scope, *model.Exec, refParams) {
+func newTinyModel(t *testing.T, cfg Config, seed uint64) (*model.Store, *model.Exec, refParams) {
 	t.Helper()
-	scope := model.NewStore()
-	scope.SetParam(model.ParamInitialSeed, int64(seed))
-	exec := logitsExec(t, scope, cfg)
+	vars := model.NewStore()
+	vars.SetParam(model.ParamInitialSeed, int64(seed))
+	exec := logitsExec(t, vars, cfg)
 	exec.MustExec(tensors.FromValue(randomTokens(seed, testB, testT, cfg.VocabSize)))
-	return scope, exec, randomizeVariables(t, scope, seed+1)
+	return vars, exec, randomizeVariables(t, vars, seed+1)
 }
 
 func TestRMSNorm_MatchesReference(t *testing.T) {
@@ -140,16 +140,16 @@ func TestBlock_MatchesReference(t *testing.T) {
 	for i, name := range configNames() {
 		cfg := tinyConfigs()[name]
 		t.Run(name, func(t *testing.T) {
-			scope := model.NewStore()
-			scope.SetParam(model.ParamInitialSeed, int64(10+i))
+			vars := model.NewStore()
+			vars.SetParam(model.ParamInitialSeed, int64(10+i))
 			m := newStack(cfg, "test")
-			exec := model.MustNewExec(wbtest.Backend(t), scope, func(scope *model.Scope, h *Node) *Node {
-				c := scope.In(BlockScope(0))
+			exec := model.MustNewExec(wbtest.Backend(t), vars, func(scope *model.Scope, h *Node) *Node {
+				c := scope.At("%s", BlockScope(0))
 				return m.block(c, h, func(x *Node) *Node { return m.mixers[0].Forward(c, x) })
 			})
 			h := wbtest.Normal(wbtest.RNG(uint64(20+i)), testB*testT*cfg.Width, 1)
 			exec.MustExec(wbtest.Tensor64(h, testB, testT, cfg.Width))
-			p := randomizeVariables(t, scope, uint64(30+i))
+			p := randomizeVariables(t, vars, uint64(30+i))
 			got := wbtest.Flat64(exec.MustExec(wbtest.Tensor64(h, testB, testT, cfg.Width))[0])
 			want := referenceBlock(p, "/"+BlockScope(0), cfg, h, testB, testT)
 			wbtest.RequireClose(t, "block", want, got, tolParity)
@@ -175,15 +175,15 @@ func TestLogits_MatchesReference(t *testing.T) {
 func TestLogits_Float32MatchesReference(t *testing.T) {
 	cfg := tinyConfigs()["tied GQA H=6 Hkv=2"]
 	cfg.DType = "float32"
-	scope := model.NewStore()
-	scope.SetParam(model.ParamInitialSeed, int64(50))
-	exec := logitsExec(t, scope, cfg)
+	vars := model.NewStore()
+	vars.SetParam(model.ParamInitialSeed, int64(50))
+	exec := logitsExec(t, vars, cfg)
 	tokens := randomTokens(51, testB, testT, cfg.VocabSize)
 	exec.MustExec(tensors.FromValue(tokens))
 	// Set float32 weights; the reference sees exactly the rounded values.
 	rng := wbtest.RNG(52)
 	p := refParams{}
-	for v := range scope.IterVariables() {
+	for v := range vars.IterVariables() {
 		if !v.Trainable {
 			continue
 		}
@@ -210,9 +210,9 @@ func TestLogits_Float32MatchesReference(t *testing.T) {
 
 func TestNextTokenLoss_MatchesReference(t *testing.T) {
 	cfg := tinyConfigs()["untied H=3"]
-	scope, _, p := newTinyModel(t, cfg, 60)
+	vars, _, p := newTinyModel(t, cfg, 60)
 	batch := randomTokens(61, testB, testT+1, cfg.VocabSize)
-	outs := model.MustExecOnceN(wbtest.Backend(t), scope, func(scope *model.Scope, batch *Node) []*Node {
+	outs := model.MustExecOnceN(wbtest.Backend(t), vars, func(scope *model.Scope, batch *Node) []*Node {
 		return []*Node{TokenLosses(scope, cfg, batch), NextTokenLoss(scope, cfg, batch)}
 	}, tensors.FromValue(batch))
 	inputs, targets := make([][]int32, testB), []int32{}
@@ -234,13 +234,13 @@ func TestLogits_GradientsMatchFiniteDifferences(t *testing.T) {
 		cfg := tinyConfigs()[name]
 		t.Run(name, func(t *testing.T) {
 			cfg.FFNHidden = 6 // fewer coordinates to difference; the FFN code is the same
-			scope, _, p := newTinyModel(t, cfg, uint64(70+i))
+			vars, _, p := newTinyModel(t, cfg, uint64(70+i))
 			tokens := tensors.FromValue(randomTokens(uint64(71+i), testB, testT, cfg.VocabSize))
 			cot := wbtest.Normal(wbtest.RNG(uint64(72+i)), testB*testT*cfg.VocabSize, 1) // random cotangent
-			var vars []*model.Variable
-			for v := range scope.IterVariables() {
+			var params []*model.Variable
+			for v := range vars.IterVariables() {
 				if v.Trainable {
-					vars = append(vars, v)
+					params = append(params, v)
 				}
 			}
 			loss := func(scope *model.Scope, tokens *Node) *Node {
@@ -249,17 +249,17 @@ func TestLogits_GradientsMatchFiniteDifferences(t *testing.T) {
 					logits.Shape().Dimensions...)))
 			}
 			backend := wbtest.Backend(t)
-			lossExec := model.MustNewExec(backend, scope, loss)
-			gradExec := model.MustNewExec(backend, scope, func(scope *model.Scope, tokens *Node) []*Node {
+			lossExec := model.MustNewExec(backend, vars, loss)
+			gradExec := model.MustNewExec(backend, vars, func(scope *model.Scope, tokens *Node) []*Node {
 				l := loss(scope, tokens)
-				nodes := make([]*Node, len(vars))
-				for j, v := range vars {
+				nodes := make([]*Node, len(params))
+				for j, v := range params {
 					nodes[j] = v.NodeValue(tokens.Graph())
 				}
 				return Gradient(l, nodes...)
 			})
 			grads := gradExec.MustExec(tokens)
-			for j, v := range vars {
+			for j, v := range params {
 				orig := p[v.Path()]
 				f := func(x []float64) float64 {
 					v.MustSetValue(wbtest.Tensor64(x, v.Shape().Dimensions...))

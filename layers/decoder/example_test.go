@@ -6,9 +6,9 @@ import (
 
 	"github.com/gomlx/compute"
 	_ "github.com/gomlx/compute/gobackend"
-	"github.com/gomlx/gomlx/ml/model"
 	. "github.com/gomlx/gomlx/core/graph"
 	"github.com/gomlx/gomlx/core/tensors"
+	"github.com/gomlx/gomlx/ml/model"
 
 	"github.com/protolab/protolab/layers/decoder"
 )
@@ -25,10 +25,10 @@ func ExampleLogits() {
 	if err := cfg.Validate(); err != nil {
 		panic(err)
 	}
-	scope := model.NewStore()
-	scope.SetParam(model.ParamInitialSeed, int64(42))
+	vars := model.NewStore()
+	vars.SetParam(model.ParamInitialSeed, int64(42))
 	batch := [][]int32{{1, 2, 3, 4, 5, 6}, {7, 8, 9, 10, 11, 12}} // [B=2, T+1=6]
-	outs := model.MustExecOnceN(backend, scope, func(scope *model.Scope, batch *Node) []*Node {
+	outs := model.MustExecOnceN(backend, vars, func(scope *model.Scope, batch *Node) []*Node {
 		inputs := Slice(batch, AxisRange(), AxisRange(0, 5))
 		return []*Node{decoder.Logits(scope, cfg, inputs), decoder.NextTokenLoss(scope, cfg, batch)}
 	}, tensors.FromValue(batch))
@@ -43,7 +43,7 @@ func ExampleLogits() {
 	for _, s := range state {
 		args = append(args, s)
 	}
-	step := model.MustExecOnceN(backend, scope, func(scope *model.Scope, in []*Node) []*Node {
+	step := model.MustExecOnceN(backend, vars, func(scope *model.Scope, in []*Node) []*Node {
 		logits, newState := decoder.Step(scope, cfg, in[0], in[1], in[2:])
 		return append([]*Node{logits}, newState...)
 	}, args...)

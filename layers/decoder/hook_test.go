@@ -7,9 +7,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gomlx/gomlx/ml/model"
 	. "github.com/gomlx/gomlx/core/graph"
 	"github.com/gomlx/gomlx/core/tensors"
+	"github.com/gomlx/gomlx/ml/model"
 
 	"github.com/protolab/protolab/layers/hook"
 	"github.com/protolab/protolab/workbench/wbtest"
@@ -84,7 +84,7 @@ func attachProbes(g *Graph, pg *probeGraph, keep func(string) bool, patches map[
 
 // logitsProbes runs Logits on tokens with a hook: patchNames[i] is replaced by (or, with add, incremented by)
 // patchValues[i]. It returns the logits, the emitted names in order and the kept probes' values.
-func logitsProbes(t *testing.T, scope *model.Scope, cfg Config, tokens [][]int32, keep func(string) bool,
+func logitsProbes(t *testing.T, scope *model.Store, cfg Config, tokens [][]int32, keep func(string) bool,
 	patchNames []string, patchValues []*tensors.Tensor, add bool) ([]float64, []string, map[string]*tensors.Tensor) {
 	t.Helper()
 	pg := &probeGraph{}
@@ -110,7 +110,7 @@ func logitsProbes(t *testing.T, scope *model.Scope, cfg Config, tokens [][]int32
 
 // stepProbes decodes tokens one position at a time with Step and a hook, returning the emitted names (of the one
 // step graph) and, per position, the kept probes' values.
-func stepProbes(t *testing.T, scope *model.Scope, cfg Config, tokens [][]int32, keep func(string) bool) (
+func stepProbes(t *testing.T, scope *model.Store, cfg Config, tokens [][]int32, keep func(string) bool) (
 	[]string, []map[string]*tensors.Tensor) {
 	t.Helper()
 	pg := &probeGraph{}
@@ -170,9 +170,9 @@ func sliceT(x []float64, dims []int, t int) []float64 {
 func TestProbes_NamesPerMixer(t *testing.T) {
 	for mixer, cfg := range hookTestConfigs() {
 		t.Run(mixer, func(t *testing.T) {
-			scope, _, _ := newTinyModel(t, cfg, 300)
+			vars, _, _ := newTinyModel(t, cfg, 300)
 			tokens := randomTokens(301, testB, testT, cfg.VocabSize)
-			_, names, _ := logitsProbes(t, scope, cfg, tokens, keepNone, nil, nil, false)
+			_, names, _ := logitsProbes(t, vars, cfg, tokens, keepNone, nil, nil, false)
 			sorted := slices.Sorted(slices.Values(names))
 			if want := expectedProbeNames(mixer); !slices.Equal(sorted, want) {
 				t.Fatalf("Logits emitted\n%v\nwant\n%v", sorted, want)
@@ -193,7 +193,7 @@ func TestProbes_NamesPerMixer(t *testing.T) {
 					t.Fatalf("ProtoT probes emitted in the order %v, want %v", got, want)
 				}
 			}
-			stepNames, _ := stepProbes(t, scope, cfg, prefix(tokens, 1), keepNone)
+			stepNames, _ := stepProbes(t, vars, cfg, prefix(tokens, 1), keepNone)
 			if got := slices.Sorted(slices.Values(stepNames)); !slices.Equal(got, sorted) {
 				t.Fatalf("Step emitted\n%v\nLogits\n%v", got, sorted)
 			}
@@ -206,10 +206,10 @@ func TestProbes_NamesPerMixer(t *testing.T) {
 func TestProbes_StepMatchesLogits(t *testing.T) {
 	for mixer, cfg := range hookTestConfigs() {
 		t.Run(mixer, func(t *testing.T) {
-			scope, _, _ := newTinyModel(t, cfg, 310)
+			vars, _, _ := newTinyModel(t, cfg, 310)
 			tokens := randomTokens(311, testB, testT, cfg.VocabSize)
-			_, names, full := logitsProbes(t, scope, cfg, tokens, keepAll, nil, nil, false)
-			_, perPos := stepProbes(t, scope, cfg, tokens, keepAll)
+			_, names, full := logitsProbes(t, vars, cfg, tokens, keepAll, nil, nil, false)
+			_, perPos := stepProbes(t, vars, cfg, tokens, keepAll)
 			checked := 0
 			for _, name := range names {
 				want := wbtest.Flat64(full[name])
@@ -255,10 +255,10 @@ func checkStepPattern(t *testing.T, label string, full []float64, dims []int, st
 // diagonal.
 func TestProbes_AttentionPatternIsCausalSoftmax(t *testing.T) {
 	cfg := hookTestConfigs()[MixerAttention]
-	scope, _, _ := newTinyModel(t, cfg, 320)
+	vars, _, _ := newTinyModel(t, cfg, 320)
 	tokens := randomTokens(321, testB, testT, cfg.VocabSize)
 	keep := func(name string) bool { return strings.HasSuffix(name, ".pattern") }
-	_, _, acts := logitsProbes(t, scope, cfg, tokens, keep, nil, nil, false)
+	_, _, acts := logitsProbes(t, vars, cfg, tokens, keep, nil, nil, false)
 	if len(acts) != cfg.NumLayers {
 		t.Fatalf("%d patterns, want %d", len(acts), cfg.NumLayers)
 	}
@@ -292,25 +292,25 @@ func TestProbes_AttentionPatternIsCausalSoftmax(t *testing.T) {
 func TestProbes_PatchWithItselfIsIdentity(t *testing.T) {
 	for mixer, cfg := range hookTestConfigs() {
 		t.Run(mixer, func(t *testing.T) {
-			scope, _, _ := newTinyModel(t, cfg, 330)
+			vars, _, _ := newTinyModel(t, cfg, 330)
 			tokens := randomTokens(331, testB, testT, cfg.VocabSize)
 			targets := []string{"block_00.resid_post", "block_01." + mixer + ".mix_out", "block_00.norm2"}
 			if mixer == MixerAttention {
 				targets = append(targets, "block_01.attention.z")
 			}
 			keep := func(name string) bool { return slices.Contains(targets, name) }
-			base, _, acts := logitsProbes(t, scope, cfg, tokens, keep, nil, nil, false)
+			base, _, acts := logitsProbes(t, vars, cfg, tokens, keep, nil, nil, false)
 			for _, name := range targets {
 				v := acts[name]
 				if v == nil {
 					t.Fatalf("probe %s not emitted", name)
 				}
-				got, _, _ := logitsProbes(t, scope, cfg, tokens, keepNone, []string{name}, []*tensors.Tensor{v}, false)
+				got, _, _ := logitsProbes(t, vars, cfg, tokens, keepNone, []string{name}, []*tensors.Tensor{v}, false)
 				if d := wbtest.MaxAbsDiff(base, got); d != 0 {
 					t.Fatalf("replacing %s with itself changed the logits by %g", name, d)
 				}
 				zero := tensors.FromShape(v.Shape())
-				got, _, _ = logitsProbes(t, scope, cfg, tokens, keepNone, []string{name}, []*tensors.Tensor{zero}, true)
+				got, _, _ = logitsProbes(t, vars, cfg, tokens, keepNone, []string{name}, []*tensors.Tensor{zero}, true)
 				if d := wbtest.MaxAbsDiff(base, got); d != 0 {
 					t.Fatalf("adding zeros to %s changed the logits by %g", name, d)
 				}
@@ -324,14 +324,14 @@ func TestProbes_PatchWithItselfIsIdentity(t *testing.T) {
 func TestProbes_ZeroResidPostChangesOnlyLaterActivations(t *testing.T) {
 	for mixer, cfg := range hookTestConfigs() {
 		t.Run(mixer, func(t *testing.T) {
-			scope, _, _ := newTinyModel(t, cfg, 340)
+			vars, _, _ := newTinyModel(t, cfg, 340)
 			tokens := randomTokens(341, testB, testT, cfg.VocabSize)
 			keep := func(name string) bool {
 				return name == "block_00.resid_pre" || name == "block_00.resid_post" || name == "block_01.resid_pre"
 			}
-			base, _, before := logitsProbes(t, scope, cfg, tokens, keep, nil, nil, false)
+			base, _, before := logitsProbes(t, vars, cfg, tokens, keep, nil, nil, false)
 			zero := tensors.FromShape(before["block_00.resid_post"].Shape())
-			got, _, after := logitsProbes(t, scope, cfg, tokens, keep, []string{"block_00.resid_post"},
+			got, _, after := logitsProbes(t, vars, cfg, tokens, keep, []string{"block_00.resid_post"},
 				[]*tensors.Tensor{zero}, false)
 			wbtest.RequireClose(t, "embedding", wbtest.Flat64(before["block_00.resid_pre"]),
 				wbtest.Flat64(after["block_00.resid_pre"]), 0)
@@ -350,10 +350,10 @@ func TestProbes_ZeroResidPostChangesOnlyLaterActivations(t *testing.T) {
 func TestProbes_ObserveOnlyRefusesPatches(t *testing.T) {
 	for mixer, name := range map[string]string{MixerProtoT: "block_00.protot.pi", MixerAttention: "block_01.attention.pattern"} {
 		cfg := hookTestConfigs()[mixer]
-		scope, _, _ := newTinyModel(t, cfg, 350)
-		_, _, acts := logitsProbes(t, scope, cfg, randomTokens(351, testB, testT, cfg.VocabSize),
+		vars, _, _ := newTinyModel(t, cfg, 350)
+		_, _, acts := logitsProbes(t, vars, cfg, randomTokens(351, testB, testT, cfg.VocabSize),
 			func(n string) bool { return n == name }, nil, nil, false)
-		exec := model.MustNewExec(wbtest.Backend(t), scope, func(scope *model.Scope, tokens, v *Node) *Node {
+		exec := model.MustNewExec(wbtest.Backend(t), vars, func(scope *model.Scope, tokens, v *Node) *Node {
 			pg := &probeGraph{}
 			defer attachProbes(tokens.Graph(), pg, keepNone, map[string]*Node{name: v}, false)()
 			return Logits(scope, cfg, tokens)
@@ -422,9 +422,9 @@ func referenceHeads(x, wq, wk, wv []float64, B, T, D, H, Hkv, Dh int, base float
 // of every block equal the float64 reference computed from the block's norm1 probe.
 func TestProbes_AttentionHeadsMatchReference(t *testing.T) {
 	cfg := hookTestConfigs()[MixerAttention]
-	scope, _, p := newTinyModel(t, cfg, 360)
+	vars, _, p := newTinyModel(t, cfg, 360)
 	tokens := randomTokens(361, testB, testT, cfg.VocabSize)
-	_, _, acts := logitsProbes(t, scope, cfg, tokens, keepAll, nil, nil, false)
+	_, _, acts := logitsProbes(t, vars, cfg, tokens, keepAll, nil, nil, false)
 	ac, D := cfg.Attention, cfg.Width
 	for l := 0; l < cfg.NumLayers; l++ {
 		block := BlockScope(l)

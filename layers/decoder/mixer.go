@@ -5,8 +5,8 @@ import (
 
 	"github.com/gomlx/compute/dtypes"
 	"github.com/gomlx/compute/shapes"
-	"github.com/gomlx/gomlx/ml/model"
 	. "github.com/gomlx/gomlx/core/graph"
+	"github.com/gomlx/gomlx/ml/model"
 	"github.com/pkg/errors"
 
 	"github.com/protolab/protolab/layers/attention"
@@ -86,7 +86,7 @@ type attentionMixer struct {
 }
 
 func (m attentionMixer) Forward(scope *model.Scope, x *Node) *Node {
-	return hook.Emit(scope.In(attention.Scope), ProbeMixOut, attention.Mixer(scope, m.cfg, x))
+	return hook.Emit(scope.At(attention.Scope), ProbeMixOut, attention.Mixer(scope, m.cfg, x))
 }
 
 func (m attentionMixer) StateShapes(batch, maxLen int, dtype dtypes.DType) []shapes.Shape {
@@ -98,7 +98,7 @@ func (m attentionMixer) Step(scope *model.Scope, x, pos *Node, state []*Node) (*
 		panic(errors.Errorf("decoder: attention mixer state has %d tensors, want 2 (key and value caches)", len(state)))
 	}
 	y, k, v := attention.Step(scope, m.cfg, x, pos, state[0], state[1])
-	return hook.Emit(scope.In(attention.Scope), ProbeMixOut, y), []*Node{k, v}
+	return hook.Emit(scope.At(attention.Scope), ProbeMixOut, y), []*Node{k, v}
 }
 
 func (m attentionMixer) NumParams() int { return m.cfg.NumParams(m.width) }

@@ -4,9 +4,9 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/gomlx/gomlx/ml/model"
 	. "github.com/gomlx/gomlx/core/graph"
 	"github.com/gomlx/gomlx/core/tensors"
+	"github.com/gomlx/gomlx/ml/model"
 
 	"github.com/protolab/protolab/workbench/wbtest"
 )
@@ -23,9 +23,9 @@ func benchTrainStep(b *testing.B, mixer string, T int) {
 	cfg := benchConfig()
 	cfg.Mixer = mixer
 	B := benchTokens / T
-	scope := model.NewStore()
-	scope.SetParam(model.ParamInitialSeed, int64(1))
-	exec := model.MustNewExec(wbtest.Backend(b), scope, func(scope *model.Scope, batch *Node) []*Node {
+	vars := model.NewStore()
+	vars.SetParam(model.ParamInitialSeed, int64(1))
+	exec := model.MustNewExec(wbtest.Backend(b), vars, func(scope *model.Scope, batch *Node) []*Node {
 		loss := NextTokenLoss(scope, cfg, batch)
 		return append([]*Node{loss}, scope.BuildTrainableVariablesGradientsGraph(loss)...)
 	})
@@ -50,12 +50,12 @@ func benchTrainStep(b *testing.B, mixer string, T int) {
 func benchDecode(b *testing.B, mixer string, ctxLen int) {
 	cfg := benchConfig()
 	cfg.Mixer = mixer
-	scope := model.NewStore()
+	vars := model.NewStore()
 	backend := wbtest.Backend(b)
-	model.MustExecOnce(backend, scope, func(scope *model.Scope, tokens *Node) *Node { // create the variables
+	model.MustExecOnce(backend, vars, func(scope *model.Scope, tokens *Node) *Node { // create the variables
 		return Logits(scope, cfg, tokens)
 	}, tensors.FromValue([][]int32{{1, 2}}))
-	step := model.MustNewExec(backend, scope, func(scope *model.Scope, in []*Node) []*Node {
+	step := model.MustNewExec(backend, vars, func(scope *model.Scope, in []*Node) []*Node {
 		logits, state := Step(scope, cfg, in[0], in[1], in[2:])
 		return append([]*Node{logits}, state...)
 	})

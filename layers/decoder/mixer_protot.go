@@ -7,8 +7,8 @@ import (
 
 	"github.com/gomlx/compute/dtypes"
 	"github.com/gomlx/compute/shapes"
-	"github.com/gomlx/gomlx/ml/model"
 	. "github.com/gomlx/gomlx/core/graph"
+	"github.com/gomlx/gomlx/ml/model"
 	"github.com/pkg/errors"
 
 	"github.com/protolab/protolab/layers/hook"
@@ -47,7 +47,7 @@ func emitProtoT(scope *model.Scope, y *Node, tr protot.Trace) *Node {
 	if !hook.Active(y.Graph()) {
 		return y
 	}
-	c := scope.In(protot.Scope)
+	c := scope.At(protot.Scope)
 	named := tr.Named()
 	for _, name := range slices.SortedFunc(maps.Keys(named), byProtoTOrder) {
 		if name != protot.ProbeMixOut {

@@ -4,9 +4,9 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/gomlx/gomlx/ml/model"
 	. "github.com/gomlx/gomlx/core/graph"
 	"github.com/gomlx/gomlx/core/tensors"
+	"github.com/gomlx/gomlx/ml/model"
 
 	"github.com/protolab/protolab/layers/protot"
 	"github.com/protolab/protolab/workbench/wbtest"
@@ -39,9 +39,9 @@ func BenchmarkProtoTForwardBackward(b *testing.B) {
 func benchProtoTTrain(b *testing.B, T, q int) {
 	cfg := protoTBenchConfig(q)
 	B := protoTBenchTokens / T
-	scope := model.NewStore()
-	scope.SetParam(model.ParamInitialSeed, int64(1))
-	exec := model.MustNewExec(wbtest.Backend(b), scope, func(scope *model.Scope, batch *Node) []*Node {
+	vars := model.NewStore()
+	vars.SetParam(model.ParamInitialSeed, int64(1))
+	exec := model.MustNewExec(wbtest.Backend(b), vars, func(scope *model.Scope, batch *Node) []*Node {
 		loss := NextTokenLoss(scope, cfg, batch)
 		return append([]*Node{loss}, scope.BuildTrainableVariablesGradientsGraph(loss)...)
 	})
@@ -68,9 +68,9 @@ func BenchmarkProtoTDecode(b *testing.B) {
 	for _, context_ := range []int{256, 1024} {
 		b.Run(fmt.Sprintf("context=%d", context_), func(b *testing.B) {
 			cfg := protoTBenchConfig(protot.DefaultConfig().ChunkSize)
-			scope := model.NewStore()
-			scope.SetParam(model.ParamInitialSeed, int64(1))
-			step := model.MustNewExec(wbtest.Backend(b), scope, func(scope *model.Scope, in []*Node) []*Node {
+			vars := model.NewStore()
+			vars.SetParam(model.ParamInitialSeed, int64(1))
+			step := model.MustNewExec(wbtest.Backend(b), vars, func(scope *model.Scope, in []*Node) []*Node {
 				logits, state := Step(scope, cfg, in[0], in[1], in[2:])
 				return append([]*Node{logits}, state...)
 			})

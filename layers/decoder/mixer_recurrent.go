@@ -3,8 +3,8 @@ package decoder
 import (
 	"github.com/gomlx/compute/dtypes"
 	"github.com/gomlx/compute/shapes"
-	"github.com/gomlx/gomlx/ml/model"
 	. "github.com/gomlx/gomlx/core/graph"
+	"github.com/gomlx/gomlx/ml/model"
 	"github.com/pkg/errors"
 
 	"github.com/protolab/protolab/layers/deltanet"
@@ -79,7 +79,7 @@ func newRecurrentMixer[C recurrentConfig](l recurrentLayer[C], mc C, cfg Config,
 }
 
 func (m recurrentMixer[C]) Forward(scope *model.Scope, x *Node) *Node {
-	return hook.Emit(scope.In(m.layer.scope), ProbeMixOut, m.layer.mixer(scope, m.cfg, x))
+	return hook.Emit(scope.At("%s", m.layer.scope), ProbeMixOut, m.layer.mixer(scope, m.cfg, x))
 }
 
 // StateShapes ignores maxLen: the state has a fixed size.
@@ -90,7 +90,7 @@ func (m recurrentMixer[C]) StateShapes(batch, _ int, dtype dtypes.DType) []shape
 // Step ignores pos: the recurrence needs no position.
 func (m recurrentMixer[C]) Step(scope *model.Scope, x, _ *Node, state []*Node) (*Node, []*Node) {
 	y, s := m.layer.step(scope, m.cfg, x, state)
-	return hook.Emit(scope.In(m.layer.scope), ProbeMixOut, y), s
+	return hook.Emit(scope.At("%s", m.layer.scope), ProbeMixOut, y), s
 }
 
 func (m recurrentMixer[C]) NumParams() int { return m.cfg.NumParams(m.width) }

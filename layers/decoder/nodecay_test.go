@@ -8,8 +8,8 @@ import (
 
 	"github.com/gomlx/compute/dtypes"
 	"github.com/gomlx/compute/shapes"
-	"github.com/gomlx/gomlx/ml/model"
 	. "github.com/gomlx/gomlx/core/graph"
+	"github.com/gomlx/gomlx/ml/model"
 
 	"github.com/protolab/protolab/workbench/wbtest"
 )
@@ -40,20 +40,20 @@ func decoderVariables(t *testing.T, cfg Config, prismHead bool) []*model.Variabl
 	t.Helper()
 	g := NewGraph(wbtest.Backend(t), "variables")
 	defer g.Finalize()
-	scope := model.NewStore()
+	vars := model.NewStore()
 	tokens := Parameter(g, "tokens", shapes.Make(dtypes.Int32, testB, testT))
 	if prismHead {
-		PrismLogits(scope, cfg, prismTinyConfig(), tokens)
+		PrismLogits(vars.RootScope(), cfg, prismTinyConfig(), tokens)
 	} else {
-		Logits(scope, cfg, tokens)
+		Logits(vars.RootScope(), cfg, tokens)
 	}
-	var vars []*model.Variable
-	for v := range scope.IterVariables() {
+	var out []*model.Variable
+	for v := range vars.IterVariables() {
 		if !strings.HasPrefix(v.Name(), "#") {
-			vars = append(vars, v)
+			out = append(out, v)
 		}
 	}
-	return vars
+	return out
 }
 
 // TestConfig_NoDecay_KeepsTheDecayDecisions: for every variable of every decoder (each conformance case of each

@@ -1,8 +1,8 @@
 package decoder
 
 import (
-	"github.com/gomlx/gomlx/ml/model"
 	. "github.com/gomlx/gomlx/core/graph"
+	"github.com/gomlx/gomlx/ml/model"
 	"github.com/pkg/errors"
 
 	"github.com/protolab/protolab/layers/prism"

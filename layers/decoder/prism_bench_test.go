@@ -3,8 +3,8 @@ package decoder
 import (
 	"testing"
 
-	"github.com/gomlx/gomlx/ml/model"
 	. "github.com/gomlx/gomlx/core/graph"
+	"github.com/gomlx/gomlx/ml/model"
 
 	"github.com/protolab/protolab/layers/prism"
 	"github.com/protolab/protolab/workbench/wbtest"
@@ -17,9 +17,9 @@ func BenchmarkPrismForwardBackward(b *testing.B) {
 	cfg := benchConfig()
 	pc := prism.DefaultConfig()
 	pc.NumPrototypes, pc.TopK = 1024, 16
-	scope := model.NewStore()
-	scope.SetParam(model.ParamInitialSeed, int64(1))
-	exec := model.MustNewExec(wbtest.Backend(b), scope, func(scope *model.Scope, batch *Node) []*Node {
+	vars := model.NewStore()
+	vars.SetParam(model.ParamInitialSeed, int64(1))
+	exec := model.MustNewExec(wbtest.Backend(b), vars, func(scope *model.Scope, batch *Node) []*Node {
 		loss, _ := PrismLoss(scope, cfg, pc, batch)
 		return append([]*Node{loss}, scope.BuildTrainableVariablesGradientsGraph(loss)...)
 	})

@@ -4,9 +4,9 @@ import (
 	"math"
 	"testing"
 
-	"github.com/gomlx/gomlx/ml/model"
 	. "github.com/gomlx/gomlx/core/graph"
 	"github.com/gomlx/gomlx/core/tensors"
+	"github.com/gomlx/gomlx/ml/model"
 
 	"github.com/protolab/protolab/layers/prism"
 	"github.com/protolab/protolab/workbench/wbtest"
@@ -28,11 +28,11 @@ func TestPrismLoss_MatchesDense(t *testing.T) {
 	pc := prismTinyConfig()
 	for _, name := range configNames() {
 		cfg := tinyConfigs()[name]
-		scope := model.NewStore()
-		scope.SetParam(model.ParamInitialSeed, int64(5))
+		vars := model.NewStore()
+		vars.SetParam(model.ParamInitialSeed, int64(5))
 		batch := tensors.FromValue(randomTokens(3, testB, testT+1, cfg.VocabSize))
 		var bankGrad *Node
-		outs := model.MustExecOnceN(wbtest.Backend(t), scope, func(scope *model.Scope, batch *Node) []*Node {
+		outs := model.MustExecOnceN(wbtest.Backend(t), vars, func(scope *model.Scope, batch *Node) []*Node {
 			total, terms := PrismLoss(scope, cfg, pc, batch)
 			inputs := Slice(batch, AxisRange(), AxisRange(0, testT))
 			prismLogits := PrismLogits(scope, cfg, pc, inputs)
@@ -59,7 +59,7 @@ func TestPrismLoss_MatchesDense(t *testing.T) {
 			t.Fatalf("%s: the bank has no gradient", name)
 		}
 		n := 0
-		for v := range scope.IterVariables() {
+		for v := range vars.IterVariables() {
 			if v.Trainable {
 				n += v.Shape().Size()
 			}
@@ -67,7 +67,7 @@ func TestPrismLoss_MatchesDense(t *testing.T) {
 		if n != PrismNumParams(cfg, pc) {
 			t.Fatalf("%s: %d trainable values, PrismNumParams says %d", name, n, PrismNumParams(cfg, pc))
 		}
-		bank := prism.BankVariable(scope)
+		bank := prism.BankVariable(vars.RootScope())
 		if bank == nil || bank.Scope() != "/prism" || bank.Shape().Dim(0) != pc.NumPrototypes || bank.Shape().Dim(1) != cfg.Width {
 			t.Fatalf("%s: bank variable %v, want /prism/prototypes [%d, %d]", name, bank, pc.NumPrototypes, cfg.Width)
 		}

@@ -8,9 +8,9 @@ import (
 	"testing"
 
 	"github.com/gomlx/compute/dtypes"
-	"github.com/gomlx/gomlx/ml/model"
 	. "github.com/gomlx/gomlx/core/graph"
 	"github.com/gomlx/gomlx/core/tensors"
+	"github.com/gomlx/gomlx/ml/model"
 
 	"github.com/protolab/protolab/workbench/wbtest"
 )
@@ -237,12 +237,12 @@ func TestMixer_Variables(t *testing.T) {
 	const B, T, D = 2, 5, 12
 	cfg := DefaultConfig() // H = 4, d = 3
 	cfg.HeadDim = 2        // H·d = 8 ≠ D
-	scope := model.NewStore()
-	scope.SetParam(model.ParamInitialSeed, int64(90))
+	vars := model.NewStore()
+	vars.SetParam(model.ParamInitialSeed, int64(90))
 	x := wbtest.Normal(wbtest.RNG(91), B*T*D, 1)
 	backend := wbtest.Backend(t)
-	full := model.MustExecOnce(backend, scope, func(scope *model.Scope, x *Node) *Node {
-		return Mixer(scope.In("block_00"), cfg, x)
+	full := model.MustExecOnce(backend, vars, func(scope *model.Scope, x *Node) *Node {
+		return Mixer(scope.At("block_00"), cfg, x)
 	}, wbtest.Tensor64(x, B, T, D))
 	if !slices.Equal(full.Shape().Dimensions, []int{B, T, D}) {
 		t.Fatalf("Mixer output shape %s, want [%d %d %d]", full.Shape(), B, T, D)
@@ -261,7 +261,7 @@ func TestMixer_Variables(t *testing.T) {
 	}
 	var got []string
 	total := 0
-	for v := range scope.IterVariables() {
+	for v := range vars.IterVariables() {
 		if v.Trainable {
 			got = append(got, fmt.Sprintf("%s %v", v.Path(), v.Shape().Dimensions))
 			total += v.Shape().Size()

@@ -40,7 +40,7 @@
 // Decoding: Step applies (1)–(5) and (11) to one token; the state is the last K pre-conv projections
 // [B, K, 3·H·d] (the current token's last) and S [B, H, d, d].
 //
-// Scope and variable names (checkpoint and probe names): ctx.In("deltanet") holds "q_proj", "k_proj", "v_proj"
+// Scope and variable names (checkpoint and probe names): scope.At("deltanet") holds "q_proj", "k_proj", "v_proj"
 // [D, H·d], "q_conv", "k_conv", "v_conv" [H·d, K], "beta_proj" [D, H], "out_norm" [d] and "out_proj" [H·d, D].
 // Every rank-2 variable is weight-decayed; "out_norm" is not (rank 1).
 //

@@ -5,9 +5,9 @@ import (
 
 	"github.com/gomlx/compute/dtypes"
 	"github.com/gomlx/compute/shapes"
+	. "github.com/gomlx/gomlx/core/graph"
 	"github.com/gomlx/gomlx/ml/model"
 	"github.com/gomlx/gomlx/ml/model/initializer"
-	. "github.com/gomlx/gomlx/core/graph"
 	"github.com/pkg/errors"
 )
 
@@ -40,11 +40,11 @@ func withInit(scope *model.Scope, std, bound float64) *model.Scope {
 	return scope.WithInitializer(initializer.RandomUniformFn(scope, -bound, bound))
 }
 
-// weights returns the layer's parameters in graph g, creating the variables under ctx.In(Scope) on first use:
+// weights returns the layer's parameters in graph g, creating the variables under scope.At(Scope) on first use:
 // projections from cfg.InitStd / cfg.OutputInitStd (PyTorch's U(±1/√fan_in) when 0), convolution kernels
 // U(±1/√K) (PyTorch's Conv1d default), output-norm gain 1.
 func weights(scope *model.Scope, g *Graph, cfg Config, D int, dtype dtypes.DType) Weights {
-	scope = scope.In(Scope)
+	scope = scope.At(Scope)
 	H, d, K := cfg.NumHeads, cfg.HeadSize(D), cfg.ConvSize
 	in := withInit(scope, cfg.InitStd, 1/math.Sqrt(float64(D)))
 	outStd := cfg.OutputInitStd
@@ -67,7 +67,7 @@ func weights(scope *model.Scope, g *Graph, cfg Config, D int, dtype dtypes.DType
 	}
 }
 
-// Mixer is the DeltaNet layer: it creates the variables (names and shapes in doc.go) under ctx.In("deltanet") and
+// Mixer is the DeltaNet layer: it creates the variables (names and shapes in doc.go) under scope.At("deltanet") and
 // returns Mix(x, …): x [B, T, D] → [B, T, D], causal. Panics if cfg.Validate(D) fails or x is not rank 3.
 func Mixer(scope *model.Scope, cfg Config, x *Node) *Node {
 	checkInput("Mixer", cfg, x)

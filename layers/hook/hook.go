@@ -3,7 +3,7 @@
 // turns the observed nodes into cached tensors and patches.
 //
 // A layer calls Emit at each probe point with a name relative to its context scope; the full name is the scope
-// path with "/" replaced by "." plus the short name, e.g. "block_02.protot.pi" for Emit(ctx.In("block_02").In("protot"),
+// path with "/" replaced by "." plus the short name, e.g. "block_02.protot.pi" for Emit(scope.At("block_02").At("protot"),
 // "pi", x). When a Func is attached to the node's graph, Emit calls it and returns its result, so a hook can patch
 // the model (replace or add to an activation); without one, Emit returns its input unchanged and costs a map lookup
 // at graph-building time only.
@@ -16,8 +16,8 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/gomlx/gomlx/ml/model"
 	. "github.com/gomlx/gomlx/core/graph"
+	"github.com/gomlx/gomlx/ml/model"
 	"github.com/pkg/errors"
 )
 

@@ -7,8 +7,8 @@ import (
 
 	"github.com/gomlx/compute/dtypes"
 	"github.com/gomlx/compute/shapes"
-	"github.com/gomlx/gomlx/ml/model"
 	. "github.com/gomlx/gomlx/core/graph"
+	"github.com/gomlx/gomlx/ml/model"
 
 	"github.com/protolab/protolab/workbench/wbtest"
 )
@@ -36,15 +36,15 @@ func requirePanic(t *testing.T, want string, fn func()) {
 }
 
 func TestName_DotsTheScopePath(t *testing.T) {
-	scope := model.NewStore()
+	vars := model.NewStore()
 	for _, c := range []struct {
 		scope      *model.Scope
 		short, out string
 	}{
-		{scope, "logits", "logits"},
-		{scope.In("block_02"), "resid_post", "block_02.resid_post"},
-		{scope.In("block_02").In("protot"), "pi", "block_02.protot.pi"},
-		{scope.In("block_10").In("attention"), "z", "block_10.attention.z"},
+		{vars.RootScope(), "logits", "logits"},
+		{vars.RootScope().At("block_02"), "resid_post", "block_02.resid_post"},
+		{vars.RootScope().At("block_02").At("protot"), "pi", "block_02.protot.pi"},
+		{vars.RootScope().At("block_10").At("attention"), "z", "block_10.attention.z"},
 	} {
 		if got := Name(c.scope, c.short); got != c.out {
 			t.Errorf("Name(%q, %q) = %q, want %q", c.scope.Scope(), c.short, got, c.out)
@@ -62,7 +62,7 @@ func TestEmit_WithoutHookReturnsItsInput(t *testing.T) {
 	if Active(g) {
 		t.Fatal("Active on a graph with no hook")
 	}
-	if y := Emit(model.NewStore(), "a", x); y != x {
+	if y := Emit(model.NewStore().RootScope(), "a", x); y != x {
 		t.Fatal("Emit without a hook returned another node")
 	}
 }
@@ -78,7 +78,7 @@ func TestEmit_CallsTheHookWithFullNamesAndPatches(t *testing.T) {
 		}
 		return n
 	})
-	scope := model.NewStore().In("block_01")
+	scope := model.NewStore().RootScope().At("block_01")
 	if !Active(g) {
 		t.Fatal("Active false after Attach")
 	}
@@ -105,13 +105,13 @@ func TestEmit_CallsTheHookWithFullNamesAndPatches(t *testing.T) {
 func TestEmit_PanicsOnShapeChange(t *testing.T) {
 	g, x := newGraph(t)
 	defer Attach(g, func(string, *Node) *Node { return ReduceSum(x, 1) })()
-	requirePanic(t, `probe "p"`, func() { Emit(model.NewStore(), "p", x) })
+	requirePanic(t, `probe "p"`, func() { Emit(model.NewStore().RootScope(), "p", x) })
 }
 
 func TestObserve_PanicsWhenPatched(t *testing.T) {
 	g, x := newGraph(t)
 	defer Attach(g, func(string, *Node) *Node { return Neg(x) })()
-	requirePanic(t, `"block_00.protot.pi" is observe-only`, func() { Observe(model.NewStore().In("block_00").In("protot"), "pi", x) })
+	requirePanic(t, `"block_00.protot.pi" is observe-only`, func() { Observe(model.NewStore().RootScope().At("block_00").At("protot"), "pi", x) })
 }
 
 func TestAttach_OneHookPerGraph(t *testing.T) {
@@ -138,7 +138,7 @@ func TestAttach_GraphsAreIndependent(t *testing.T) {
 			})
 			defer detach()
 			for j := 0; j <= i; j++ {
-				Emit(model.NewStore().Inf("block_%02d", i), "p", x)
+				Emit(model.NewStore().RootScope().At("block_%02d", i), "p", x)
 			}
 			got[i] = seen
 		}()
@@ -149,7 +149,7 @@ func TestAttach_GraphsAreIndependent(t *testing.T) {
 			t.Fatalf("graph %d saw %d probes, want %d", i, len(seen), i+1)
 		}
 		for _, name := range seen {
-			if want := model.NewStore().Inf("block_%02d", i); name != Name(want, "p") {
+			if want := model.NewStore().RootScope().At("block_%02d", i); name != Name(want, "p") {
 				t.Fatalf("graph %d saw %q", i, name)
 			}
 		}

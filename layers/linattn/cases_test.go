@@ -65,8 +65,8 @@ func (p *params) rounded() *params {
 	return q
 }
 
-// model is one test case: graph inputs, the graph function, and its reference.
-type model struct {
+// testCase is one test case: graph inputs, the graph function, and its reference.
+type testCase struct {
 	p     *params
 	graph func(in []*Node, act string) Output
 	ref   func(v [][]float64, act string) refOut
@@ -109,7 +109,7 @@ func addPatch(p *params, rng *rand.Rand, M int) (keys, mask int) {
 }
 
 // caseA is model A with tM layers; with patch, donor keys and a mask are inputs too.
-func caseA(rng *rand.Rand, patch bool) model {
+func caseA(rng *rand.Rand, patch bool) testCase {
 	p := tokens(rng)
 	type idx struct{ wx, wp, b1, w2, b2 int }
 	layers := make([]idx, tM)
@@ -129,7 +129,7 @@ func caseA(rng *rand.Rand, patch bool) model {
 	if patch {
 		pk, pm = addPatch(p, rng, tM)
 	}
-	return model{
+	return testCase{
 		p: p,
 		graph: func(in []*Node, act string) Output {
 			ws := make([]KeyWeights, tM)
@@ -166,7 +166,7 @@ func caseA(rng *rand.Rand, patch bool) model {
 }
 
 // caseAPrime is model A′ with tM layers.
-func caseAPrime(rng *rand.Rand, patch bool) model {
+func caseAPrime(rng *rand.Rand, patch bool) testCase {
 	p := tokens(rng)
 	q1 := p.add(rng, LayerScope(1)+"/q", 0.8, tD)
 	queries := make([]int, tM-1)
@@ -178,7 +178,7 @@ func caseAPrime(rng *rand.Rand, patch bool) model {
 	if patch {
 		pk, pm = addPatch(p, rng, tM)
 	}
-	return model{
+	return testCase{
 		p: p,
 		graph: func(in []*Node, act string) Output {
 			qs := make([]MLPWeights, tM-1)
@@ -206,7 +206,7 @@ func caseAPrime(rng *rand.Rand, patch bool) model {
 }
 
 // caseB is model B with tM heads.
-func caseB(rng *rand.Rand, patch bool) model {
+func caseB(rng *rand.Rand, patch bool) testCase {
 	p := tokens(rng)
 	w1 := p.add(rng, "heads/w_1", 0.8, tM, tD, tH)
 	b1 := p.add(rng, "heads/b_1", 0.3, tM, tH)
@@ -217,7 +217,7 @@ func caseB(rng *rand.Rand, patch bool) model {
 	if patch {
 		pk, pm = addPatch(p, rng, tM)
 	}
-	return model{
+	return testCase{
 		p: p,
 		graph: func(in []*Node, act string) Output {
 			var pt *Patch
@@ -244,7 +244,7 @@ func caseB(rng *rand.Rand, patch bool) model {
 }
 
 // caseC is model C with tM channels.
-func caseC(rng *rand.Rand, patch bool) model {
+func caseC(rng *rand.Rand, patch bool) testCase {
 	p := tokens(rng)
 	wk := p.add(rng, "key/w", 0.8, tM, tD)
 	wo := p.add(rng, "readout/w", 0.8, tD, tM)
@@ -252,7 +252,7 @@ func caseC(rng *rand.Rand, patch bool) model {
 	if patch {
 		pk, pm = addPatch(p, rng, tM)
 	}
-	return model{
+	return testCase{
 		p: p,
 		graph: func(in []*Node, _ string) Output {
 			var pt *Patch
@@ -273,5 +273,5 @@ func caseC(rng *rand.Rand, patch bool) model {
 
 var cases = []struct {
 	name string
-	make func(*rand.Rand, bool) model
+	make func(*rand.Rand, bool) testCase
 }{{"A", caseA}, {"A′", caseAPrime}, {"B", caseB}, {"C", caseC}}

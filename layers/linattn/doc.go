@@ -72,7 +72,7 @@
 //
 // # Scopes and variables
 //
-// Everything lives under ctx.In(Scope) = "linattn". Matrices are applied on the right (u·W):
+// Everything lives under scope.At(Scope) = "linattn". Matrices are applied on the right (u·W):
 //
 //	A: "layer_01" … "layer_LL" / "key": "w_x" [D, H], "w_p" [ℓ−1, H] (layer ℓ ≥ 2 only), "b_1" [H], "w_2" [H], "b_2" []
 //	B: "heads": "w_1" [M, D, H], "b_1" [M, H], "w_2" [M, H], "b_2" [M]

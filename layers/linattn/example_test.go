@@ -7,9 +7,9 @@ import (
 	"github.com/gomlx/compute/dtypes"
 	_ "github.com/gomlx/compute/gobackend"
 	"github.com/gomlx/compute/shapes"
-	"github.com/gomlx/gomlx/ml/model"
 	. "github.com/gomlx/gomlx/core/graph"
 	"github.com/gomlx/gomlx/core/tensors"
+	"github.com/gomlx/gomlx/ml/model"
 
 	"github.com/protolab/protolab/layers/linattn"
 )
@@ -23,15 +23,15 @@ func ExampleModel() {
 	}
 	cfg := linattn.DefaultConfig()
 	cfg.Measurements, cfg.Hidden, cfg.ReadoutHidden = 2, 8, 6
-	scope := model.NewStore()
+	vars := model.NewStore()
 	x := tensors.FromShape(shapes.Make(dtypes.Float32, 3, 5, 4))
 	y := tensors.FromShape(shapes.Make(dtypes.Float32, 3, 5))
-	outs := model.MustExecOnceN(backend, scope, func(scope *model.Scope, x, y *Node) []*Node {
+	outs := model.MustExecOnceN(backend, vars, func(scope *model.Scope, x, y *Node) []*Node {
 		o := linattn.Model(scope, cfg, x, y, nil)
 		return []*Node{o.Theta, o.Workspace, o.Keys}
 	}, x, y)
 	fmt.Println("theta:", outs[0].Shape(), "workspace:", outs[1].Shape(), "keys:", outs[2].Shape())
-	for v := range scope.IterVariables() {
+	for v := range vars.IterVariables() {
 		if v.Trainable {
 			fmt.Println(v.Path(), v.Shape())
 		}

@@ -193,7 +193,7 @@ func ForwardA(x, y *Node, layers []KeyWeights, readout MLPWeights, act string, k
 				panic(errors.Errorf("linattn.ForwardA: layer %d w_p.shape=%s, want [%d, H=%d]", l, w.Wp.Shape(), l-1, H))
 			}
 			prev := MulScalar(Stack(phis[:l-1], 1), keyGain) // g_k·p_{ℓ−1}: [B, ℓ−1]
-			bias = Add(MatMul(prev, w.Wp), bias)                // [B, H]: the p-block of the first layer, per context
+			bias = Add(MatMul(prev, w.Wp), bias)             // [B, H]: the p-block of the first layer, per context
 		}
 		// Implicit broadcasting of the size-1 axes ([Bx, N, H] + [B|1, 1, H]): the bias is shared by the context's
 		// tokens and, with shared x, the x-part by the contexts, and neither is copied out to [rows, N, H] first.

@@ -9,8 +9,8 @@ import (
 
 	"github.com/gomlx/compute"
 	"github.com/gomlx/compute/dtypes"
-	"github.com/gomlx/gomlx/ml/model"
 	. "github.com/gomlx/gomlx/core/graph"
+	"github.com/gomlx/gomlx/ml/model"
 
 	"github.com/protolab/protolab/workbench/wbtest"
 )
@@ -31,7 +31,7 @@ const testGain = 1.7
 const testKeyGain = 2.3
 
 // run executes the model's graph once and returns θ̂, p and keys flattened to float64.
-func (m model) run(t *testing.T, p *params, dtype dtypes.DType, act string) refOut {
+func (m testCase) run(t *testing.T, p *params, dtype dtypes.DType, act string) refOut {
 	t.Helper()
 	outs := MustExecOnceN(wbtest.Backend(t), func(in []*Node) []*Node {
 		o := m.graph(in, act)
@@ -98,7 +98,7 @@ func TestForward_Gradients(t *testing.T) {
 }
 
 // testGradients checks one case's gradients; with shared the tokens x are one context's, shared by the batch.
-func testGradients(t *testing.T, backend compute.Backend, newModel func(*rand.Rand, bool) model, shared bool) {
+func testGradients(t *testing.T, backend compute.Backend, newModel func(*rand.Rand, bool) testCase, shared bool) {
 	rng := wbtest.RNG(11)
 	m := newModel(rng, false)
 	if shared {
@@ -202,8 +202,8 @@ func TestModel_VariablesAndShapes(t *testing.T) {
 	for _, kind := range []string{KindA, KindB, KindC, KindAPrime} {
 		t.Run(kind, func(t *testing.T) {
 			cfg := Config{Kind: kind, Measurements: 2, Hidden: 7, ReadoutHidden: 9, Activation: GELU, InitScale: 1}
-			scope := model.NewStore()
-			outs := model.MustExecOnceN(wbtest.Backend(t), scope, func(scope *model.Scope, x, y *Node) []*Node {
+			vars := model.NewStore()
+			outs := model.MustExecOnceN(wbtest.Backend(t), vars, func(scope *model.Scope, x, y *Node) []*Node {
 				o := Model(scope, cfg, x, y, nil)
 				return []*Node{o.Theta, o.Workspace, o.Keys}
 			}, wbtest.Tensor64(wbtest.Normal(wbtest.RNG(1), B*N*D, 1), B, N, D),
@@ -215,7 +215,7 @@ func TestModel_VariablesAndShapes(t *testing.T) {
 			}
 			var got []string
 			n := 0
-			for v := range scope.IterVariables() {
+			for v := range vars.IterVariables() {
 				if v.Trainable {
 					got = append(got, fmt.Sprintf("%s %v", v.Path(), v.Shape().Dimensions))
 					n += v.Shape().Size()

@@ -4,12 +4,12 @@ import (
 	"math"
 
 	"github.com/gomlx/compute/shapes"
+	. "github.com/gomlx/gomlx/core/graph"
 	"github.com/gomlx/gomlx/ml/model"
 	"github.com/gomlx/gomlx/ml/model/initializer"
-	. "github.com/gomlx/gomlx/core/graph"
 )
 
-// Model creates (or reuses) the variables of the model cfg selects under ctx.In(Scope) and runs it on x [B|1, N, D]
+// Model creates (or reuses) the variables of the model cfg selects under scope.At(Scope) and runs it on x [B|1, N, D]
 // (batch 1: one x shared by all contexts, see ForwardA), y [B, N]; θ̂ has dimension D. patch may be nil. Panics if
 // cfg is invalid or on bad shapes.
 func Model(scope *model.Scope, cfg Config, x, y *Node, patch *Patch) Output {
@@ -17,14 +17,14 @@ func Model(scope *model.Scope, cfg Config, x, y *Node, patch *Patch) Output {
 		panic(err)
 	}
 	B, _, D, _ := checkTokens("Model", x, y)
-	scope = scope.In(Scope)
+	scope = scope.At(Scope)
 	M := cfg.Measurements
 	var out Output
 	switch cfg.Kind {
 	case KindA:
 		keys := make([]KeyWeights, M)
 		for l := 1; l <= M; l++ {
-			kc := scope.In(LayerScope(l)).In(ScopeKey)
+			kc := scope.At("%s", LayerScope(l)).At(ScopeKey)
 			fanIn := D + l - 1
 			w := KeyWeights{
 				Wx: weight(kc, cfg, VarWX, fanIn, x, D, cfg.Hidden),
@@ -40,7 +40,7 @@ func Model(scope *model.Scope, cfg Config, x, y *Node, patch *Patch) Output {
 		out = ForwardA(x, y, keys, readoutWeights(scope, cfg, x, D), cfg.Activation, cfg.KeyGainOrDefault(), cfg.Gain(),
 			patch)
 	case KindB:
-		hc := scope.In(ScopeHeads)
+		hc := scope.At(ScopeHeads)
 		heads := HeadWeights{
 			W1: weight(hc, cfg, VarW1, D, x, M, D, cfg.Hidden),
 			B1: bias(hc, VarB1, x, M, cfg.Hidden),
@@ -49,10 +49,10 @@ func Model(scope *model.Scope, cfg Config, x, y *Node, patch *Patch) Output {
 		}
 		out = ForwardB(x, y, heads, readoutWeights(scope, cfg, x, D), cfg.Activation, cfg.Gain(), patch)
 	case KindAPrime:
-		q1 := weight(scope.In(LayerScope(1)).In(ScopeQuery), cfg, VarQ, D, x, D)
+		q1 := weight(scope.At("%s", LayerScope(1)).At(ScopeQuery), cfg, VarQ, D, x, D)
 		queries := make([]MLPWeights, M-1)
 		for l := 2; l <= M; l++ {
-			qc := scope.In(LayerScope(l)).In(ScopeQuery)
+			qc := scope.At("%s", LayerScope(l)).At(ScopeQuery)
 			queries[l-2] = MLPWeights{
 				W1: weight(qc, cfg, VarW1, l-1, x, l-1, cfg.Hidden),
 				B1: bias(qc, VarB1, x, cfg.Hidden),
@@ -62,8 +62,8 @@ func Model(scope *model.Scope, cfg Config, x, y *Node, patch *Patch) Output {
 		}
 		out = ForwardAPrime(x, y, q1, queries, readoutWeights(scope, cfg, x, D), cfg.Activation, cfg.Gain(), patch)
 	case KindC:
-		wk := weight(scope.In(ScopeKey), cfg, VarW, D, x, M, D)
-		wo := weight(scope.In(ScopeReadout), cfg, VarW, M, x, D, M)
+		wk := weight(scope.At(ScopeKey), cfg, VarW, D, x, M, D)
+		wo := weight(scope.At(ScopeReadout), cfg, VarW, M, x, D, M)
 		out = ForwardC(x, y, wk, wo, patch)
 	}
 	out.Theta.AssertDims(B, D)
@@ -73,7 +73,7 @@ func Model(scope *model.Scope, cfg Config, x, y *Node, patch *Patch) Output {
 
 // readoutWeights creates the readout MLP R^M → R^D of models A and B.
 func readoutWeights(scope *model.Scope, cfg Config, like *Node, D int) MLPWeights {
-	rc := scope.In(ScopeReadout)
+	rc := scope.At(ScopeReadout)
 	M, H := cfg.Measurements, cfg.OutHidden()
 	return MLPWeights{
 		W1: weight(rc, cfg, VarW1, M, like, M, H),

@@ -41,7 +41,7 @@
 // Decoding: Step applies (1)–(7) to one token, as mamba_simple's step(); the state is the last K pre-conv inputs
 // [B, K, d] (the current token's last) and h [B, d, N].
 //
-// Scope and variable names (checkpoint and probe names): ctx.In("mamba") holds "in_proj" [D, 2d], "conv_kernel"
+// Scope and variable names (checkpoint and probe names): scope.At("mamba") holds "in_proj" [D, 2d], "conv_kernel"
 // [d, K], "conv_bias" [d], "x_proj" [d, R+2N], "dt_proj" [R, d], "dt_bias" [d], "a_log" [d, N], "d_skip" [d] and
 // "out_proj" [d, D]. Spec §2.5 exempts dt_proj, dt_bias, conv_bias, a_log and d_skip from weight decay: NoDecay lists
 // them (an optimizer exempts the rank-1 ones by rank anyway; "dt_proj" and "a_log" only by name).

@@ -7,9 +7,9 @@ import (
 	"github.com/gomlx/compute/dtypes"
 	_ "github.com/gomlx/compute/gobackend"
 	"github.com/gomlx/compute/shapes"
-	"github.com/gomlx/gomlx/ml/model"
 	. "github.com/gomlx/gomlx/core/graph"
 	"github.com/gomlx/gomlx/core/tensors"
+	"github.com/gomlx/gomlx/ml/model"
 
 	"github.com/protolab/protolab/layers/mamba"
 )
@@ -22,13 +22,13 @@ func ExampleMixer() {
 		panic(err)
 	}
 	cfg := mamba.DefaultConfig()
-	scope := model.NewStore()
+	vars := model.NewStore()
 	x := tensors.FromShape(shapes.Make(dtypes.Float32, 2, 5, 16))
-	y := model.MustExecOnce(backend, scope, func(scope *model.Scope, x *Node) *Node {
+	y := model.MustExecOnce(backend, vars, func(scope *model.Scope, x *Node) *Node {
 		return mamba.Mixer(scope, cfg, x)
 	}, x)
 	fmt.Println("y:", y.Shape())
-	for v := range scope.IterVariables() {
+	for v := range vars.IterVariables() {
 		if v.Trainable {
 			fmt.Println(v.Path(), v.Shape())
 		}

@@ -5,9 +5,9 @@ import (
 
 	"github.com/gomlx/compute/dtypes"
 	"github.com/gomlx/compute/shapes"
+	. "github.com/gomlx/gomlx/core/graph"
 	"github.com/gomlx/gomlx/ml/model"
 	"github.com/gomlx/gomlx/ml/model/initializer"
-	. "github.com/gomlx/gomlx/core/graph"
 	"github.com/pkg/errors"
 )
 
@@ -57,12 +57,12 @@ func aLogInit(g *Graph, shape shapes.Shape) *Node {
 	return Log(AddScalar(ConvertDType(Iota(g, shapes.Make(dtypes.Int32, shape.Dimensions...), 1), shape.DType), 1))
 }
 
-// weights returns the layer's parameters in graph g, creating the variables under ctx.In(Scope) on first use with
+// weights returns the layer's parameters in graph g, creating the variables under scope.At(Scope) on first use with
 // mamba_simple's initialisation: in_proj and x_proj from cfg.InitStd, out_proj from cfg.OutputInitStd (PyTorch's
 // U(±1/√fan_in) when 0), the convolution U(±1/√d_conv) (PyTorch's Conv1d default, kernel and bias),
 // dt_proj U(±R^(−1/2)), dt_bias by dtBiasInit, a_log by aLogInit and d_skip = 1.
 func weights(scope *model.Scope, g *Graph, cfg Config, D int, dtype dtypes.DType) Weights {
-	scope = scope.In(Scope)
+	scope = scope.At(Scope)
 	d, K, R, N := cfg.Inner(D), cfg.ConvSize, cfg.Rank(D), cfg.StateSize
 	outStd := cfg.OutputInitStd
 	if outStd == 0 {
@@ -85,7 +85,7 @@ func weights(scope *model.Scope, g *Graph, cfg Config, D int, dtype dtypes.DType
 	}
 }
 
-// Mixer is the Mamba-1 layer: it creates the variables (names and shapes in doc.go) under ctx.In("mamba") and
+// Mixer is the Mamba-1 layer: it creates the variables (names and shapes in doc.go) under scope.At("mamba") and
 // returns Mix(x, …): x [B, T, D] → [B, T, D], causal. Panics if cfg.Validate(D) fails or x is not rank 3.
 func Mixer(scope *model.Scope, cfg Config, x *Node) *Node {
 	checkInput("Mixer", cfg, x)

@@ -9,9 +9,9 @@ import (
 
 	"github.com/gomlx/compute/dtypes"
 	"github.com/gomlx/compute/shapes"
-	"github.com/gomlx/gomlx/ml/model"
 	. "github.com/gomlx/gomlx/core/graph"
 	"github.com/gomlx/gomlx/core/tensors"
+	"github.com/gomlx/gomlx/ml/model"
 
 	"github.com/protolab/protolab/workbench/wbtest"
 )
@@ -226,12 +226,12 @@ func TestMixer_VariablesAndInit(t *testing.T) {
 	const B, T, D = 2, 5, 20 // dt_rank = ⌈20/16⌉ = 2
 	cfg := DefaultConfig()
 	cfg.StateSize = 5
-	scope := model.NewStore()
-	scope.SetParam(model.ParamInitialSeed, int64(90))
+	vars := model.NewStore()
+	vars.SetParam(model.ParamInitialSeed, int64(90))
 	x := wbtest.Normal(wbtest.RNG(91), B*T*D, 1)
 	backend := wbtest.Backend(t)
-	full := model.MustExecOnce(backend, scope, func(scope *model.Scope, x *Node) *Node {
-		return Mixer(scope.In("block_00"), cfg, x)
+	full := model.MustExecOnce(backend, vars, func(scope *model.Scope, x *Node) *Node {
+		return Mixer(scope.At("block_00"), cfg, x)
 	}, wbtest.Tensor64(x, B, T, D))
 	if !slices.Equal(full.Shape().Dimensions, []int{B, T, D}) {
 		t.Fatalf("Mixer output shape %s, want [%d %d %d]", full.Shape(), B, T, D)
@@ -253,7 +253,7 @@ func TestMixer_VariablesAndInit(t *testing.T) {
 	}
 	var got []string
 	total := 0
-	for v := range scope.IterVariables() {
+	for v := range vars.IterVariables() {
 		if !v.Trainable {
 			continue
 		}
@@ -307,11 +307,11 @@ func TestMixer_VariablesAndInit(t *testing.T) {
 func TestDTBiasInit_LogUniformWithFloor(t *testing.T) {
 	cfg := DefaultConfig()
 	cfg.DTMin, cfg.DTMax, cfg.DTFloor = 1e-5, 1e-3, 1e-4 // the floor cuts the lower half of the log range
-	scope := model.NewStore()
-	scope.SetParam(model.ParamInitialSeed, int64(95))
+	vars := model.NewStore()
+	vars.SetParam(model.ParamInitialSeed, int64(95))
 	const n = 4000
-	out := model.MustExecOnce(wbtest.Backend(t), scope, func(scope *model.Scope, g *Graph) *Node {
-		return scope.In("x").WithInitializer(dtBiasInit(scope, cfg)).
+	out := model.MustExecOnce(wbtest.Backend(t), vars, func(scope *model.Scope, g *Graph) *Node {
+		return scope.At("x").WithInitializer(dtBiasInit(scope, cfg)).
 			VariableWithShape("b", shapes.Make(dtypes.Float64, n)).NodeValue(g)
 	})
 	floored := 0

@@ -8,8 +8,8 @@ import (
 
 	"github.com/gomlx/compute/dtypes"
 	"github.com/gomlx/compute/shapes"
-	"github.com/gomlx/gomlx/ml/model"
 	. "github.com/gomlx/gomlx/core/graph"
+	"github.com/gomlx/gomlx/ml/model"
 
 	"github.com/protolab/protolab/workbench/wbtest"
 )
@@ -76,21 +76,21 @@ func TestConfig_Validate(t *testing.T) {
 func TestHead_Variables(t *testing.T) {
 	cfg := DefaultConfig()
 	cfg.NumPrototypes, cfg.TopK = 300, 4
-	scope := model.NewStore()
-	scope.SetParam(model.ParamInitialSeed, int64(3))
-	if BankVariable(scope) != nil {
+	vars := model.NewStore()
+	vars.SetParam(model.ParamInitialSeed, int64(3))
+	if BankVariable(vars.RootScope()) != nil {
 		t.Fatal("BankVariable before Head: want nil")
 	}
 	h := wbtest.Tensor64(wbtest.Normal(wbtest.RNG(1), 2*3*8, 1), 2, 3, 8)
 	W := wbtest.Tensor64(wbtest.Normal(wbtest.RNG(2), 5*8, 1), 5, 8)
-	run := func(scope *model.Scope) []float64 {
-		out := model.MustExecOnce(wbtest.Backend(t), scope, func(scope *model.Scope, h, W *Node) *Node {
+	run := func() []float64 {
+		out := model.MustCallOnce(wbtest.Backend(t), vars, func(scope *model.Scope, h, W *Node) *Node {
 			return Head(scope, cfg, h, W).Logits
 		}, h, W)
 		return wbtest.Flat64(out)
 	}
-	first := run(scope)
-	v := BankVariable(scope)
+	first := run()
+	v := BankVariable(vars.RootScope())
 	if v == nil || v.Scope() != "/"+Scope || v.Name() != VarPrototypes || !v.Shape().Equal(shapes.Make(dtypes.Float64, 300, 8)) || !v.Trainable {
 		t.Fatalf("bank variable %v, want trainable /%s/%s [300, 8] float64", v, Scope, VarPrototypes)
 	}
@@ -103,5 +103,5 @@ func TestHead_Variables(t *testing.T) {
 	if std := math.Sqrt(ss / float64(len(vals))); math.Abs(std-cfg.InitStd) > 0.1*cfg.InitStd {
 		t.Fatalf("initial bank std %g, want ≈ %g", std, cfg.InitStd)
 	}
-	wbtest.RequireClose(t, "reused bank", first, run(scope), 0)
+	wbtest.RequireClose(t, "reused bank", first, run(), 0)
 }

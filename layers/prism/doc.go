@@ -80,7 +80,7 @@
 // and TestBankObjective_GradientsMatchFiniteDifferences (wbtest.CheckGradients in P; both r0 forms' gradients agree
 // at P_0).
 //
-// Scope and variable (checkpoint path): Head creates VarPrototypes "prototypes" [K, D] under ctx.In("prism") with
+// Scope and variable (checkpoint path): Head creates VarPrototypes "prototypes" [K, D] under scope.At("prism") with
 // N(0, InitStd²) entries; NoDecay lists it, so the optimizer exempts it from weight decay by name. The spec's
 // default schedule (CE-only warm-up, then seeding the bank with sampled hidden states) is the training code's job.
 //

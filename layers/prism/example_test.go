@@ -7,9 +7,9 @@ import (
 	"github.com/gomlx/compute/dtypes"
 	_ "github.com/gomlx/compute/gobackend"
 	"github.com/gomlx/compute/shapes"
-	"github.com/gomlx/gomlx/ml/model"
 	. "github.com/gomlx/gomlx/core/graph"
 	"github.com/gomlx/gomlx/core/tensors"
+	"github.com/gomlx/gomlx/ml/model"
 
 	"github.com/protolab/protolab/layers/prism"
 )
@@ -27,10 +27,10 @@ func ExampleHead() {
 	if err := cfg.Validate(); err != nil {
 		panic(err)
 	}
-	scope := model.NewStore()
-	scope.SetParam(model.ParamInitialSeed, int64(7))
+	vars := model.NewStore()
+	vars.SetParam(model.ParamInitialSeed, int64(7))
 	targets := tensors.FromValue([][]int32{{3, 1, 4}, {1, 5, 9}}) // gold tokens [B, T]
-	outs := model.MustExecOnceN(backend, scope, func(scope *model.Scope, targets *Node) []*Node {
+	outs := model.MustExecOnceN(backend, vars, func(scope *model.Scope, targets *Node) []*Node {
 		g := targets.Graph()
 		h := scope.RandomNormal(g, shapes.Make(dtypes.Float32, 2, 3, 16))
 		W := scope.RandomNormal(g, shapes.Make(dtypes.Float32, 12, 16))
@@ -44,7 +44,7 @@ func ExampleHead() {
 	fmt.Println("logits:", outs[0].Shape())
 	fmt.Println("selected per token:", outs[1].Value())
 	fmt.Println("slices sum to the gold logit:", outs[2].Value().(float32) < 1e-5)
-	bank := prism.BankVariable(scope)
+	bank := prism.BankVariable(vars.RootScope())
 	fmt.Println("bank:", bank.Scope()+"/"+bank.Name(), bank.Shape())
 	// Output:
 	// logits: (Float32)[2 3 12]

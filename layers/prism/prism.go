@@ -3,9 +3,9 @@ package prism
 import (
 	"github.com/gomlx/compute/dtypes"
 	"github.com/gomlx/compute/shapes"
+	. "github.com/gomlx/gomlx/core/graph"
 	"github.com/gomlx/gomlx/ml/model"
 	"github.com/gomlx/gomlx/ml/model/initializer"
-	. "github.com/gomlx/gomlx/core/graph"
 	"github.com/pkg/errors"
 )
 
@@ -238,7 +238,7 @@ func Signatures(bank, unembed *Node) *Node {
 	return Einsum("kd,vd->kv", bank, unembed)
 }
 
-// Head is the PRISM layer: it creates (or reuses) the bank VarPrototypes [K, D] under ctx.In(Scope), with
+// Head is the PRISM layer: it creates (or reuses) the bank VarPrototypes [K, D] under scope.At(Scope), with
 // N(0, InitStd²) entries, and returns Decompose(h, bank, unembed, cfg). h [B, T, D] are the decoder's
 // final-normalised hidden states, unembed [V, D] its LM head (tied to the embedding or not). Panics if cfg is
 // invalid or on bad shapes.
@@ -252,19 +252,19 @@ func Head(scope *model.Scope, cfg Config, h, unembed *Node) Decomposition {
 	return Decompose(h, BankNode(scope, cfg, h.Graph(), h.DType(), h.Shape().Dim(2)), unembed, cfg)
 }
 
-// BankNode returns the bank VarPrototypes [K, D] of the given dtype under ctx.In(Scope) as a node of g, creating
+// BankNode returns the bank VarPrototypes [K, D] of the given dtype under scope.At(Scope) as a node of g, creating
 // the variable with N(0, InitStd²) entries on first use. Panics if cfg is invalid or an existing bank has another
 // shape.
 func BankNode(scope *model.Scope, cfg Config, g *Graph, dtype dtypes.DType, width int) *Node {
 	if err := cfg.Validate(); err != nil {
 		panic(errors.WithMessage(err, "prism.BankNode"))
 	}
-	c := scope.In(Scope).WithInitializer(initializer.RandomNormalFn(scope, cfg.InitStd))
+	c := scope.At(Scope).WithInitializer(initializer.RandomNormalFn(scope, cfg.InitStd))
 	v := c.VariableWithShape(VarPrototypes, shapes.Make(dtype, cfg.NumPrototypes, width))
 	return v.NodeValue(g)
 }
 
-// BankVariable returns the bank variable under ctx.In(Scope) (ctx is the scope Head was given), or nil if it does
+// BankVariable returns the bank variable under scope.At(Scope) (ctx is the scope Head was given), or nil if it does
 // not exist yet. Use it to read or overwrite the bank (seeding from sampled hidden states, dead-prototype resets)
 // and to take gradients with respect to it (Variable.ValueGraph, then graph.Gradient).
 func BankVariable(scope *model.Scope) *model.Variable {

@@ -5,9 +5,9 @@ import (
 	"testing"
 
 	"github.com/gomlx/compute/dtypes"
-	"github.com/gomlx/gomlx/ml/model"
 	. "github.com/gomlx/gomlx/core/graph"
 	"github.com/gomlx/gomlx/core/tensors"
+	"github.com/gomlx/gomlx/ml/model"
 
 	"github.com/protolab/protolab/workbench/wbtest"
 )
@@ -36,9 +36,9 @@ func benchMixer(b *testing.B, form string, q, T int) {
 	cfg := DefaultConfig()
 	cfg.Form, cfg.ChunkSize = form, q
 	B := tokens / T
-	scope := model.NewStore()
-	scope.SetParam(model.ParamInitialSeed, int64(1))
-	exec := model.MustNewExec(wbtest.Backend(b), scope, func(scope *model.Scope, x *Node) []*Node {
+	vars := model.NewStore()
+	vars.SetParam(model.ParamInitialSeed, int64(1))
+	exec := model.MustNewExec(wbtest.Backend(b), vars, func(scope *model.Scope, x *Node) []*Node {
 		y, _ := Mixer(scope, cfg, 1, x)
 		loss := ReduceAllSum(Square(y))
 		return append([]*Node{loss}, scope.BuildTrainableVariablesGradientsGraph(loss)...)
@@ -68,8 +68,8 @@ func benchMixer(b *testing.B, form string, q, T int) {
 func BenchmarkStep(b *testing.B) {
 	const D = 128
 	cfg := DefaultConfig()
-	scope := model.NewStore()
-	exec := model.MustNewExec(wbtest.Backend(b), scope, func(scope *model.Scope, in []*Node) []*Node {
+	vars := model.NewStore()
+	exec := model.MustNewExec(wbtest.Backend(b), vars, func(scope *model.Scope, in []*Node) []*Node {
 		y, state, _ := Step(scope, cfg, 1, in[0], in[1], in[2:])
 		return append([]*Node{y}, state...)
 	})

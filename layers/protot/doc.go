@@ -54,7 +54,7 @@
 // In layer 0 a write mask also acts on the read side; a read mask there gives ρ = softmax(a_w + write + read
 // biases) while π is unchanged. ReinitPrototype redraws one prototype as at initialisation, from a seed.
 //
-// Scope and variables (checkpoint paths), under ctx.In("protot") of a block: "prototypes" [R, D], "value"
+// Scope and variables (checkpoint paths), under scope.At("protot") of a block: "prototypes" [R, D], "value"
 // [D_v, D], "output" [D, D_v], "read_query" [D, D] (layers ≥ 1), "decay_logit" [R], "write_temp" [],
 // "read_temp" [] (layers ≥ 1), "alpha" [], "conv" [D_v, 1, K] (layers 0 and 1), and the non-trainable float32
 // masks "write_mask" [R] and "read_mask" [R]. The layouts are the official code's, so an importer copies

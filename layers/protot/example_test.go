@@ -6,9 +6,9 @@ import (
 
 	"github.com/gomlx/compute"
 	_ "github.com/gomlx/compute/gobackend"
-	"github.com/gomlx/gomlx/ml/model"
 	. "github.com/gomlx/gomlx/core/graph"
 	"github.com/gomlx/gomlx/core/tensors"
+	"github.com/gomlx/gomlx/ml/model"
 
 	"github.com/protolab/protolab/layers/protot"
 )
@@ -22,10 +22,10 @@ func ExampleMixer() {
 	}
 	cfg := protot.DefaultConfig()
 	cfg.NumPrototypes = 4
-	scope := model.NewStore()
-	scope.SetParam(model.ParamInitialSeed, int64(1))
-	exec := model.MustNewExec(backend, scope, func(scope *model.Scope, x *Node) []*Node {
-		y, tr := protot.Mixer(scope.In("block_01"), cfg, 1, x)
+	vars := model.NewStore()
+	vars.SetParam(model.ParamInitialSeed, int64(1))
+	exec := model.MustNewExec(backend, vars, func(scope *model.Scope, x *Node) []*Node {
+		y, tr := protot.Mixer(scope.At("block_01"), cfg, 1, x)
 		return []*Node{y, tr.Pi, tr.Den}
 	})
 	x := make([]float32, 5*8)

@@ -5,13 +5,13 @@ import (
 	"math/rand/v2"
 
 	"github.com/gomlx/compute/dtypes"
-	"github.com/gomlx/gomlx/ml/model"
 	"github.com/gomlx/gomlx/core/tensors"
+	"github.com/gomlx/gomlx/ml/model"
 	"github.com/pkg/errors"
 )
 
 // SetMasks sets the write and read masks of the ProtoT layer whose block scope is ctx (the variables
-// VarWriteMask and VarReadMask under ctx.In("protot")), creating them if no graph has yet. A mask has R entries;
+// VarWriteMask and VarReadMask under scope.At("protot")), creating them if no graph has yet. A mask has R entries;
 // entries ≤ 0 remove that prototype from the softmax (docs/spec/protot.md §5), nil keeps every prototype. The masks act
 // identically in Mixer and Step and take effect at the next execution, without recompiling. In a shared-routing
 // layer the write mask also masks the read side (ρ = π), and the read mask the read side only.
@@ -53,7 +53,7 @@ func SetMasks(scope *model.Scope, cfg Config, layer int, write, read []float64) 
 				"mask all %d prototypes", layer, R)
 		}
 	}
-	c := scope.In(Scope)
+	c := scope.At(Scope)
 	for _, m := range []struct {
 		name string
 		mask []float64
@@ -92,10 +92,10 @@ func ClearMasks(scope *model.Scope, cfg Config, layer int) error {
 // unit length. The same seed gives the same row. The variable must exist and hold a value (build or load the
 // model first); it returns an error otherwise, or when k is out of range or the dtype is not float32/float64.
 func ReinitPrototype(scope *model.Scope, k int, seed uint64) error {
-	v := scope.In(Scope).GetVariable(VarPrototypes)
+	v := scope.At(Scope).GetVariable(VarPrototypes)
 	if v == nil || !v.HasValue() {
 		return errors.Errorf("protot.ReinitPrototype: no value for %s/%s (build or load the model first)",
-			scope.In(Scope).Scope(), VarPrototypes)
+			scope.At(Scope).Scope(), VarPrototypes)
 	}
 	if v.Shape().Rank() != 2 || k < 0 || k >= v.Shape().Dim(0) {
 		return errors.Errorf("protot.ReinitPrototype: prototype %d of %s with shape %s", k, v.Path(), v.Shape())

@@ -5,9 +5,9 @@ import (
 
 	"github.com/gomlx/compute/dtypes"
 	"github.com/gomlx/compute/shapes"
+	. "github.com/gomlx/gomlx/core/graph"
 	"github.com/gomlx/gomlx/ml/model"
 	"github.com/gomlx/gomlx/ml/model/initializer"
-	. "github.com/gomlx/gomlx/core/graph"
 	"github.com/pkg/errors"
 )
 
@@ -81,11 +81,11 @@ func prototypeInit(scope *model.Scope) model.VariableInitializer {
 	}
 }
 
-// variables returns layer `layer`'s parameters as nodes of g, creating the variables under ctx.In(Scope) when
+// variables returns layer `layer`'s parameters as nodes of g, creating the variables under scope.At(Scope) when
 // needed, and the mask variables (created unchecked so that SetMasks may have made them first, and kept
 // non-trainable even when loaded from a checkpoint).
 func variables(scope *model.Scope, cfg Config, layer, D int, dtype dtypes.DType, g *Graph) Params {
-	scope = scope.In(Scope)
+	scope = scope.At(Scope)
 	R, Dv, K := cfg.NumPrototypes, cfg.Dv(D), cfg.ConvKernel
 	value := func(c *model.Scope, name string, dims ...int) *Node {
 		return c.VariableWithShape(name, shapes.Make(dtype, dims...)).NodeValue(g)
@@ -123,7 +123,7 @@ func variables(scope *model.Scope, cfg Config, layer, D int, dtype dtypes.DType,
 	return p
 }
 
-// Mixer is the ProtoT mixer layer of block `layer` (0-based): it creates the variables under ctx.In("protot")
+// Mixer is the ProtoT mixer layer of block `layer` (0-based): it creates the variables under scope.At("protot")
 // (names, shapes and initialisation in the Var constants) and returns Mix(x, nil, …): x [B, T, D] → y [B, T, D]
 // and the trace. The write and read masks (SetMasks) are applied. Panics if cfg.Validate(D) fails or x is not
 // rank 3.

@@ -7,9 +7,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gomlx/gomlx/ml/model"
 	. "github.com/gomlx/gomlx/core/graph"
 	"github.com/gomlx/gomlx/core/tensors"
+	"github.com/gomlx/gomlx/ml/model"
 
 	"github.com/protolab/protolab/workbench/wbtest"
 )
@@ -17,19 +17,19 @@ import (
 // blockScope names a test layer's scope as the decoder does.
 func blockScope(layer int) string { return fmt.Sprintf("block_%02d", layer) }
 
-// mixerExec returns an executor of Mixer for layer on ctx, returning y and π.
-func mixerExec(t *testing.T, scope *model.Scope, cfg Config, layer int) *model.Exec {
-	return model.MustNewExec(wbtest.Backend(t), scope, func(scope *model.Scope, x *Node) []*Node {
-		y, tr := Mixer(scope.In(blockScope(layer)), cfg, layer, x)
+// mixerExec returns an executor of Mixer for layer on s, returning y and π.
+func mixerExec(t *testing.T, s *model.Store, cfg Config, layer int) *model.Exec {
+	return model.MustNewExec(wbtest.Backend(t), s, func(scope *model.Scope, x *Node) []*Node {
+		y, tr := Mixer(scope.At("%s", blockScope(layer)), cfg, layer, x)
 		return []*Node{y, tr.Pi, tr.Rho}
 	})
 }
 
-// variableValues returns the variables under ctx as flat float64 values, by "scope/name".
-func variableValues(t *testing.T, scope *model.Scope) (map[string][]float64, map[string]*model.Variable) {
+// variableValues returns the variables of s as flat float64 values, by "scope/name".
+func variableValues(t *testing.T, s *model.Store) (map[string][]float64, map[string]*model.Variable) {
 	t.Helper()
 	vals, vars := map[string][]float64{}, map[string]*model.Variable{}
-	for v := range scope.IterVariables() {
+	for v := range s.IterVariables() {
 		if strings.HasPrefix(v.Name(), "#") { // the RNG state
 			continue
 		}
@@ -47,12 +47,12 @@ func TestMixer_VariablesAndInit(t *testing.T) {
 	const D, R, Dv, K = 16, 5, 8, 5
 	cfg := testConfig(R, 0, K) // D_v = D/2
 	for layer := 0; layer < 3; layer++ {
-		scope := model.NewStore()
-		scope.SetParam(model.ParamInitialSeed, int64(3))
+		vars := model.NewStore()
+		vars.SetParam(model.ParamInitialSeed, int64(3))
 		x := wbtest.Tensor64(wbtest.Normal(wbtest.RNG(1), 2*3*D, 1), 2, 3, D)
-		mixerExec(t, scope, cfg, layer).MustExec(x)
-		vals, vars := variableValues(t, scope)
-		scope := "/" + blockScope(layer) + "/" + Scope + "/"
+		mixerExec(t, vars, cfg, layer).MustExec(x)
+		vals, byPath := variableValues(t, vars)
+		prefix := "/" + blockScope(layer) + "/" + Scope + "/"
 		want := map[string][]int{
 			VarPrototypes: {R, D}, VarValue: {Dv, D}, VarOutput: {D, Dv}, VarDecayLogit: {R}, VarWriteTemp: {},
 			VarAlpha: {}, VarWriteMask: {R}, VarReadMask: {R},
@@ -63,14 +63,14 @@ func TestMixer_VariablesAndInit(t *testing.T) {
 		if layer < 2 {
 			want[VarConv] = []int{Dv, 1, K}
 		}
-		if len(vars) != len(want) {
-			t.Fatalf("layer %d: %d variables %v, want %d", layer, len(vars), keys(vars), len(want))
+		if len(byPath) != len(want) {
+			t.Fatalf("layer %d: %d variables %v, want %d", layer, len(byPath), keys(byPath), len(want))
 		}
 		trainable := 0
 		for name, dims := range want {
-			v := vars[scope+name]
+			v := byPath[prefix+name]
 			if v == nil {
-				t.Fatalf("layer %d: no variable %s%s; have %v", layer, scope, name, keys(vars))
+				t.Fatalf("layer %d: no variable %s%s; have %v", layer, prefix, name, keys(byPath))
 			}
 			if fmt.Sprint(v.Shape().Dimensions) != fmt.Sprint(dims) {
 				t.Errorf("layer %d %s: shape %v, want %v", layer, name, v.Shape().Dimensions, dims)
@@ -86,7 +86,7 @@ func TestMixer_VariablesAndInit(t *testing.T) {
 		if n := cfg.NumParams(D, layer); n != trainable {
 			t.Errorf("layer %d: NumParams=%d, variables hold %d", layer, n, trainable)
 		}
-		get := func(name string) []float64 { return vals[scope+name] }
+		get := func(name string) []float64 { return vals[prefix+name] }
 		// Prototypes: unit rows.
 		for k := 0; k < R; k++ {
 			n := 0.0
@@ -143,14 +143,14 @@ func TestStep_MatchesMixerWithMasks(t *testing.T) {
 	const D = 6
 	for layer := 0; layer < 2; layer++ {
 		cfg := testConfig(tR, 0, tK)
-		scope := model.NewStore()
-		scope.SetParam(model.ParamInitialSeed, int64(5))
-		block := scope.In(blockScope(layer))
+		vars := model.NewStore()
+		vars.SetParam(model.ParamInitialSeed, int64(5))
+		block := vars.RootScope().At("%s", blockScope(layer))
 		if err := SetMasks(block, cfg, layer, []float64{1, 0, 1}, []float64{1, 1, 0}); err != nil {
 			t.Fatalf("%+v", err)
 		}
 		x := wbtest.Normal(wbtest.RNG(2), tB*tT*D, 1)
-		full := mixerExec(t, scope, cfg, layer).MustExec(wbtest.Tensor64(x, tB, tT, D))
+		full := mixerExec(t, vars, cfg, layer).MustExec(wbtest.Tensor64(x, tB, tT, D))
 		y, pi := wbtest.Flat64(full[0]), wbtest.Flat64(full[1])
 		for i := 1; i < len(pi); i += tR {
 			if pi[i] != 0 {
@@ -158,8 +158,8 @@ func TestStep_MatchesMixerWithMasks(t *testing.T) {
 			}
 		}
 		shapes := StateShapes(cfg, D, layer, tB, dtypeF64)
-		step := model.MustNewExec(wbtest.Backend(t), scope, func(scope *model.Scope, in []*Node) []*Node {
-			y, state, _ := Step(scope.In(blockScope(layer)), cfg, layer, in[0], in[1], in[2:])
+		step := model.MustNewExec(wbtest.Backend(t), vars, func(scope *model.Scope, in []*Node) []*Node {
+			y, state, _ := Step(scope.At("%s", blockScope(layer)), cfg, layer, in[0], in[1], in[2:])
 			return append([]*Node{y}, state...)
 		})
 		state := make([]any, len(shapes))
@@ -187,12 +187,12 @@ func TestStep_MatchesMixerWithMasks(t *testing.T) {
 func TestSetMasks(t *testing.T) {
 	const D, layer = 6, 1
 	cfg := testConfig(tR, 0, tK)
-	scope := model.NewStore()
-	scope.SetParam(model.ParamInitialSeed, int64(6))
-	exec := mixerExec(t, scope, cfg, layer)
+	vars := model.NewStore()
+	vars.SetParam(model.ParamInitialSeed, int64(6))
+	exec := mixerExec(t, vars, cfg, layer)
 	x := wbtest.Tensor64(wbtest.Normal(wbtest.RNG(3), tB*tT*D, 1), tB, tT, D)
 	before := exec.MustExec(x)
-	block := scope.In(blockScope(layer))
+	block := vars.RootScope().At("%s", blockScope(layer))
 	if err := SetMasks(block, cfg, layer, []float64{1, 1, 0}, nil); err != nil {
 		t.Fatalf("%+v", err)
 	}
@@ -223,7 +223,7 @@ func TestSetMasks(t *testing.T) {
 		"shared: union":  {0, []float64{1, 0, 1}, []float64{0, 1, 0}, "together"},
 		"split is legal": {1, []float64{1, 0, 1}, []float64{0, 1, 0}, ""},
 	} {
-		err := SetMasks(scope.In(blockScope(c.layer)), cfg, c.layer, c.write, c.read)
+		err := SetMasks(vars.RootScope().At("%s", blockScope(c.layer)), cfg, c.layer, c.write, c.read)
 		if (err == nil) != (c.wantErr == "") || (err != nil && !strings.Contains(err.Error(), c.wantErr)) {
 			t.Errorf("%s: err = %v, want one containing %q", name, err, c.wantErr)
 		}
@@ -233,15 +233,15 @@ func TestSetMasks(t *testing.T) {
 func TestReinitPrototype(t *testing.T) {
 	const D, layer, k = 6, 2, 1
 	cfg := testConfig(tR, 0, tK)
-	scope := model.NewStore()
-	scope.SetParam(model.ParamInitialSeed, int64(7))
-	block := scope.In(blockScope(layer))
+	vars := model.NewStore()
+	vars.SetParam(model.ParamInitialSeed, int64(7))
+	block := vars.RootScope().At("%s", blockScope(layer))
 	if err := ReinitPrototype(block, k, 1); err == nil {
 		t.Fatal("ReinitPrototype before the variables exist: want an error")
 	}
-	mixerExec(t, scope, cfg, layer).MustExec(wbtest.Tensor64(wbtest.Normal(wbtest.RNG(4), tB*tT*D, 1), tB, tT, D))
+	mixerExec(t, vars, cfg, layer).MustExec(wbtest.Tensor64(wbtest.Normal(wbtest.RNG(4), tB*tT*D, 1), tB, tT, D))
 	read := func() []float64 {
-		v, err := block.In(Scope).GetVariable(VarPrototypes).Value()
+		v, err := block.At(Scope).GetVariable(VarPrototypes).Value()
 		if err != nil {
 			t.Fatalf("%+v", err)
 		}
@@ -299,10 +299,10 @@ func TestDecayLogitInit_SpreadHandCase(t *testing.T) {
 			t.Errorf("γ_%d = %g, want logit(%g) = %g", k, got[k], b, want)
 		}
 	}
-	scope := model.NewStore()
+	vars := model.NewStore()
 	x := wbtest.Tensor64(wbtest.Normal(wbtest.RNG(1), 2*3*16, 1), 2, 3, 16)
-	mixerExec(t, scope, cfg, 1).MustExec(x)
-	vals, _ := variableValues(t, scope)
+	mixerExec(t, vars, cfg, 1).MustExec(x)
+	vals, _ := variableValues(t, vars)
 	gamma := vals["/"+blockScope(1)+"/"+Scope+"/"+VarDecayLogit]
 	for k := range got {
 		if !wbtest.Close(got[k], gamma[k], 1e-12) {

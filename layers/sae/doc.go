@@ -41,7 +41,7 @@
 // Config.InitSeed, and W_enc starts as the transpose of that dictionary (tied initialisation, Gao et al. §A.1); b_enc
 // and b_dec start at 0 (set b_dec to the data mean or geometric median for faster training).
 //
-// Scope and variables (checkpoint paths), under ctx.In(Scope) = "sae": VarWEnc "w_enc" [D, F], VarBEnc "b_enc" [F],
+// Scope and variables (checkpoint paths), under scope.At(Scope) = "sae": VarWEnc "w_enc" [D, F], VarBEnc "b_enc" [F],
 // VarWDec "w_dec" [F, D] (the raw rows; Dictionary normalises them), VarBDec "b_dec" [D], and with "relu_l1"
 // VarL1 "l1" [] (λ, not trainable).
 //

@@ -5,9 +5,9 @@ import (
 
 	"github.com/gomlx/compute"
 	_ "github.com/gomlx/compute/gobackend"
-	"github.com/gomlx/gomlx/ml/model"
 	. "github.com/gomlx/gomlx/core/graph"
 	"github.com/gomlx/gomlx/core/tensors"
+	"github.com/gomlx/gomlx/ml/model"
 
 	"github.com/protolab/protolab/layers/sae"
 )
@@ -34,8 +34,8 @@ func ExampleLoss() {
 			}
 		}
 	}
-	scope := model.NewStore()
-	outs := model.MustExecOnceN(backend, scope, func(scope *model.Scope, x *Node) []*Node {
+	vars := model.NewStore()
+	outs := model.MustExecOnceN(backend, vars, func(scope *model.Scope, x *Node) []*Node {
 		t := sae.Loss(scope, cfg, x)
 		return []*Node{t.Features, t.Reconstruction, t.L0}
 	}, tensors.FromValue(resid))

@@ -3,9 +3,9 @@ package sae
 import (
 	"github.com/gomlx/compute/dtypes"
 	"github.com/gomlx/compute/shapes"
+	. "github.com/gomlx/gomlx/core/graph"
 	"github.com/gomlx/gomlx/ml/model"
 	"github.com/gomlx/gomlx/ml/model/initializer"
-	. "github.com/gomlx/gomlx/core/graph"
 	"github.com/pkg/errors"
 )
 
@@ -137,12 +137,12 @@ func mustValidate(caller string, cfg Config) {
 	}
 }
 
-// Weights returns the SAE's variables under ctx.In(Scope) as nodes of g, creating them in dtype on first use
+// Weights returns the SAE's variables under scope.At(Scope) as nodes of g, creating them in dtype on first use
 // (initialisation in doc.go). Panics if cfg is invalid.
 func Weights(scope *model.Scope, cfg Config, g *Graph, dtype dtypes.DType) Params {
 	mustValidate("Weights", cfg)
 	D, F := cfg.Width, cfg.NumFeatures()
-	c := scope.In(Scope)
+	c := scope.At(Scope)
 	// W_dec and W_enc draw the same directions from InitSeed, so that W_enc starts as the dictionary's transpose.
 	directions := func(g *Graph, dt dtypes.DType) *Node {
 		_, w := RandomNormal(RNGStateFromSeedForGraph(g, cfg.InitSeed), shapes.Make(dt, F, D))
@@ -161,7 +161,7 @@ func Weights(scope *model.Scope, cfg Config, g *Graph, dtype dtypes.DType) Param
 
 // lambdaVariable returns λ's variable (VarL1, not trainable), created at cfg.L1.
 func lambdaVariable(scope *model.Scope, cfg Config, dtype dtypes.DType) *model.Variable {
-	c := scope.In(Scope).WithInitializer(func(g *Graph, s shapes.Shape) *Node { return Scalar(g, s.DType, cfg.L1) })
+	c := scope.At(Scope).WithInitializer(func(g *Graph, s shapes.Shape) *Node { return Scalar(g, s.DType, cfg.L1) })
 	v := c.VariableWithShape(VarL1, shapes.Make(dtype))
 	v.Trainable = false
 	return v

@@ -8,9 +8,9 @@ import (
 	"testing"
 
 	"github.com/gomlx/compute/dtypes"
-	"github.com/gomlx/gomlx/ml/model"
 	. "github.com/gomlx/gomlx/core/graph"
 	"github.com/gomlx/gomlx/core/tensors"
+	"github.com/gomlx/gomlx/ml/model"
 
 	"github.com/protolab/protolab/workbench/wbtest"
 )
@@ -197,9 +197,9 @@ func requireAwayFromKinks(t *testing.T, fx fixture, cfg Config) {
 // cfg.L1 (not trainable); the variables hold NumParams trainable values; leading axes of x are flattened.
 func TestLoss_VariablesAndInit(t *testing.T) {
 	cfg := testConfig(KindReLUL1)
-	scope := model.NewStore()
+	vars := model.NewStore()
 	x := wbtest.Tensor64(newFixture(6, 2*3, testD, testF).x, 2, 3, testD)
-	outs := model.MustExecOnceN(wbtest.Backend(t), scope, func(scope *model.Scope, x *Node) []*Node {
+	outs := model.MustExecOnceN(wbtest.Backend(t), vars, func(scope *model.Scope, x *Node) []*Node {
 		tm := Loss(scope, cfg, x)
 		return []*Node{tm.Features, tm.Lambda}
 	}, x)
@@ -211,7 +211,7 @@ func TestLoss_VariablesAndInit(t *testing.T) {
 	}
 	vals := map[string][]float64{}
 	trainable := 0
-	for v := range scope.IterVariables() {
+	for v := range vars.IterVariables() {
 		vals[v.Name()] = wbtest.Flat64(v.MustValue())
 		if v.Scope() != "/"+Scope {
 			t.Fatalf("variable %s outside scope /%s", v.Path(), Scope)
@@ -251,16 +251,16 @@ func TestLoss_AdaptsLambdaInTraining(t *testing.T) {
 	}{{0.5, true}, {testF, false}} {
 		cfg := testConfig(KindReLUL1)
 		cfg.TargetL0, cfg.L1Rate = c.target, 0.2
-		scope := model.NewStore()
+		vars := model.NewStore()
 		x := wbtest.Tensor64(newFixture(7, testN, testD, testF).x, testN, testD)
-		exec := model.MustNewExec(wbtest.Backend(t), scope, func(scope *model.Scope, x *Node) []*Node {
-			scope.SetTraining(x.Graph(), true)
+		exec := model.MustNewExec(wbtest.Backend(t), vars, func(scope *model.Scope, x *Node) []*Node {
+			scope.Store().SetTraining(x.Graph(), true)
 			tm := Loss(scope, cfg, x)
 			return []*Node{tm.L0, tm.Lambda}
 		})
 		outs := exec.MustExec(x)
 		l0, before := wbtest.Flat64(outs[0])[0], wbtest.Flat64(outs[1])[0]
-		after := wbtest.Flat64(scope.GetVariableByScopeAndName("/"+Scope, VarL1).MustValue())[0]
+		after := wbtest.Flat64(vars.GetVariable(model.JoinPath("/", Scope, VarL1)).MustValue())[0]
 		rel := math.Max(-1, math.Min(1, (l0-c.target)/c.target))
 		want := before * math.Exp(cfg.L1Rate*rel)
 		if !wbtest.Close(want, after, 1e-12) || (after > before) != c.up {

@@ -6,10 +6,10 @@ import (
 	"testing"
 
 	"github.com/gomlx/compute/dtypes"
-	"github.com/gomlx/gomlx/ml/model"
-	"github.com/gomlx/gomlx/ml/train/optimizer"
 	. "github.com/gomlx/gomlx/core/graph"
 	"github.com/gomlx/gomlx/core/tensors"
+	"github.com/gomlx/gomlx/ml/model"
+	"github.com/gomlx/gomlx/ml/train/optimizer"
 
 	"github.com/protolab/protolab/workbench/wbtest"
 )
@@ -66,11 +66,11 @@ func trainSAE(t *testing.T, cfg Config, x []float32, n, batch, steps int, lr flo
 	t.Helper()
 	D := cfg.Width
 	backend := wbtest.Backend(t)
-	scope := model.NewStore()
-	opt := optimizers.Adam().LearningRate(lr).Done()
+	vars := model.NewStore()
+	opt := optimizer.Adam().LearningRate(lr).Done()
 	lossFn := LossFn(cfg)
-	step := model.MustNewExec(backend, scope, func(scope *model.Scope, xb *Node) *Node {
-		scope.SetTraining(xb.Graph(), true)
+	step := model.MustNewExec(backend, vars, func(scope *model.Scope, xb *Node) *Node {
+		scope.Store().SetTraining(xb.Graph(), true)
 		loss := lossFn(scope, []*Node{xb})
 		opt.UpdateGraph(scope, xb.Graph(), loss)
 		return loss
@@ -79,7 +79,7 @@ func trainSAE(t *testing.T, cfg Config, x []float32, n, batch, steps int, lr flo
 		start := (s * batch) % n
 		step.MustExec(tensors.FromFlatDataAndDimensions(x[start*D:(start+batch)*D], batch, D))
 	}
-	outs := model.MustExecOnceN(backend, scope, func(scope *model.Scope, xs *Node) []*Node {
+	outs := model.MustExecOnceN(backend, vars, func(scope *model.Scope, xs *Node) []*Node {
 		tm := Loss(scope, cfg, xs)
 		return []*Node{ConvertDType(Dictionary(Weights(scope, cfg, xs.Graph(), dtypes.Float32).WDec), dtypes.Float64),
 			ConvertDType(tm.L0, dtypes.Float64), ConvertDType(tm.FVU, dtypes.Float64)}

@@ -52,8 +52,8 @@ func BenchmarkTrainStep(b *testing.B) {
 	// One step compiles the graph and initialises the variables; the timed run then trains b.N more.
 	cfg.Steps = 1 + b.N
 	var warm float64
-	scope := run.NewStore(1)
-	hist, err := fit.Train(wbtest.Backend(b), scope, lossFn, data, nil, cfg, fit.Progress(nil), fit.NoDecay(m.NoDecay()...),
+	vars := run.NewStore(1)
+	hist, err := fit.Train(wbtest.Backend(b), vars, lossFn, data, nil, cfg, fit.Progress(nil), fit.NoDecay(m.NoDecay()...),
 		fit.TokensPerBatch(benchB*benchT), fit.OnStep(func(step int, mt fit.Metrics) {
 			if step == 1 {
 				warm = mt.Elapsed

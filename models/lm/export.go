@@ -7,8 +7,8 @@ import (
 	"strings"
 
 	"github.com/gomlx/compute/shapes"
-	"github.com/gomlx/gomlx/ml/model"
 	"github.com/gomlx/gomlx/core/tensors"
+	"github.com/gomlx/gomlx/ml/model"
 	"github.com/pkg/errors"
 
 	"github.com/protolab/protolab/layers/attention"

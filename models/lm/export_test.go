@@ -11,9 +11,9 @@ import (
 	"testing"
 
 	"github.com/gomlx/compute/dtypes"
-	"github.com/gomlx/gomlx/ml/model"
 	. "github.com/gomlx/gomlx/core/graph"
 	"github.com/gomlx/gomlx/core/tensors"
+	"github.com/gomlx/gomlx/ml/model"
 	"github.com/stretchr/testify/require"
 
 	"github.com/protolab/protolab/layers/decoder"
@@ -280,7 +280,7 @@ func TestExport_LayoutAndMetadata(t *testing.T) {
 	require.Equal(t, []int{D, F}, table["block_00.ffn.gate"].WorkbenchDims)
 
 	// [out, in] is the transpose of the workbench's [in, out].
-	gate := m.Store.InAbsPath("/block_00/ffn").GetVariable("gate")
+	gate := m.Store.GetVariable("/block_00/ffn/gate")
 	value, err := gate.Value()
 	require.NoError(t, err)
 	w := tensors.MustCopyFlatData[float32](value)

@@ -7,8 +7,8 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/gomlx/gomlx/ml/model"
 	"github.com/gomlx/gomlx/core/graph"
+	"github.com/gomlx/gomlx/ml/model"
 	"github.com/pkg/errors"
 
 	"github.com/protolab/protolab/workbench/fit"

@@ -6,9 +6,9 @@ import (
 	"testing"
 
 	"github.com/gomlx/compute/dtypes"
-	"github.com/gomlx/gomlx/ml/model"
 	. "github.com/gomlx/gomlx/core/graph"
 	"github.com/gomlx/gomlx/core/tensors"
+	"github.com/gomlx/gomlx/ml/model"
 	"github.com/stretchr/testify/require"
 
 	"github.com/protolab/protolab/layers/decoder"
@@ -41,9 +41,9 @@ func TestSignatures_MatchTheGraphSignatures(t *testing.T) {
 	mc := m.Config.Model
 	exec := model.MustNewExec(m.Backend, m.Store, func(scope *model.Scope, x *Node) *Node {
 		bank := prism.BankVariable(scope).NodeValue(x.Graph())
-		w := scope.In(decoder.ScopeEmbed).GetVariable(decoder.VarEmbeddings)
+		w := scope.At(decoder.ScopeEmbed).GetVariable(decoder.VarEmbeddings)
 		if !mc.TieEmbeddings {
-			w = scope.In(decoder.ScopeLMHead).GetVariable(decoder.VarLMHead)
+			w = scope.At(decoder.ScopeLMHead).GetVariable(decoder.VarLMHead)
 		}
 		return ConvertDType(prism.Signatures(bank, w.NodeValue(x.Graph())), dtypes.Float64)
 	})

@@ -1,8 +1,8 @@
 package lm
 
 import (
-	"github.com/gomlx/gomlx/ml/model"
 	. "github.com/gomlx/gomlx/core/graph"
+	"github.com/gomlx/gomlx/ml/model"
 	"github.com/pkg/errors"
 
 	"github.com/protolab/protolab/layers/decoder"
@@ -45,9 +45,9 @@ func SuppressedStep(cfg decoder.Config, pc prism.Config, omega []float64, mode s
 // unembedNode returns the LM head W [V, D] of the model in ctx (the token embedding when tied) as a node of g.
 // Panics when the variable does not exist.
 func unembedNode(scope *model.Scope, cfg decoder.Config, g *Graph) *Node {
-	scope, name := scope.In(decoder.ScopeLMHead), decoder.VarLMHead
+	scope, name := scope.At(decoder.ScopeLMHead), decoder.VarLMHead
 	if cfg.TieEmbeddings {
-		scope, name = scope.In(decoder.ScopeEmbed), decoder.VarEmbeddings
+		scope, name = scope.At(decoder.ScopeEmbed), decoder.VarEmbeddings
 	}
 	v := scope.GetVariable(name)
 	if v == nil {

@@ -3,9 +3,9 @@ package lm
 import (
 	"testing"
 
-	"github.com/gomlx/gomlx/ml/model"
 	. "github.com/gomlx/gomlx/core/graph"
 	"github.com/gomlx/gomlx/core/tensors"
+	"github.com/gomlx/gomlx/ml/model"
 
 	"github.com/protolab/protolab/layers/decoder"
 	"github.com/protolab/protolab/layers/prism"
@@ -23,8 +23,8 @@ func TestSuppressedStep_MatchesFullForward(t *testing.T) {
 	pc := prism.DefaultConfig()
 	pc.NumPrototypes, pc.TopK = 5, 2
 	pc.InitStd = 1
-	scope := model.NewStore()
-	scope.SetRNGStateFromSeed(3)
+	vars := model.NewStore()
+	vars.SetRNGStateFromSeed(3)
 	const B, T = 2, 6
 	tokens := tensors.FromFlatDataAndDimensions([]int32{1, 4, 2, 9, 0, 7, 3, 3, 10, 5, 8, 6}, B, T)
 	for _, tc := range []struct {
@@ -33,18 +33,18 @@ func TestSuppressedStep_MatchesFullForward(t *testing.T) {
 	}{{prism.SuppressZero, []float64{0, 1, 0, 0, 1}}, {prism.SuppressMask, []float64{0, 1, 0, 0, 1}},
 		{prism.SuppressZero, []float64{0, 0, 0, 0, 0}}} {
 		mode, omega := tc.mode, tc.omega
-		full := model.MustNewExec(backend, scope, func(scope *model.Scope, tok, om *Node) *Node {
+		full := model.MustNewExec(backend, vars, func(scope *model.Scope, tok, om *Node) *Node {
 			return prism.SuppressedLogits(decoder.PrismHead(scope, cfg, pc, tok), om, mode)
 		})
 		want := tensors.MustCopyFlatData[float64](full.MustExec(tokens, wbtest.Tensor64(omega, 5))[0])
 		if tc.omega[1] == 0 {
-			plain := model.MustNewExec(backend, scope, func(scope *model.Scope, tok *Node) *Node {
+			plain := model.MustNewExec(backend, vars, func(scope *model.Scope, tok *Node) *Node {
 				return decoder.PrismLogits(scope, cfg, pc, tok)
 			})
 			wbtest.RequireClose(t, "Ω = ∅", tensors.MustCopyFlatData[float64](plain.MustExec(tokens)[0]), want, 1e-12)
 		}
 		stepFn := SuppressedStep(cfg, pc, omega, mode)
-		step := model.MustNewExec(backend, scope, func(scope *model.Scope, in []*Node) []*Node {
+		step := model.MustNewExec(backend, vars, func(scope *model.Scope, in []*Node) []*Node {
 			logits, state := stepFn(scope, in[0], in[1], in[2:])
 			return append([]*Node{logits}, state...)
 		})

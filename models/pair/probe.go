@@ -1,8 +1,8 @@
 package pair
 
 import (
-	"github.com/gomlx/gomlx/ml/model"
 	"github.com/gomlx/gomlx/core/graph"
+	"github.com/gomlx/gomlx/ml/model"
 
 	"github.com/protolab/protolab/layers/decoder"
 	"github.com/protolab/protolab/layers/hook"
@@ -24,7 +24,7 @@ func Runner(m *lm.Model, names []string) (*probe.Runner, error) {
 	cfg := m.Config.Model
 	pm := probe.Model{
 		Backend: m.Backend,
-		Store:     m.Store,
+		Store:   m.Store,
 		Forward: func(scope *model.Scope, tokens *graph.Node) *graph.Node { return decoder.Logits(scope, cfg, tokens) },
 		Attach:  hook.Attach,
 	}

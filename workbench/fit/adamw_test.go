@@ -98,8 +98,8 @@ func TestTrain_StepsMatchReference(t *testing.T) {
 	decays := cfg
 	decays.NoDecay = exempt // the rule Train applies with NoDecay(exempt...)
 	batches := mlpBatches(1, 4)
-	scope := run.NewStore(5)
-	probe := newGradProbe(t, scope)
+	vars := run.NewStore(5)
+	probe := newGradProbe(t, vars)
 
 	type before struct {
 		w, g map[string][]float64
@@ -108,7 +108,7 @@ func TestTrain_StepsMatchReference(t *testing.T) {
 	var states []before
 	record := func(batch int) {
 		loss, g := probe.run(t, batches[batch]) // also initialises the variables on the first call
-		w := snapshot(scope)
+		w := snapshot(vars)
 		states = append(states, before{w: w, g: g, loss: loss})
 	}
 	record(0)
@@ -120,14 +120,14 @@ func TestTrain_StepsMatchReference(t *testing.T) {
 		if !ok {
 			t.Fatalf("unexpected variable %s", p)
 		}
-		rank := len(scope.GetVariableByScopeAndName(model.SplitScope(p)).Shape().Dimensions)
+		rank := len(vars.GetVariable(p).Shape().Dimensions)
 		if got := decays.Decays(p, rank); got != want {
 			t.Errorf("Decays(%s) = %v, want %v", p, got, want)
 		}
 	}
 
 	var metrics []Metrics
-	hist, err := Train(wbtest.Backend(t), scope, mlpLoss, mustSlice(t, batches), nil, cfg, Progress(nil),
+	hist, err := Train(wbtest.Backend(t), vars, mlpLoss, mustSlice(t, batches), nil, cfg, Progress(nil),
 		NoDecay(exempt...),
 		OnStep(func(step int, m Metrics) {
 			metrics = append(metrics, m)
@@ -141,7 +141,7 @@ func TestTrain_StepsMatchReference(t *testing.T) {
 	if len(hist.Steps) != cfg.Steps || len(metrics) != cfg.Steps {
 		t.Fatalf("history has %d steps, callbacks %d; want %d", len(hist.Steps), len(metrics), cfg.Steps)
 	}
-	after := snapshot(scope)
+	after := snapshot(vars)
 	m := map[string][]float64{}
 	v := map[string][]float64{}
 	for _, p := range probe.paths {
@@ -179,7 +179,7 @@ func TestTrain_StepsMatchReference(t *testing.T) {
 		wbtest.RequireClose(t, "m "+p, m[p], after[OptimizerScope+"/m"+p], 1e-12)
 		wbtest.RequireClose(t, "v "+p, v[p], after[OptimizerScope+"/v"+p], 1e-12)
 	}
-	step := scope.GetVariableByScopeAndName(OptimizerScope, StepVariable).MustValue()
+	step := vars.GetVariable(model.JoinPath(OptimizerScope, StepVariable)).MustValue()
 	if got := step.Value().(int64); got != int64(cfg.Steps) {
 		t.Errorf("step counter = %d, want %d", got, cfg.Steps)
 	}

@@ -23,13 +23,13 @@ func TestTrain_BFloat16Weights(t *testing.T) {
 		tensors.FromFlatDataAndDimensions(ys, 5, 1)}}
 	loss := func(scope *model.Scope, in []*Node) *Node {
 		x := ConvertDType(in[0], dtypes.BFloat16)
-		pred := ConvertDType(layers.Dense(scope.In("line"), x, true, 1), dtypes.Float32) // [5, 1]
+		pred := ConvertDType(layers.Dense(scope.At("line"), x, true, 1), dtypes.Float32) // [5, 1]
 		return ReduceAllMean(Square(Sub(pred, in[1])))
 	}
 	cfg := DefaultConfig()
 	cfg.Steps, cfg.WarmupSteps, cfg.LR, cfg.WeightDecay = 200, 10, 0.05, 0
-	scope := run.NewStore(1)
-	hist, err := Train(wbtest.Backend(t), scope, loss, mustSlice(t, batches), nil, cfg, Progress(nil))
+	vars := run.NewStore(1)
+	hist, err := Train(wbtest.Backend(t), vars, loss, mustSlice(t, batches), nil, cfg, Progress(nil))
 	if err != nil {
 		t.Fatalf("%+v", err)
 	}
@@ -37,8 +37,8 @@ func TestTrain_BFloat16Weights(t *testing.T) {
 	if !(l[len(l)-1] < 0.01*l[0]) || math.IsNaN(l[len(l)-1]) {
 		t.Errorf("loss went from %g to %g; want a 100-fold decrease", l[0], l[len(l)-1])
 	}
-	w := scope.GetVariableByScopeAndName("/line/dense", "weights")
-	m := scope.GetVariableByScopeAndName(OptimizerScope+"/m/line/dense", "weights")
+	w := vars.GetVariable(model.JoinPath("/line/dense", "weights"))
+	m := vars.GetVariable(model.JoinPath(OptimizerScope+"/m/line/dense", "weights"))
 	if w.DType() != dtypes.BFloat16 || m == nil || m.DType() != dtypes.Float32 {
 		t.Errorf("weights %s, first moment %v; want BFloat16 weights with Float32 moments", w.DType(), m)
 	}

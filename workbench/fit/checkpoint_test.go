@@ -142,9 +142,9 @@ func TestLoadLatest_Errors(t *testing.T) {
 	}
 
 	// A context whose variable has another shape.
-	scope := run.NewStore(1)
-	scope.In("hidden").In("dense").VariableWithValue("weights", [][]float64{{1, 2}, {3, 4}})
-	_, err = LoadLatest(good, scope)
+	vars := run.NewStore(1)
+	vars.RootScope().At("hidden").At("dense").VariableWithValue("weights", [][]float64{{1, 2}, {3, 4}})
+	_, err = LoadLatest(good, vars)
 	requireErrorMentions(t, "shape mismatch", err, "hidden.dense.weights", "(Float64)[4 5]", "(Float64)[2 2]")
 
 	// Resuming with another configuration.
@@ -179,12 +179,12 @@ func TestCheckpoint_CrashLeftovers(t *testing.T) {
 	if err != nil || ck.Step != 4 {
 		t.Fatalf("LatestCheckpoint = %+v, %+v; want step 4", ck, err)
 	}
-	scope := run.NewStore(1)
-	if _, err := LoadLatest(dir, scope); err != nil {
+	vars := run.NewStore(1)
+	if _, err := LoadLatest(dir, vars); err != nil {
 		t.Fatalf("%+v", err)
 	}
 	ck.Step = 5
-	if err := saveCheckpoint(dir, scope, ck, 2); err != nil {
+	if err := saveCheckpoint(dir, vars, ck, 2); err != nil {
 		t.Fatalf("%+v", err)
 	}
 	var names []string
@@ -217,23 +217,23 @@ func TestLoadLatest_FreshContextForEval(t *testing.T) {
 	if err != nil {
 		t.Fatalf("%+v", err)
 	}
-	scope := model.NewStore()
-	if _, err := LoadLatest(dir, scope); err != nil {
+	vars := model.NewStore()
+	if _, err := LoadLatest(dir, vars); err != nil {
 		t.Fatalf("%+v", err)
 	}
-	v := scope.GetVariableByScopeAndName("/hidden/dense", "weights")
+	v := vars.GetVariable(model.JoinPath("/hidden/dense", "weights"))
 	if v == nil || !v.Trainable {
 		t.Fatalf("weights not loaded as a trainable variable: %v", v)
 	}
-	if m := scope.GetVariableByScopeAndName(OptimizerScope+"/m/hidden/dense", "weights"); m == nil || m.Trainable {
+	if m := vars.GetVariable(model.JoinPath(OptimizerScope+"/m/hidden/dense", "weights")); m == nil || m.Trainable {
 		t.Errorf("first moment not loaded as a non-trainable variable: %v", m)
 	}
-	if s := scope.GetVariableByScopeAndName(OptimizerScope, StepVariable); s == nil || s.Trainable ||
+	if s := vars.GetVariable(model.JoinPath(OptimizerScope, StepVariable)); s == nil || s.Trainable ||
 		s.MustValue().Value().(int64) != int64(want.Step) {
 		t.Errorf("step counter not restored: %v", s)
 	}
 	batch := mlpBatches(2, 1)[0]
-	e, err := model.NewExec(wbtest.Backend(t), scope, mlpLoss)
+	e, err := model.NewExec(wbtest.Backend(t), vars, mlpLoss)
 	if err != nil {
 		t.Fatalf("%+v", err)
 	}

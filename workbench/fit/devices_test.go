@@ -297,7 +297,7 @@ func TestDevices_OneDeviceIsTodaysPath(t *testing.T) {
 func maskedLoss(scope *model.Scope, inputs []*Node) *Node {
 	x, y, mask := inputs[0], inputs[1], inputs[2]
 	g := x.Graph()
-	c := scope.In("masked")
+	c := scope.At("masked")
 	w1 := c.VariableWithShape("w1", shapes.Make(dtypes.Float64, x.Shape().Dimensions[2], 5)).NodeValue(g)
 	b1 := c.VariableWithValue("b1", []float64{0.1, -0.2, 0.3, 0, 0.05}).NodeValue(g)
 	w2 := c.VariableWithValue("w2", []float64{0.7, -0.4, 0.9, 0.2, -0.6}).NodeValue(g)
@@ -493,13 +493,13 @@ func TestDevices_SeveralDevicesMatchOne(t *testing.T) {
 	cfg := testConfig()
 	trainOn := func(devices int, dir string) (*History, map[string][]float64) {
 		cfg.Devices = devices
-		scope := run.NewStore(1)
-		h, err := Train(backend, scope, mlpLoss, mustSlice(t, batches(1, 3)), mustSlice(t, batches(2, 2)), cfg,
+		vars := run.NewStore(1)
+		h, err := Train(backend, vars, mlpLoss, mustSlice(t, batches(1, 3)), mustSlice(t, batches(2, 2)), cfg,
 			Progress(nil), CheckpointDir(dir))
 		if err != nil {
 			t.Fatalf("devices=%d: %+v", devices, err)
 		}
-		return h, snapshot(scope)
+		return h, snapshot(vars)
 	}
 	h1, w1 := trainOn(1, t.TempDir())
 	dirN := t.TempDir()
@@ -515,11 +515,11 @@ func TestDevices_SeveralDevicesMatchOne(t *testing.T) {
 		wbtest.RequireClose(t, p, w1[p], wN[p], 1e-9)
 	}
 	// The N-device checkpoint is an ordinary one: one device loads it.
-	scope := run.NewStore(1)
-	if _, err := LoadLatest(dirN, scope); err != nil {
+	vars := run.NewStore(1)
+	if _, err := LoadLatest(dirN, vars); err != nil {
 		t.Fatalf("loading the %d-device checkpoint: %+v", n, err)
 	}
-	loaded := snapshot(scope)
+	loaded := snapshot(vars)
 	for _, p := range sortedKeys(wN) {
 		wbtest.RequireClose(t, "checkpoint "+p, wN[p], loaded[p], 0)
 	}

@@ -22,7 +22,7 @@ func ExampleTrain() {
 	y := tensors.FromFlatDataAndDimensions([]float64{-1, 0, 1, 2, 3}, 5, 1)
 	batches, _ := fit.NewSliceBatches([][]*tensors.Tensor{{x, y}})
 	mse := func(scope *model.Scope, in []*Node) *Node {
-		pred := layers.Dense(scope.In("line"), in[0], true, 1) // [5, 1]
+		pred := layers.Dense(scope.At("line"), in[0], true, 1) // [5, 1]
 		return ReduceAllMean(Square(Sub(pred, in[1])))
 	}
 	cfg := fit.DefaultConfig()

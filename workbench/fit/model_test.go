@@ -32,12 +32,12 @@ const (
 func mlpLoss(scope *model.Scope, inputs []*Node) *Node {
 	x, labels := inputs[0], inputs[1]
 	g := x.Graph()
-	h := Tanh(layers.Dense(scope.In("hidden"), x, true, 5)) // [B, 5]
-	gain := scope.In("norm").VariableWithValue("gain", []float64{1, 1, 1, 1, 1})
+	h := Tanh(layers.Dense(scope.At("hidden"), x, true, 5)) // [B, 5]
+	gain := scope.At("norm").VariableWithValue("gain", []float64{1, 1, 1, 1, 1})
 	h = Mul(h, Reshape(gain.NodeValue(g), 1, 5)) // [B, 5]
-	protos := scope.In("mix").VariableWithShape("prototypes", wbtest.Tensor64(make([]float64, 15), 5, 3).Shape())
-	logits := Add(layers.Dense(scope.In("out"), h, true, testC), Dot(h, protos.NodeValue(g))) // [B, C]
-	return ReduceAllMean(losses.SparseCategoricalCrossEntropyLogits([]*Node{labels}, []*Node{logits}))
+	protos := scope.At("mix").VariableWithShape("prototypes", wbtest.Tensor64(make([]float64, 15), 5, 3).Shape())
+	logits := Add(layers.Dense(scope.At("out"), h, true, testC), MatMul(h, protos.NodeValue(g))) // [B, C]
+	return ReduceAllMean(loss.SparseCategoricalCrossEntropyLogits([]*Node{labels}, []*Node{logits}))
 }
 
 // mlpBatches returns n random batches [x [B, F] float64, labels [B, 1] int32].
@@ -86,7 +86,7 @@ type gradProbe struct {
 	paths []string
 }
 
-func newGradProbe(t testing.TB, scope *model.Scope) *gradProbe {
+func newGradProbe(t testing.TB, scope *model.Store) *gradProbe {
 	p := &gradProbe{}
 	var err error
 	p.exec, err = model.NewExec(wbtest.Backend(t), scope, func(scope *model.Scope, inputs []*Node) []*Node {
@@ -123,9 +123,9 @@ func (p *gradProbe) run(t testing.TB, batch []*tensors.Tensor) (float64, map[str
 }
 
 // snapshot copies the values of all float variables of ctx, by path.
-func snapshot(scope *model.Scope) map[string][]float64 {
+func snapshot(vars *model.Store) map[string][]float64 {
 	out := map[string][]float64{}
-	for v := range scope.IterVariables() {
+	for v := range vars.IterVariables() {
 		if v.DType() == dtypes.Float64 && v.HasValue() {
 			out[v.Path()] = wbtest.Flat64(v.MustValue())
 		}

@@ -7,6 +7,7 @@ import (
 	. "github.com/gomlx/gomlx/core/graph"
 	"github.com/gomlx/gomlx/core/tensors"
 	"github.com/gomlx/gomlx/ml/layers"
+	"github.com/gomlx/gomlx/ml/layers/norm"
 	"github.com/gomlx/gomlx/ml/model"
 	"github.com/gomlx/gomlx/ml/train/loss"
 
@@ -20,11 +21,11 @@ type tokenModel struct{ V, D, B, T int }
 
 func (m tokenModel) loss(scope *model.Scope, inputs []*Node) *Node {
 	ids, targets := inputs[0], inputs[1]
-	x := layers.Embedding(scope.In("embed"), ids, dtypes.Float32, m.V, m.D) // [B, T, D]
-	x = layers.RMSNorm(scope.In("norm"), x).Done()
-	logits := layers.Dense(scope.In("head"), x, true, m.V) // [B, T, V]
+	x := layers.Embedding(scope.At("embed"), ids, dtypes.Float32, m.V, m.D) // [B, T, D]
+	x = norm.RMSNorm(scope.At("norm"), x).Done()
+	logits := layers.Dense(scope.At("head"), x, true, m.V) // [B, T, V]
 	logits.AssertDims(m.B, m.T, m.V)
-	return ReduceAllMean(losses.SparseCategoricalCrossEntropyLogits([]*Node{targets}, []*Node{logits}))
+	return ReduceAllMean(loss.SparseCategoricalCrossEntropyLogits([]*Node{targets}, []*Node{logits}))
 }
 
 // batches: n batches of a counting sequence (next = id + 1 mod V) from random starts, so the task is learnable.
@@ -64,11 +65,11 @@ func TestTrain_Float32TokenModel(t *testing.T) {
 	if m0 := hist.Steps[0]; m0.TokensPerSec <= 0 || m0.LR != float64(float32(cfg.LR/4)) {
 		t.Errorf("first step metrics %+v; want lr = LR/4 in float32", m0)
 	}
-	scope := model.NewStore()
-	if _, err := LoadLatest(dir, scope); err != nil {
+	vars := model.NewStore()
+	if _, err := LoadLatest(dir, vars); err != nil {
 		t.Fatalf("%+v", err)
 	}
-	if v := scope.GetVariableByScopeAndName(OptimizerScope+"/m/embed", "embeddings"); v == nil ||
+	if v := vars.GetVariable(model.JoinPath(OptimizerScope+"/m/embed", "embeddings")); v == nil ||
 		v.DType() != dtypes.Float32 {
 		t.Errorf("float32 moment of the embeddings not in the checkpoint: %v", v)
 	}
@@ -81,7 +82,7 @@ func BenchmarkTrainStep(b *testing.B) {
 	batches := m.batches(1, 1)
 	cfg := DefaultConfig()
 	cfg.Steps = 1 << 30
-	tr := &trainer{backend: wbtest.Backend(b), scope: run.NewStore(1), loss: m.loss, cfg: cfg, hist: &History{},
+	tr := &trainer{backend: wbtest.Backend(b), vars: run.NewStore(1), loss: m.loss, cfg: cfg, hist: &History{},
 		train: mustSlice(b, batches)}
 	if err := tr.start(); err != nil {
 		b.Fatalf("%+v", err)

@@ -24,25 +24,25 @@ const testSeed = 11
 type trainRun struct {
 	hist    *History
 	err     error
-	scope   *model.Scope
+	vars    *model.Store
 	weights map[string][]float64
 }
 
-// trainTest trains the test model from a fresh context on 5 training batches (so epochs wrap) and 3 validation ones.
+// trainTest trains the test model from a fresh store on 5 training batches (so epochs wrap) and 3 validation ones.
 func trainTest(t *testing.T, cfg Config, train Batches, opts ...Option) trainRun {
 	t.Helper()
 	return trainWith(t, run.NewStore(testSeed), cfg, train, opts...)
 }
 
-// trainWith is trainTest with a given context.
-func trainWith(t *testing.T, scope *model.Scope, cfg Config, train Batches, opts ...Option) trainRun {
+// trainWith is trainTest with a given store.
+func trainWith(t *testing.T, vars *model.Store, cfg Config, train Batches, opts ...Option) trainRun {
 	t.Helper()
 	if train == nil {
 		train = mustSlice(t, mlpBatches(1, 5))
 	}
 	val := mustSlice(t, mlpBatches(2, 3))
-	hist, err := Train(wbtest.Backend(t), scope, mlpLoss, train, val, cfg, append([]Option{Progress(nil)}, opts...)...)
-	return trainRun{hist: hist, err: err, scope: scope, weights: snapshot(scope)}
+	hist, err := Train(wbtest.Backend(t), vars, mlpLoss, train, val, cfg, append([]Option{Progress(nil)}, opts...)...)
+	return trainRun{hist: hist, err: err, vars: vars, weights: snapshot(vars)}
 }
 
 // requireSameRun compares two runs' histories (all but timings) and final variables.
@@ -171,8 +171,8 @@ func TestTrain_Evaluation(t *testing.T) {
 	if !wbtest.Close(math.Exp(last.Loss), last.Perplexity, 1e-12) {
 		t.Errorf("perplexity %g, want exp(%g)", last.Perplexity, last.Loss)
 	}
-	valLoss := func(scope *model.Scope) float64 {
-		e, err := model.NewExec(wbtest.Backend(t), scope, mlpLoss)
+	valLoss := func(vars *model.Store) float64 {
+		e, err := model.NewExec(wbtest.Backend(t), vars, mlpLoss)
 		if err != nil {
 			t.Fatalf("%+v", err)
 		}
@@ -186,7 +186,7 @@ func TestTrain_Evaluation(t *testing.T) {
 		}
 		return sum / float64(cfg.EvalBatches)
 	}
-	if got := valLoss(r.scope); !wbtest.Close(got, last.Loss, 1e-12) {
+	if got := valLoss(r.vars); !wbtest.Close(got, last.Loss, 1e-12) {
 		t.Errorf("final validation loss %g, direct computation %g", last.Loss, got)
 	}
 	fresh := run.NewStore(99)
@@ -216,10 +216,10 @@ func TestTrain_NaNStopsAtStep(t *testing.T) {
 	cfg.CheckpointEvery = 1
 	dir := t.TempDir()
 	var atStep2 map[string][]float64
-	scope := run.NewStore(testSeed)
-	r := trainWith(t, scope, cfg, nanBatches(t, 3), CheckpointDir(dir), OnStep(func(step int, _ Metrics) {
+	vars := run.NewStore(testSeed)
+	r := trainWith(t, vars, cfg, nanBatches(t, 3), CheckpointDir(dir), OnStep(func(step int, _ Metrics) {
 		if step == 2 {
-			atStep2 = snapshot(scope)
+			atStep2 = snapshot(vars)
 		}
 	}))
 	if r.err == nil || !strings.Contains(r.err.Error(), "step 3") || !strings.Contains(r.err.Error(), "not finite") {
@@ -235,7 +235,7 @@ func TestTrain_NaNStopsAtStep(t *testing.T) {
 	for _, k := range sortedKeys(atStep2) {
 		wbtest.RequireClose(t, k, atStep2[k], r.weights[k], 0)
 	}
-	if got := r.scope.GetVariableByScopeAndName(OptimizerScope, StepVariable).MustValue().Value().(int64); got != 2 {
+	if got := r.vars.GetVariable(model.JoinPath(OptimizerScope, StepVariable)).MustValue().Value().(int64); got != 2 {
 		t.Errorf("step counter = %d, want 2", got)
 	}
 	if ck, err := LatestCheckpoint(dir); err != nil || ck.Step != 2 {

@@ -8,15 +8,15 @@ import (
 )
 
 // BenchmarkRun measures the caching overhead of a Runner on a 4-block test model (V = 256, D = 64, R = 16) at
-// B = 4, T = 64: a plain context.Exec forward pass, the Runner caching nothing, caching every block's π
+// B = 4, T = 64: a plain model.Exec forward pass, the Runner caching nothing, caching every block's π
 // ("block_*.protot.pi", 4 × [4, 64, 16]) and caching all 21 probes. Besides wall time it reports the process CPU
 // time per run (cpu-ms/op), which a busy machine distorts less.
 func BenchmarkRun(b *testing.B) {
 	m := tinyModel{V: 256, D: 64, R: 16, L: 4, S: 64}
-	model := newTestModel(b, m, 1)
+	pm := newTestModel(b, m, 1)
 	tokens := tokensOf(4, 64, m.V)
 	b.Run("plain", func(b *testing.B) {
-		exec := model.MustNewExec(model.Backend, model.Store, m.Forward)
+		exec := model.MustNewExec(pm.Backend, pm.Store, m.Forward)
 		exec.MustExec(tokens)
 		timed(b, func() { exec.MustExec(tokens) })
 	})
@@ -25,7 +25,7 @@ func BenchmarkRun(b *testing.B) {
 		keep Filter
 	}{{"runner_none", nil}, {"runner_pi", Match("block_*.protot.pi")}, {"runner_all", Match()}} {
 		b.Run(c.name, func(b *testing.B) {
-			r, err := NewRunner(model, c.keep)
+			r, err := NewRunner(pm, c.keep)
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -9,10 +9,10 @@ import (
 	"github.com/gomlx/compute"
 	"github.com/gomlx/compute/dtypes"
 	"github.com/gomlx/compute/shapes"
-	"github.com/gomlx/gomlx/ml/model"
-	"github.com/gomlx/gomlx/ml/model/initializer"
 	. "github.com/gomlx/gomlx/core/graph"
 	"github.com/gomlx/gomlx/core/tensors"
+	"github.com/gomlx/gomlx/ml/model"
+	"github.com/gomlx/gomlx/ml/model/initializer"
 	"github.com/pkg/errors"
 
 	"github.com/protolab/protolab/workbench/wbtest"
@@ -41,11 +41,11 @@ func testAttach(g *Graph, f func(name string, x *Node) *Node) func() {
 }
 
 func probeName(scope *model.Scope, short string) string {
-	scope := strings.Trim(strings.ReplaceAll(scope.Scope(), model.ScopeSeparator, "."), ".")
-	if scope == "" {
+	prefix := strings.Trim(strings.ReplaceAll(scope.Scope(), model.ScopeSeparator, "."), ".")
+	if prefix == "" {
 		return short
 	}
-	return scope + "." + short
+	return prefix + "." + short
 }
 
 func emit(scope *model.Scope, short string, x *Node) *Node {
@@ -79,9 +79,9 @@ var testModel = tinyModel{V: 7, D: 4, R: 3, L: 2, S: 9}
 
 func (m tinyModel) weights(scope *model.Scope, g *Graph) (emb *Node, protos, w []*Node) {
 	c := scope.WithInitializer(initializer.RandomNormalFn(scope, 0.7))
-	emb = c.In("embed").VariableWithShape("embeddings", shapes.Make(dtypes.Float64, m.V, m.D)).NodeValue(g)
+	emb = c.At("embed").VariableWithShape("embeddings", shapes.Make(dtypes.Float64, m.V, m.D)).NodeValue(g)
 	for l := 0; l < m.L; l++ {
-		pc := c.Inf("block_%02d", l).In("protot")
+		pc := c.At("block_%02d", l).At("protot")
 		protos = append(protos, pc.VariableWithShape("prototypes", shapes.Make(dtypes.Float64, m.R, m.D)).NodeValue(g))
 		w = append(w, pc.VariableWithShape("w", shapes.Make(dtypes.Float64, m.R, m.D)).NodeValue(g))
 	}
@@ -90,11 +90,11 @@ func (m tinyModel) weights(scope *model.Scope, g *Graph) (emb *Node, protos, w [
 
 // block is h + (π·W) ⊙ mean_{s≤t} h_s with π = softmax(h·Pᵀ); weights [B, 1, T, S] are the causal mean's.
 func (m tinyModel) block(scope *model.Scope, l int, h, mean, weights, proto, w *Node) *Node {
-	c := scope.Inf("block_%02d", l)
-	pc := c.In("protot")
+	c := scope.At("block_%02d", l)
+	pc := c.At("protot")
 	pi := Softmax(Einsum("btd,rd->btr", h, proto), -1)
 	observe(pc, "pi", pi)
-	observe(c.In("attn"), "pattern", weights)
+	observe(c.At("attn"), "pattern", weights)
 	mix := emit(pc, "mix_out", Mul(Einsum("btr,rd->btd", pi, w), mean))
 	return emit(c, "resid_post", Add(h, mix))
 }
@@ -109,7 +109,7 @@ func (m tinyModel) Forward(scope *model.Scope, tokens *Node) *Node {
 	avg := Div(causal, ReduceAndKeep(causal, ReduceSum, -1)) // [T, T]: row t is 1/(t+1) on s ≤ t
 	weights := BroadcastToDims(Reshape(avg, 1, 1, T, T), B, 1, T, T)
 	for l := 0; l < m.L; l++ {
-		h = emit(scope.Inf("block_%02d", l), "resid_pre", h)
+		h = emit(scope.At("block_%02d", l), "resid_pre", h)
 		h = m.block(scope, l, h, Einsum("ts,bsd->btd", avg, h), weights, protos[l], ws[l])
 	}
 	return emit(scope, "logits", Einsum("btd,vd->btv", h, emb))
@@ -127,7 +127,7 @@ func (m tinyModel) Step(scope *model.Scope, token, pos *Node, state []*Node) (*N
 	weights := BroadcastToDims(Reshape(row, 1, 1, 1, m.S), B, 1, 1, m.S)
 	var next []*Node
 	for l := 0; l < m.L; l++ {
-		h = emit(scope.Inf("block_%02d", l), "resid_pre", h)
+		h = emit(scope.At("block_%02d", l), "resid_pre", h)
 		sum := Add(state[l], h)
 		next = append(next, sum)
 		h = m.block(scope, l, h, Div(sum, n), weights, protos[l], ws[l])
@@ -161,11 +161,11 @@ func newTestModel(t testing.TB, m tinyModel, seed int64) Model {
 
 // newModelOn is newTestModel on a given backend.
 func newModelOn(backend compute.Backend, m tinyModel, seed int64) Model {
-	scope := model.NewStore()
-	scope.SetParam(model.ParamInitialSeed, seed)
+	vars := model.NewStore()
+	vars.SetParam(model.ParamInitialSeed, seed)
 	// Create and initialise the variables with one plain forward run.
-	model.MustExecOnce(backend, scope, m.Forward, tensors.FromValue([][]int32{{0}}))
-	return Model{Backend: backend, Store: scope, Forward: m.Forward, Step: m.Step, NewState: m.NewState, Attach: testAttach}
+	model.MustExecOnce(backend, vars, m.Forward, tensors.FromValue([][]int32{{0}}))
+	return Model{Backend: backend, Store: vars, Forward: m.Forward, Step: m.Step, NewState: m.NewState, Attach: testAttach}
 }
 
 // tokensOf returns [B, T] int32 tokens (b·5 + 3t + 1) mod V.

@@ -1,8 +1,8 @@
 package probe
 
 import (
-	"github.com/gomlx/compute/shapes"
 	"github.com/gomlx/compute/dtypes/bfloat16"
+	"github.com/gomlx/compute/shapes"
 	"github.com/gomlx/gomlx/core/tensors"
 	"github.com/pkg/errors"
 )

@@ -7,9 +7,9 @@ import (
 
 	"github.com/gomlx/compute/dtypes"
 	"github.com/gomlx/compute/shapes"
-	"github.com/gomlx/gomlx/ml/model"
 	. "github.com/gomlx/gomlx/core/graph"
 	"github.com/gomlx/gomlx/core/tensors"
+	"github.com/gomlx/gomlx/ml/model"
 	"github.com/stretchr/testify/require"
 
 	"github.com/protolab/protolab/workbench/run"
@@ -93,8 +93,8 @@ func TestNewContext_SameSeedSameWeights(t *testing.T) {
 	b, err := run.Backend()
 	require.NoError(t, err)
 	init := func(seed uint64) []float32 {
-		scope := run.NewStore(seed)
-		e := model.MustNewExec(b, scope, func(scope *model.Scope, g *Graph) *Node {
+		vars := run.NewStore(seed)
+		e := model.MustNewExec(b, vars, func(scope *model.Scope, g *Graph) *Node {
 			return scope.VariableWithShape("w", shapes.Make(dtypes.Float32, 3, 4)).NodeValue(g)
 		})
 		return tensors.MustCopyFlatData[float32](e.MustExec()[0])

@@ -5,8 +5,8 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/gomlx/gomlx/ml/model"
 	"github.com/gomlx/gomlx/core/tensors"
+	"github.com/gomlx/gomlx/ml/model"
 	"github.com/pkg/errors"
 )
 

@@ -7,10 +7,11 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gomlx/gomlx/ml/layers"
-	"github.com/gomlx/gomlx/ml/model"
 	. "github.com/gomlx/gomlx/core/graph"
 	"github.com/gomlx/gomlx/core/tensors"
+	"github.com/gomlx/gomlx/ml/layers"
+	"github.com/gomlx/gomlx/ml/layers/norm"
+	"github.com/gomlx/gomlx/ml/model"
 
 	"github.com/protolab/protolab/workbench/wbtest"
 )
@@ -47,14 +48,15 @@ func TestName_SplitName(t *testing.T) {
 // tinyModel: x [2, 3] → Dense(4) → RMSNorm → Dense(2) → [2, 2], under scopes "block_00/ffn/up", "block_00/norm",
 // "head".
 func tinyModel(scope *model.Scope, x *Node) *Node {
-	h := layers.Dense(scope.In("block_00").In("ffn").In("up"), x, true, 4)
-	h = layers.RMSNorm(scope.In("block_00").In("norm"), h).Done()
-	return layers.Dense(scope.In("head"), h, false, 2)
+	block := scope.At("block_00")
+	h := layers.Dense(block.At("ffn").At("up"), x, true, 4)
+	h = norm.RMSNorm(block.At("norm"), h).Done()
+	return layers.Dense(scope.At("head"), h, false, 2)
 }
 
-func runTiny(t *testing.T, scope *model.Scope, x *tensors.Tensor) []float64 {
+func runTiny(t *testing.T, s *model.Store, x *tensors.Tensor) []float64 {
 	t.Helper()
-	out, err := model.MustNewExec(wbtest.Backend(t), scope, tinyModel).Exec(x)
+	out, err := model.MustNewExec(wbtest.Backend(t), s, tinyModel).Call(x)
 	if err != nil {
 		t.Fatalf("%+v", err)
 	}
@@ -63,13 +65,13 @@ func runTiny(t *testing.T, scope *model.Scope, x *tensors.Tensor) []float64 {
 
 func TestExportImportContext(t *testing.T) {
 	x := wbtest.Tensor64(wbtest.Normal(wbtest.RNG(1), 6, 1), 2, 3)
-	scope := seededContext(3)
-	want := runTiny(t, scope, x)
-	scope.InAbsPath("/optimizer").VariableWithValue("step", int64(5)).SetTrainable(false)
-	scope.InAbsPath("/stats").VariableWithValue("mean", []float64{0.5, -1}).SetTrainable(false) // float, not trained
+	vars := seededStore(3)
+	want := runTiny(t, vars, x)
+	vars.VariableWithValue("/optimizer/step", int64(5)).SetTrainable(false)
+	vars.VariableWithValue("/stats/mean", []float64{0.5, -1}).SetTrainable(false) // float, not trained
 
 	path := filepath.Join(t.TempDir(), "model.safetensors")
-	if err := ExportContext(scope, path, nil, map[string]string{"note": "tiny"}); err != nil {
+	if err := ExportContext(vars, path, nil, map[string]string{"note": "tiny"}); err != nil {
 		t.Fatalf("%+v", err)
 	}
 	hdr, meta, err := ReadHeader(path)
@@ -93,14 +95,14 @@ func TestExportImportContext(t *testing.T) {
 		t.Errorf("metadata = %v", meta)
 	}
 
-	// A fresh context with a different seed: after the import the model computes the same output.
-	fresh := seededContext(99)
+	// A fresh store with a different seed: after the import the model computes the same output.
+	fresh := seededStore(99)
 	if _, err := ImportContext(fresh, path); err != nil {
 		t.Fatalf("%+v", err)
 	}
 	for _, key := range wantNames {
 		scope, name, _ := SplitName(key)
-		v := fresh.GetVariableByScopeAndName(scope, name)
+		v := fresh.GetVariable(model.JoinPath(scope, name))
 		if v == nil {
 			t.Fatalf("variable %s/%s not imported", scope, name)
 		}
@@ -114,7 +116,7 @@ func TestExportImportContext(t *testing.T) {
 
 	// Trainable filter: only the model weights.
 	path2 := filepath.Join(t.TempDir(), "weights.safetensors")
-	if err := ExportContext(scope, path2, Trainable, nil); err != nil {
+	if err := ExportContext(vars, path2, Trainable, nil); err != nil {
 		t.Fatalf("%+v", err)
 	}
 	hdr2, meta2, err := ReadHeader(path2)
@@ -136,10 +138,10 @@ func TestImportContext_ShapeMismatchChangesNothing(t *testing.T) {
 	if err := Save(path, src, nil); err != nil {
 		t.Fatalf("%+v", err)
 	}
-	scope := model.NewStore()
-	a := scope.In("a").VariableWithValue("w", []float64{9, 9, 9})
-	scope.In("b").VariableWithValue("w", []float64{9, 9, 9}) // stored as [2]
-	_, err := ImportContext(scope, path)
+	vars := model.NewStore()
+	a := vars.RootScope().At("a").VariableWithValue("w", []float64{9, 9, 9})
+	vars.RootScope().At("b").VariableWithValue("w", []float64{9, 9, 9}) // stored as [2]
+	_, err := ImportContext(vars, path)
 	if err == nil {
 		t.Fatal("import with a shape mismatch succeeded")
 	}
@@ -155,14 +157,14 @@ func TestImportContext_ShapeMismatchChangesNothing(t *testing.T) {
 
 func TestExportContext_Errors(t *testing.T) {
 	dir := t.TempDir()
-	scope := model.NewStore()
-	scope.In("a").VariableWithShape("w", wbtest.Tensor64([]float64{1}, 1).Shape()) // no value yet
-	err := ExportContext(scope, filepath.Join(dir, "x.safetensors"), nil, nil)
+	vars := model.NewStore()
+	vars.RootScope().At("a").VariableWithShape("w", wbtest.Tensor64([]float64{1}, 1).Shape()) // no value yet
+	err := ExportContext(vars, filepath.Join(dir, "x.safetensors"), nil, nil)
 	if err == nil || !strings.Contains(err.Error(), "/a/w") || !strings.Contains(err.Error(), "no value") {
 		t.Errorf("uninitialised variable: err = %v", err)
 	}
 	ctx2 := model.NewStore()
-	ctx2.In("a.b").VariableWithValue("w", 1.0)
+	ctx2.RootScope().At("a.b").VariableWithValue("w", 1.0)
 	err = ExportContext(ctx2, filepath.Join(dir, "y.safetensors"), nil, nil)
 	if err == nil || !strings.Contains(err.Error(), "a.b") {
 		t.Errorf("scope with '.': err = %v", err)
@@ -182,11 +184,13 @@ func TestImportContext_BadMetadata(t *testing.T) {
 	}
 }
 
-// seededContext is run.NewContext (store's tests cannot import run, which imports store): a context whose variable
+// seededStore is run.NewStore (store's tests cannot import run, which imports store): a store whose variable
 // initialisers are seeded from seed.
-func seededContext(seed int64) *model.Scope {
-	scope := model.NewStore()
-	scope.SetParam(model.ParamInitialSeed, seed)
-	scope.SetRNGStateFromSeed(seed)
-	return scope
+func seededStore(seed int64) *model.Store {
+	s := model.NewStore()
+	s.SetParam(model.ParamInitialSeed, seed)
+	if err := s.SetRNGStateFromSeed(seed); err != nil {
+		panic(err)
+	}
+	return s
 }
