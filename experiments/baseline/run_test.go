@@ -10,6 +10,7 @@ import (
 	"github.com/protolab/protolab/models/lm"
 	"github.com/protolab/protolab/workbench/fit"
 	"github.com/protolab/protolab/workbench/run"
+	"github.com/protolab/protolab/workbench/wbtest"
 )
 
 func TestLoadOrRun_TinyTrainsSamplesAndStores(t *testing.T) {
@@ -25,7 +26,7 @@ func TestLoadOrRun_TinyTrainsSamplesAndStores(t *testing.T) {
 	require.Len(t, res.Samples, cfg.NumSamples)
 	require.Equal(t, res.Model.Tokens.Vocab, res.Model.Config.Model.VocabSize)
 	require.Equal(t, lm.RunDir(out, cfg.Config), res.Dir)
-	require.Equal(t, "v0.26.0", res.Provenance.GomlxVer)
+	require.Equal(t, wbtest.GoModVersion(t, "github.com/gomlx/gomlx"), res.Provenance.GomlxVer)
 	stored, err := filepath.Glob(filepath.Join(out, Study, "result-*.json"))
 	require.NoError(t, err)
 	require.Len(t, stored, 1)

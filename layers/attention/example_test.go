@@ -36,10 +36,10 @@ func ExampleMixer() {
 	}
 	fmt.Println("cache:", attention.CacheShapes(cfg, 16, 2, 64, dtypes.Float32))
 	// Output:
-	// y: (Float32)[2 5 16]
-	// /attention/q (Float32)[16 16]
-	// /attention/k (Float32)[16 8]
-	// /attention/v (Float32)[16 8]
-	// /attention/o (Float32)[16 16]
-	// cache: [(Float32)[2 2 64 4] (Float32)[2 2 64 4]]
+	// y: (Float32)[2, 5, 16]
+	// /attention/q (Float32)[16, 16]
+	// /attention/k (Float32)[16, 8]
+	// /attention/v (Float32)[16, 8]
+	// /attention/o (Float32)[16, 16]
+	// cache: [(Float32)[2, 2, 64, 4] (Float32)[2, 2, 64, 4]]
 }

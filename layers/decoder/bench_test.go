@@ -93,15 +93,39 @@ func BenchmarkForward(b *testing.B) {
 	reportThroughput(b, FLOPsPerToken(cfg, benchT), cpu)
 }
 
-// BenchmarkMatMul times a 1024×1024 by 1024×1024 float32 product on the test backend: the backend's matmul
-// FLOP/s against which the train step is compared.
+// BenchmarkMatMul measures the backend's matmul roof in float32: a 1024³ product, and the products of one training
+// step of the benchmark model (benchConfig at benchB × benchT = 2048 tokens): the token projections [2048, 128] ×
+// [128, 128], the FFN's [2048, 128] × [128, 352], the LM head's [2048, 128] × [128, 2048], and the attention scores,
+// batched over B·H = 32: [256, 32] × [32, 256]. GFLOP/s counts 2·m·k·n per product.
 func BenchmarkMatMul(b *testing.B) {
-	const n = 1024
-	backend := wbtest.Backend(b)
-	exec := MustNewExec(backend, func(x, y *Node) *Node { return MatMul(x, y) })
-	x := tensors.FromShape(shapes.Make(dtypes.Float32, n, n))
-	y := tensors.FromShape(shapes.Make(dtypes.Float32, n, n))
-	exec.MustExec(x, y)[0].FinalizeAll()
-	cpu := timeLoop(b, func() { exec.MustExec(x, y)[0].FinalizeAll() })
-	reportRates(b, 2*n*n*n, cpu)
+	for _, c := range []struct {
+		name    string
+		batch   int
+		m, k, n int
+	}{
+		{"1024x1024x1024", 1, 1024, 1024, 1024},
+		{"proj_2048x128x128", 1, 2048, 128, 128},
+		{"ffn_2048x128x352", 1, 2048, 128, 352},
+		{"lmhead_2048x128x2048", 1, 2048, 128, 2048},
+		{"scores_32x256x32x256", 32, 256, 32, 256},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			backend := wbtest.Backend(b)
+			exec := MustNewExec(backend, func(x, y *Node) *Node {
+				if c.batch == 1 {
+					return MatMul(x, y)
+				}
+				return Einsum("bmk,bkn->bmn", x, y)
+			})
+			xd, yd := []int{c.m, c.k}, []int{c.k, c.n}
+			if c.batch > 1 {
+				xd, yd = append([]int{c.batch}, xd...), append([]int{c.batch}, yd...)
+			}
+			x := tensors.FromShape(shapes.Make(dtypes.Float32, xd...))
+			y := tensors.FromShape(shapes.Make(dtypes.Float32, yd...))
+			exec.MustExec(x, y)[0].FinalizeAll()
+			cpu := timeLoop(b, func() { exec.MustExec(x, y)[0].FinalizeAll() })
+			reportRates(b, 2*float64(c.batch*c.m*c.k*c.n), cpu)
+		})
+	}
 }

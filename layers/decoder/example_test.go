@@ -49,8 +49,8 @@ func ExampleLogits() {
 	}, args...)
 	fmt.Println("step logits:", step[0].Shape(), "state:", len(step)-1, "caches of", step[1].Shape())
 	// Output:
-	// logits: (Float32)[2 5 100]
+	// logits: (Float32)[2, 5, 100]
 	// loss at init within 0.5 of ln V: true
 	// parameters: 29984
-	// step logits: (Float32)[2 100] state: 4 caches of (Float32)[2 4 16 8]
+	// step logits: (Float32)[2, 100] state: 4 caches of (Float32)[2, 4, 16, 8]
 }

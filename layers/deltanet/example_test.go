@@ -36,15 +36,15 @@ func ExampleMixer() {
 	}
 	fmt.Println("state:", deltanet.StateShapes(cfg, 16, 2, dtypes.Float32))
 	// Output:
-	// y: (Float32)[2 5 16]
-	// /deltanet/q_proj (Float32)[16 16]
-	// /deltanet/k_proj (Float32)[16 16]
-	// /deltanet/v_proj (Float32)[16 16]
-	// /deltanet/q_conv (Float32)[16 4]
-	// /deltanet/k_conv (Float32)[16 4]
-	// /deltanet/v_conv (Float32)[16 4]
-	// /deltanet/beta_proj (Float32)[16 4]
+	// y: (Float32)[2, 5, 16]
+	// /deltanet/q_proj (Float32)[16, 16]
+	// /deltanet/k_proj (Float32)[16, 16]
+	// /deltanet/v_proj (Float32)[16, 16]
+	// /deltanet/q_conv (Float32)[16, 4]
+	// /deltanet/k_conv (Float32)[16, 4]
+	// /deltanet/v_conv (Float32)[16, 4]
+	// /deltanet/beta_proj (Float32)[16, 4]
 	// /deltanet/out_norm (Float32)[4]
-	// /deltanet/out_proj (Float32)[16 16]
-	// state: [(Float32)[2 4 48] (Float32)[2 4 4 4]]
+	// /deltanet/out_proj (Float32)[16, 16]
+	// state: [(Float32)[2, 4, 48] (Float32)[2, 4, 4, 4]]
 }

@@ -38,19 +38,19 @@ func ExampleModel() {
 	}
 	fmt.Println("parameters:", cfg.NumParams(4))
 	// Output:
-	// theta: (Float32)[3 4] workspace: (Float32)[3 2] keys: (Float32)[3 5 2]
-	// /linattn/layer_01/key/w_x (Float32)[4 8]
+	// theta: (Float32)[3, 4] workspace: (Float32)[3, 2] keys: (Float32)[3, 5, 2]
+	// /linattn/layer_01/key/w_x (Float32)[4, 8]
 	// /linattn/layer_01/key/b_1 (Float32)[8]
 	// /linattn/layer_01/key/w_2 (Float32)[8]
 	// /linattn/layer_01/key/b_2 (Float32)
-	// /linattn/layer_02/key/w_x (Float32)[4 8]
+	// /linattn/layer_02/key/w_x (Float32)[4, 8]
 	// /linattn/layer_02/key/b_1 (Float32)[8]
 	// /linattn/layer_02/key/w_2 (Float32)[8]
 	// /linattn/layer_02/key/b_2 (Float32)
-	// /linattn/layer_02/key/w_p (Float32)[1 8]
-	// /linattn/readout/w_1 (Float32)[2 6]
+	// /linattn/layer_02/key/w_p (Float32)[1, 8]
+	// /linattn/readout/w_1 (Float32)[2, 6]
 	// /linattn/readout/b_1 (Float32)[6]
-	// /linattn/readout/w_2 (Float32)[6 4]
+	// /linattn/readout/w_2 (Float32)[6, 4]
 	// /linattn/readout/b_2 (Float32)[4]
 	// parameters: 152
 }

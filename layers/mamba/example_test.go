@@ -35,15 +35,15 @@ func ExampleMixer() {
 	}
 	fmt.Println("state:", mamba.StateShapes(cfg, 16, 2, dtypes.Float32))
 	// Output:
-	// y: (Float32)[2 5 16]
-	// /mamba/in_proj (Float32)[16 64]
-	// /mamba/conv_kernel (Float32)[32 4]
+	// y: (Float32)[2, 5, 16]
+	// /mamba/in_proj (Float32)[16, 64]
+	// /mamba/conv_kernel (Float32)[32, 4]
 	// /mamba/conv_bias (Float32)[32]
-	// /mamba/x_proj (Float32)[32 33]
-	// /mamba/dt_proj (Float32)[1 32]
+	// /mamba/x_proj (Float32)[32, 33]
+	// /mamba/dt_proj (Float32)[1, 32]
 	// /mamba/dt_bias (Float32)[32]
-	// /mamba/a_log (Float32)[32 16]
+	// /mamba/a_log (Float32)[32, 16]
 	// /mamba/d_skip (Float32)[32]
-	// /mamba/out_proj (Float32)[32 16]
-	// state: [(Float32)[2 4 32] (Float32)[2 32 16]]
+	// /mamba/out_proj (Float32)[32, 16]
+	// state: [(Float32)[2, 4, 32] (Float32)[2, 32, 16]]
 }

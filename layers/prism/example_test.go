@@ -47,8 +47,8 @@ func ExampleHead() {
 	bank := prism.BankVariable(vars.RootScope())
 	fmt.Println("bank:", bank.Scope()+"/"+bank.Name(), bank.Shape())
 	// Output:
-	// logits: (Float32)[2 3 12]
+	// logits: (Float32)[2, 3, 12]
 	// selected per token: [[4 4 4] [4 4 4]]
 	// slices sum to the gold logit: true
-	// bank: /prism/prototypes (Float32)[64 16]
+	// bank: /prism/prototypes (Float32)[64, 16]
 }

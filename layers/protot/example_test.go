@@ -46,7 +46,7 @@ func ExampleMixer() {
 		fmt.Printf("t=%d Σπ=%.3f Σden=%.3f\n", t, sumPi, sumDen)
 	}
 	// Output:
-	// y: (Float32)[1 5 8]
+	// y: (Float32)[1, 5, 8]
 	// t=0 Σπ=1.000 Σden=0.000
 	// t=1 Σπ=1.000 Σden=0.100
 	// t=2 Σπ=1.000 Σden=0.190

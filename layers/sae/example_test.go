@@ -43,7 +43,7 @@ func ExampleLoss() {
 	fmt.Println("active features per input:", outs[2].Value())
 	fmt.Println("trainable parameters:", cfg.NumParams())
 	// Output:
-	// features: (Float32)[6 64] reconstruction: (Float32)[6 8]
+	// features: (Float32)[6, 64] reconstruction: (Float32)[6, 8]
 	// active features per input: 4
 	// trainable parameters: 1096
 }

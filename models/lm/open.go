@@ -88,16 +88,20 @@ func fileExists(path string) bool {
 	return err == nil
 }
 
-// checkWeights builds the forward graph once on a one-token input with the context in reuse mode, so that gomlx
-// refuses to create a missing variable or to use one of another shape, then lists the stored model weights the
-// graph did not use: a tensor the config no longer reads (a layer of another depth, a head of another kind) is an
-// error, not silently ignored.
+// checkWeights builds the forward graph once on a one-token input: gomlx refuses a stored variable of another shape,
+// a trainable variable the graph had to create is a weight the files lack, and a stored model weight the graph did
+// not use is a tensor the config no longer reads (a layer of another depth, a head of another kind). Each is an
+// error, not silently ignored. (ProtoT's intervention masks, not trainable, are created when absent.)
 func (m *Model) checkWeights() (err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			err = errors.Errorf("the stored weights do not fit the config: %v", r)
 		}
 	}()
+	stored := map[string]bool{}
+	for v := range m.Store.IterVariables() {
+		stored[v.Path()] = true
+	}
 	var g *graph.Graph
 	e, err := model.NewExec(m.Backend, m.Store, func(scope *model.Scope, tokens *graph.Node) *graph.Node {
 		g = tokens.Graph()
@@ -109,11 +113,19 @@ func (m *Model) checkWeights() (err error) {
 	if _, err := e.Exec([][]int32{{0}}); err != nil {
 		return errors.Wrap(err, "the stored weights do not fit the config")
 	}
-	var unused []string
+	var unused, missing []string
 	for v := range m.Store.IterVariables() {
-		if v.Trainable && !inOptimizer(v) && !v.InUseByGraph(g) {
+		switch {
+		case !stored[v.Path()] && v.Trainable:
+			missing = append(missing, v.Path())
+		case v.Trainable && !inOptimizer(v) && !v.InUseByGraph(g):
 			unused = append(unused, v.Path())
 		}
+	}
+	if len(missing) > 0 {
+		sort.Strings(missing)
+		return errors.Errorf("the stored weights do not fit the config: the config's model needs %d tensors the "+
+			"files lack (%s); the folder holds another model's weights", len(missing), strings.Join(missing, ", "))
 	}
 	if len(unused) > 0 {
 		sort.Strings(unused)

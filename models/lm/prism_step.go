@@ -42,16 +42,16 @@ func SuppressedStep(cfg decoder.Config, pc prism.Config, omega []float64, mode s
 	}
 }
 
-// unembedNode returns the LM head W [V, D] of the model in ctx (the token embedding when tied) as a node of g.
+// unembedNode returns the LM head W [V, D] of the model in scope (the token embedding when tied) as a node of g.
 // Panics when the variable does not exist.
 func unembedNode(scope *model.Scope, cfg decoder.Config, g *Graph) *Node {
-	scope, name := scope.At(decoder.ScopeLMHead), decoder.VarLMHead
+	sub, name := scope.At(decoder.ScopeLMHead), decoder.VarLMHead
 	if cfg.TieEmbeddings {
-		scope, name = scope.At(decoder.ScopeEmbed), decoder.VarEmbeddings
+		sub, name = scope.At(decoder.ScopeEmbed), decoder.VarEmbeddings
 	}
-	v := scope.GetVariable(name)
+	v := sub.GetVariable(name)
 	if v == nil {
-		panic(errors.Errorf("lm: no variable %s/%s", scope.Scope(), name))
+		panic(errors.Errorf("lm: no variable %s/%s", sub.Scope(), name))
 	}
 	return v.NodeValue(g)
 }

@@ -145,7 +145,7 @@ func TestLoadLatest_Errors(t *testing.T) {
 	vars := run.NewStore(1)
 	vars.RootScope().At("hidden").At("dense").VariableWithValue("weights", [][]float64{{1, 2}, {3, 4}})
 	_, err = LoadLatest(good, vars)
-	requireErrorMentions(t, "shape mismatch", err, "hidden.dense.weights", "(Float64)[4 5]", "(Float64)[2 2]")
+	requireErrorMentions(t, "shape mismatch", err, "hidden.dense.weights", "(Float64)[4, 5]", "(Float64)[2, 2]")
 
 	// Resuming with another configuration.
 	other := cfg

@@ -123,7 +123,7 @@ func TestDevices_BatchMustSplitEvenly(t *testing.T) {
 		t.Errorf("B=6 and B=3 over 3 devices: %v", err)
 	}
 	odd := []*tensors.Tensor{good[0], tensors.FromShape(shapes.Make(dtypes.Int32, 5, 2))}
-	requireErrorHas(t, "B=5", s.checkBatch(odd, "training batch"), "training batch tensor 1", "[5 2]", "B=5",
+	requireErrorHas(t, "B=5", s.checkBatch(odd, "training batch"), "training batch tensor 1", "[5, 2]", "B=5",
 		"not divisible by train.devices=3", "multiple of 3", "train.devices=1")
 	if _, err := s.split(odd, "training batch"); err == nil {
 		t.Errorf("split accepted B=5 over 3 devices")

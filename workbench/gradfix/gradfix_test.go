@@ -57,7 +57,8 @@ func outputSize(t *testing.T, dc dotCase) int {
 	return out.Shape().Size()
 }
 
-// upstream's DotGeneral rule (two DotGenerals since v0.28) on the go backend, for every axis layout the models use.
+// The DotGeneral gradients (upstream's rule, or gradfix's for contracting axes out of order) against finite
+// differences on the go backend, for every axis layout the models use.
 func TestDotGeneral_MatchesFiniteDifferences(t *testing.T) {
 	rng := wbtest.RNG(2)
 	for _, dc := range dotCases {
@@ -129,12 +130,51 @@ func TestRsqrtExpm1_Gradients(t *testing.T) {
 	}
 }
 
-// The rules installed are exactly those upstream lacks: once gomlx defines one, this test fails and the package's rule
-// should be deleted in favour of upstream's.
-func TestFixed_OnlyRulesUpstreamLacks(t *testing.T) {
-	if len(gradfix.Missing) != len(gradfix.Fixed) {
-		t.Fatalf("upstream gomlx now defines %d of gradfix's %d rules (missing upstream: %v): remove ours",
-			len(gradfix.Fixed)-len(gradfix.Missing), len(gradfix.Fixed), gradfix.Missing)
+// Each rule is still needed: upstream has no Rsqrt or Expm1 rule, and its DotGeneral rule fails on contracting axes
+// out of order. Once gomlx fixes one, this test fails and the package's rule should go.
+func TestFixed_UpstreamStillNeedsEachRule(t *testing.T) {
+	for _, nt := range []NodeType{NodeTypeRsqrt, NodeTypeExpm1} {
+		if gradfix.Original[nt] != nil {
+			t.Errorf("upstream gomlx now defines the %s gradient: remove gradfix's", nt)
+		}
+	}
+	dc := dotCases[3] // two contracting axes, swapped order
+	rng := wbtest.RNG(5)
+	lhs, rhs := wbtest.Normal(rng, product(dc.lhsDims), 1), wbtest.Normal(rng, product(dc.rhsDims), 1)
+	cot := wbtest.Normal(rng, outputSize(t, dc), 1)
+	fixedL, fixedR := dotGrads(t, dc, lhs, rhs, cot)
+	gradfix.Use(false)
+	defer gradfix.Use(true)
+	var origL, origR []float64
+	failed := func() (panicked bool) {
+		defer func() { panicked = recover() != nil }()
+		origL, origR = dotGrads(t, dc, lhs, rhs, cot)
+		return false
+	}()
+	if !failed && wbtest.MaxAbsDiff(origL, fixedL) < 1e-12 && wbtest.MaxAbsDiff(origR, fixedR) < 1e-12 {
+		t.Errorf("upstream's DotGeneral gradient is now right for %s: remove gradfix's DotGeneral rule", dc.name)
+	}
+}
+
+// Where upstream's DotGeneral rule is right (contracting axes in order) gradfix leaves it in place: the gradients
+// are upstream's, bit for bit.
+func TestDotGeneral_InOrderKeepsUpstreamRule(t *testing.T) {
+	rng := wbtest.RNG(1)
+	for i, dc := range dotCases {
+		if i == 3 {
+			continue // out of order: gradfix's own rule
+		}
+		t.Run(dc.name, func(t *testing.T) {
+			lhs := wbtest.Normal(rng, product(dc.lhsDims), 1)
+			rhs := wbtest.Normal(rng, product(dc.rhsDims), 1)
+			cot := wbtest.Normal(rng, outputSize(t, dc), 1)
+			fixedL, fixedR := dotGrads(t, dc, lhs, rhs, cot)
+			gradfix.Use(false)
+			origL, origR := dotGrads(t, dc, lhs, rhs, cot)
+			gradfix.Use(true)
+			wbtest.RequireClose(t, "d/dlhs", origL, fixedL, 0)
+			wbtest.RequireClose(t, "d/drhs", origR, fixedR, 0)
+		})
 	}
 }
 

@@ -37,8 +37,8 @@ func ExampleRunner() {
 	x, _, _ := c.Float64("block_01.resid_pre")
 	fmt.Println("block_01 input at position 2:", x[2*testModel.D:3*testModel.D])
 	// Output:
-	// block_00.protot.pi (Float64)[1 4 3]
-	// block_01.resid_pre (Float64)[1 4 4]
-	// block_01.protot.pi (Float64)[1 4 3]
+	// block_00.protot.pi (Float64)[1, 4, 3]
+	// block_01.resid_pre (Float64)[1, 4, 4]
+	// block_01.protot.pi (Float64)[1, 4, 3]
 	// block_01 input at position 2: [0 0 0 0]
 }

@@ -252,7 +252,7 @@ func TestRun_Errors(t *testing.T) {
 		want  []string
 	}{
 		{"unknown", Patch{Name: "block_00.resid_pots", Value: good}, []string{`"block_00.resid_pots": no such probe`, "nearest: block_00.resid_post"}},
-		{"shape", Patch{Name: "block_00.resid_post", Value: tensors.FromShape(shapes.Make(dtypes.Float64, testB, testT, 3))}, []string{"value shape", "[2 5 3]", "[2 5 4]"}},
+		{"shape", Patch{Name: "block_00.resid_post", Value: tensors.FromShape(shapes.Make(dtypes.Float64, testB, testT, 3))}, []string{"value shape", "[2, 5, 3]", "[2, 5, 4]"}},
 		{"batch", Patch{Name: "block_00.resid_post", Value: tensors.FromShape(shapes.Make(dtypes.Float64, 3, testT, testModel.D))}, []string{"value shape"}},
 		{"dtype", Patch{Name: "block_00.resid_post", Value: tensors.FromShape(shapes.Make(dtypes.Float32, testB, testT, testModel.D))}, []string{"Float32", "dtype"}},
 		{"position", Patch{Name: "block_00.resid_post", Value: good, Positions: []int{testT}}, []string{"position 5 outside [0, 5)"}},

@@ -15,7 +15,9 @@ import (
 )
 
 // GoBackendConfig is the pure-Go backend configuration ProtoLab uses by default. Unlimited parallelism avoids the
-// worker-pool deadlock of gomlx v0.26.0's SimpleGo on machines with few cores (GOMLX_NOTES.md §0.3) and is the fastest.
+// deadlock of the backend's default worker pool (2·NumCPU slots) on machines with few cores, which
+// github.com/gomlx/compute v0.1.2 still has: nested DotGenerals wait for slots their callers hold (the README's
+// "Backends, GPU and XLA" section gives the evidence).
 const GoBackendConfig = "go:parallelism=-1"
 
 // noAutoInstallEnv is gomlx's switch that forbids downloading a PJRT plugin (backends/xla.NoAutoInstallEnv).
@@ -88,6 +90,7 @@ func DescribeBackend() string {
 		fmt.Fprintf(&b, "backend: %s\nwhy: %s\n", c.config, c.why)
 	}
 	fmt.Fprintf(&b, "this binary includes the XLA backend: %v\n", s.xlaBuilt)
+	fmt.Fprintf(&b, "go backend matmul kernels: %s\n", SIMD())
 	fmt.Fprintf(&b, "NVIDIA GPU present: %v\n", s.search.gpu())
 	plugins := s.search.find()
 	fmt.Fprintf(&b, "PJRT plugins found (%d):\n", len(plugins))
@@ -144,10 +147,10 @@ func (s selector) choose() (choice, error) {
 	if !xlaNames[name] {
 		c := choice{config: env, why: "set by " + compute.ConfigEnvVar}
 		if env == "go" {
-			// SimpleGo's default worker pool (2·NumCPU slots) can deadlock on few cores when nested DotGenerals wait
-			// for slots their callers hold (GOMLX_NOTES.md §0.3); unlimited parallelism cannot, and is the fastest.
+			// The default worker pool (2·NumCPU slots) can deadlock on few cores when nested DotGenerals wait for
+			// slots their callers hold (GoBackendConfig); unlimited parallelism cannot.
 			c.config = GoBackendConfig
-			c.why = fmt.Sprintf("%s=go read as %s: gomlx v0.26.0's default worker pool can deadlock on few cores; "+
+			c.why = fmt.Sprintf("%s=go read as %s: the go backend's default worker pool can deadlock on few cores; "+
 				"set %s=go:parallelism=N (or go:ops_sequential) to choose otherwise", compute.ConfigEnvVar,
 				GoBackendConfig, compute.ConfigEnvVar)
 		}
@@ -253,7 +256,11 @@ func (s selector) open() (b compute.Backend, cfg, line string, err error) {
 	if err != nil {
 		return nil, "", "", err
 	}
-	return b, c.config, fmt.Sprintf("protolab: backend %s (%s): %s\n", c.config, b.Description(), c.why), nil
+	line = fmt.Sprintf("protolab: backend %s (%s): %s", c.config, b.Description(), c.why)
+	if !c.xla {
+		line += "; matmul kernels: " + SIMD().String()
+	}
+	return b, c.config, line + "\n", nil
 }
 
 // create starts the backend c names; its errors name the variable to change.
@@ -293,7 +300,7 @@ func newBackend(cfg string) (b compute.Backend, err error) {
 				r, compute.List(), compute.ConfigEnvVar, GoBackendConfig)
 		}
 	}()
-	// SimpleGo prints "SimpleGo backend: parallelism set to N" to stdout; the line Backend prints says it already.
+	// The go backend prints "Go backend: parallelism set to N" to stdout; the line Backend prints says it already.
 	stdout := os.Stdout
 	if null, err := os.Open(os.DevNull); err == nil {
 		os.Stdout = null

@@ -18,7 +18,8 @@ type Provenance struct {
 	GitCommit string             `json:"git_commit"`          // `git describe --always --dirty`, or "unknown"
 	Backend   string             `json:"backend"`             // backend configuration, e.g. "go:parallelism=-1"
 	GoVersion string             `json:"go_version"`          // runtime.Version()
-	GomlxVer  string             `json:"gomlx_version"`       // from the build info, e.g. "v0.26.0"
+	GomlxVer  string             `json:"gomlx_version"`       // from the build info, e.g. "v0.28.2"
+	SIMD      string             `json:"simd,omitempty"`      // the go backend's matmul kernels: AVX-512, AVX2, none
 	Seed      uint64             `json:"seed"`                // the run's seed
 	Host      string             `json:"host"`                // os.Hostname
 	NumCPU    int                `json:"num_cpu"`             // runtime.NumCPU
@@ -70,6 +71,9 @@ func (p *Provenance) Finish() {
 	p.End = time.Now()
 	if name := BackendName(); name != "" {
 		p.Backend = name
+	}
+	if strings.HasPrefix(p.Backend, "go") {
+		p.SIMD = SIMD().Kernels
 	}
 }
 

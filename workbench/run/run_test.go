@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/protolab/protolab/workbench/run"
+	"github.com/protolab/protolab/workbench/wbtest"
 )
 
 type modelCfg struct {
@@ -113,7 +114,7 @@ func TestProvenance_Records(t *testing.T) {
 	p := run.NewProvenance(expCfg{Seed: 3}, "seed=3", 3)
 	require.NoError(t, p.Time("train", func() error { return nil }))
 	p.Finish()
-	require.Equal(t, "v0.26.0", run.ModuleVersion("github.com/gomlx/gomlx"))
+	require.Equal(t, wbtest.GoModVersion(t, "github.com/gomlx/gomlx"), run.ModuleVersion("github.com/gomlx/gomlx"))
 	require.True(t, strings.HasPrefix(p.GoVersion, "go1."))
 	require.NotEmpty(t, p.GitCommit)
 	require.Contains(t, p.Timings, "train")

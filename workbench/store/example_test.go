@@ -29,7 +29,7 @@ func ExampleSave() {
 	fmt.Println(loaded["head.dense.weights"].Shape(), tensors.MustCopyFlatData[float32](loaded["head.dense.weights"]))
 	fmt.Println(meta["seed"])
 	// Output:
-	// (Float32)[2 3] [1 2 3 4 5 6]
+	// (Float32)[2, 3] [1 2 3 4 5 6]
 	// 42
 }
 

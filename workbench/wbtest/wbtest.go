@@ -23,8 +23,9 @@ import (
 )
 
 // BackendConfig is the backend tests use: pure Go, unlimited parallelism (the default worker pool can deadlock on
-// 2 cores, GOMLX_NOTES.md §0.3).
-const BackendConfig = "go:parallelism=-1"
+// 2 cores; run.GoBackendConfig). A variable so that a benchmark binary can be built for another configuration
+// (go test -c -ldflags "-X github.com/protolab/protolab/workbench/wbtest.BackendConfig=go:parallelism=4").
+var BackendConfig = "go:parallelism=-1"
 
 var (
 	backendOnce sync.Once
@@ -35,7 +36,15 @@ var (
 // Backend returns the process-wide pure-Go test backend, ignoring $GOMLX_BACKEND so that tests are reproducible.
 func Backend(t testing.TB) compute.Backend {
 	t.Helper()
-	backendOnce.Do(func() { backend, backendErr = compute.NewWithConfig(BackendConfig) })
+	backendOnce.Do(func() {
+		// The go backend prints "Go backend: parallelism set to N" to stdout, which would enter Examples' output.
+		stdout := os.Stdout
+		if null, err := os.Open(os.DevNull); err == nil {
+			os.Stdout = null
+			defer func() { os.Stdout = stdout; null.Close() }()
+		}
+		backend, backendErr = compute.NewWithConfig(BackendConfig)
+	})
 	if backendErr != nil {
 		t.Fatalf("wbtest.Backend: %+v", backendErr)
 	}

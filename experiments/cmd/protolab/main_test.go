@@ -125,6 +125,7 @@ func TestBackend_DescribeAndCheck(t *testing.T) {
 	require.NoError(t, dispatch([]string{"backend", "--check"}, &out))
 	s := out.String()
 	require.Contains(t, s, "backend: go:parallelism=-1\nwhy: set by GOMLX_BACKEND\n")
+	require.Contains(t, s, "go backend matmul kernels: ")
 	require.Contains(t, s, "PJRT plugins found (")
 	require.Contains(t, s, "folders searched:\n")
 	require.Regexp(t, `started: go:parallelism=-1 \(.*\), 1 device\(s\)`, s)
