@@ -11,6 +11,7 @@ ENV DEBIAN_FRONTEND=noninteractive \
     PROTOLAB_ROOT=/protolab \
     PROTOLAB_OUT=/protolab/out \
     GOMLX_NO_AUTO_INSTALL=1 \
+    GOEXPERIMENT=simd \
     PATH=/go/bin:/usr/local/go/bin:$PATH
 
 # setup-jupyter, setup-chromium and npm for setup-echarts (Debian packages only).

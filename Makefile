@@ -15,6 +15,9 @@ endif
 BACKEND ?=
 # The tests build the pure-Go backend with unlimited parallelism (the default pool can deadlock on 2 cores).
 export GOMLX_BACKEND ?= go:parallelism=-1
+# The pure-Go backend's SIMD matmul kernels (AVX-512, AVX2) are compiled only with GOEXPERIMENT=simd: every build,
+# test, script and notebook kernel make starts gets it (`protolab backend` says which kernels run and why).
+export GOEXPERIMENT := simd
 # Never download an XLA plugin unasked (a plugin found on disk is passed by path and needs no download).
 export GOMLX_NO_AUTO_INSTALL := 1
 

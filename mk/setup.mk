@@ -10,6 +10,7 @@
 #   make setup-jupyter    Debian jupyter-notebook, jupyter-nbconvert, python3-nbclient, jupyter-client
 #   make setup-gonb       bin/gonb (pinned in go.mod), goimports, gopls, and the "gonb" Jupyter kernel
 #   make setup-warm       the Go build cache of every package a notebook imports, built as GoNB builds them
+#   make setup-torch      Debian python3-torch and python3-numpy (the PyTorch parity test, scripts/torch_throughput.py)
 #
 # Go tools land in $(GO_BIN_DIR), which must be on PATH when Jupyter starts the kernel
 # (kernel.json carries no environment).
@@ -25,6 +26,8 @@ GOPLS_VERSION          ?= v0.23.0
 CHROMIUM_DEB_PACKAGES  ?= chromium
 # jupyter-client provides `jupyter kernelspec`, which setup-gonb uses to check the kernel.
 JUPYTER_DEB_PACKAGES   ?= jupyter-notebook jupyter-nbconvert python3-nbclient jupyter-client
+# PyTorch for the export parity test and the speed study's peer rows (Debian's 1.13, CPU).
+TORCH_DEB_PACKAGES     ?= python3-torch python3-numpy
 
 # ---- Paths --------------------------------------------------------------------------------------
 # Repository root: the folder above this fragment, whatever directory make was started from.
@@ -38,9 +41,9 @@ GO_BIN_DIR  := $(or $(shell go env GOBIN 2>/dev/null),$(firstword $(subst :, ,$(
 APT_LOCK    := /tmp/protolab-setup-apt.lock
 APT_STAMP   := /tmp/protolab-setup-apt-updated
 
-.PHONY: setup setup-echarts setup-chromium setup-jupyter setup-gonb setup-goimports setup-gopls setup-warm
+.PHONY: setup setup-echarts setup-chromium setup-jupyter setup-torch setup-gonb setup-goimports setup-gopls setup-warm
 
-setup: setup-echarts setup-chromium setup-jupyter setup-gonb wordnet setup-warm
+setup: setup-echarts setup-chromium setup-jupyter setup-torch setup-gonb wordnet setup-warm
 
 # ---- echarts JS ---------------------------------------------------------------------------------
 # VERSION records what was installed, so changing ECHARTS_VERSION reinstalls.
@@ -88,6 +91,9 @@ setup-chromium:
 setup-jupyter:
 	$(call setup_apt_install,setup-jupyter,$(JUPYTER_DEB_PACKAGES))
 
+setup-torch:
+	$(call setup_apt_install,setup-torch,$(TORCH_DEB_PACKAGES))
+
 # ---- GoNB kernel --------------------------------------------------------------------------------
 # bin/gonb is built from the version go.mod pins (tool directive), so it follows go.mod.
 $(GONB_BIN): $(SETUP_ROOT)/go.mod $(SETUP_ROOT)/go.sum
@@ -112,15 +118,20 @@ setup-gopls:
 
 # The kernel counts as installed when `jupyter kernelspec list` shows gonb and its kernel.json starts
 # this repository's bin/gonb. `gonb --install` needs goimports and gopls on PATH.
+# The kernel's environment (kernel.json "env") carries GOEXPERIMENT=simd, so the cells GoNB compiles get the go
+# backend's SIMD kernels however Jupyter is started; setup-warm builds the cache with the same setting.
 setup-gonb: setup-jupyter setup-goimports setup-gopls $(GONB_BIN)
 	@dir=$$(jupyter kernelspec list 2>/dev/null | awk '$$1 == "gonb" {print $$2}'); \
-	if [ -n "$$dir" ] && grep -qF '"$(GONB_BIN)"' "$$dir/kernel.json" 2>/dev/null; then \
+	if [ -n "$$dir" ] && grep -qF '"$(GONB_BIN)"' "$$dir/kernel.json" 2>/dev/null && \
+	  grep -qF '"GOEXPERIMENT": "simd"' "$$dir/kernel.json" 2>/dev/null; then \
 	  echo "setup-gonb: gonb kernel already installed in $$dir"; exit 0; fi; \
 	echo "setup-gonb: bin/gonb --install"; \
 	PATH="$(GO_BIN_DIR):$$PATH" "$(GONB_BIN)" --install && \
 	dir=$$(jupyter kernelspec list 2>/dev/null | awk '$$1 == "gonb" {print $$2}') && \
 	if [ -z "$$dir" ]; then echo "setup-gonb: 'jupyter kernelspec list' does not show gonb after bin/gonb --install" >&2; exit 1; fi; \
-	echo "setup-gonb: gonb kernel installed in $$dir"
+	python3 -c 'import json, os, sys; p = sys.argv[1]; k = json.load(open(p)); k.setdefault("env", {})["GOEXPERIMENT"] = "simd"; \
+	  open(p + ".tmp", "w").write(json.dumps(k, indent=2, sort_keys=True)); os.replace(p + ".tmp", p)' "$$dir/kernel.json" && \
+	echo "setup-gonb: gonb kernel installed in $$dir (GOEXPERIMENT=simd in its environment)"
 
 # ---- Build cache --------------------------------------------------------------------------------
 # GoNB compiles each cell as a program of its own (`go build`, no build tags, in a module that replaces ours with
@@ -130,5 +141,5 @@ setup-gonb: setup-jupyter setup-goimports setup-gopls $(GONB_BIN)
 NOTEBOOK_PACKAGES ?= ./experiments/... ./workbench/... ./models/... ./layers/... ./theory/...
 
 setup-warm:
-	@echo "setup-warm: go build $(NOTEBOOK_PACKAGES) (the build cache notebooks use)"
-	@cd "$(SETUP_ROOT)" && GOFLAGS=-mod=mod go build $(NOTEBOOK_PACKAGES)
+	@echo "setup-warm: go build $(NOTEBOOK_PACKAGES) (the build cache notebooks use, GOEXPERIMENT=simd as the kernel)"
+	@cd "$(SETUP_ROOT)" && GOEXPERIMENT=simd GOFLAGS=-mod=mod go build $(NOTEBOOK_PACKAGES)

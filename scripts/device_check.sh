@@ -33,8 +33,9 @@ mode=${1:-run}
 build() {
   echo "device_check: building $bin (cgo, XLA backend included) ..."
   mkdir -p "$(dirname "$bin")"
-  CGO_ENABLED=1 go build -trimpath -ldflags=-s -o "$bin" ./experiments/cmd/protolab || return 1
-  CGO_ENABLED=1 go test -c -trimpath -ldflags=-s -o "$bindir/fit.test" ./workbench/fit || return 1
+  # GOEXPERIMENT=simd: the go backend that stands in for XLA in the checks gets its SIMD matmul kernels.
+  GOEXPERIMENT=simd CGO_ENABLED=1 go build -trimpath -ldflags=-s -o "$bin" ./experiments/cmd/protolab || return 1
+  GOEXPERIMENT=simd CGO_ENABLED=1 go test -c -trimpath -ldflags=-s -o "$bindir/fit.test" ./workbench/fit || return 1
   ls -l "$bindir"
 }
 

@@ -130,7 +130,7 @@ const (
 )
 
 // emitHeads reports the weights and head outputs of attend to layers/hook when a hook is attached to the graph
-// and returns out, replaced by the hook's ProbeZ result when it patches it. ctx is the layer's scope; nil
+// and returns out, replaced by the hook's ProbeZ result when it patches it. scope is the layer's scope; nil
 // (Mix, Attend) emits nothing.
 func emitHeads(scope *model.Scope, out, probs *Node) *Node {
 	if scope == nil || !hook.Active(out.Graph()) {
@@ -192,7 +192,7 @@ func expandMask(mask *Node, B, H, Hkv, T, S int) *Node {
 	return BroadcastToDims(m, B, Hkv, T, G, S)
 }
 
-// withInit returns ctx with N(0, std²) when std > 0, else PyTorch's nn.Linear default U(±1/√fanIn).
+// withInit returns scope with N(0, std²) when std > 0, else PyTorch's nn.Linear default U(±1/√fanIn).
 func withInit(scope *model.Scope, std float64, fanIn int) *model.Scope {
 	if std > 0 {
 		return scope.WithInitializer(initializer.RandomNormalFn(scope, std))
@@ -271,7 +271,7 @@ func Mix(x, wq, wk, wv, wo *Node, cfg Config) *Node {
 	return mix(nil, x, wq, wk, wv, wo, cfg)
 }
 
-// mix is Mix, emitting the probes under ctx (the layer's scope) when ctx is not nil.
+// mix is Mix, emitting the probes under scope (the layer's scope) when scope is not nil.
 func mix(scope *model.Scope, x, wq, wk, wv, wo *Node, cfg Config) *Node {
 	checkInput("Mix", cfg, x)
 	g := x.Graph()

@@ -188,7 +188,7 @@ func forEachLayer(t *testing.T, c mixerCase, check func(t *testing.T, m Mixer, l
 	}
 }
 
-// forwardExec returns an executor of block layer's m.Forward on ctx: x [B, T, D] → [B, T, D].
+// forwardExec returns an executor of block layer's m.Forward on scope: x [B, T, D] → [B, T, D].
 func forwardExec(t *testing.T, scope *model.Store, m Mixer, layer int) *model.Exec {
 	return model.MustNewExec(wbtest.Backend(t), scope, func(scope *model.Scope, x *Node) *Node {
 		return m.Forward(scope.At("%s", BlockScope(layer)), x)

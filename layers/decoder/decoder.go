@@ -89,12 +89,12 @@ func (m *stack) rmsNorm(scope *model.Scope, name string, x *Node) *Node {
 	return RMSNorm(x, gain, m.cfg.NormEpsilon)
 }
 
-// normal returns ctx with a N(0, std²) initializer.
+// normal returns scope with a N(0, std²) initializer.
 func normal(scope *model.Scope, std float64) *model.Scope {
 	return scope.WithInitializer(initializer.RandomNormalFn(scope, std))
 }
 
-// projection returns ctx with the initializer of a projection whose output sums fanIn inputs: N(0, std²) when
+// projection returns scope with the initializer of a projection whose output sums fanIn inputs: N(0, std²) when
 // std > 0 (InitGPT2), else U(±1/√fanIn), PyTorch's nn.Linear default (InitPyTorch). std comes from
 // Config.ProjectionStds.
 func projection(scope *model.Scope, std float64, fanIn int) *model.Scope {

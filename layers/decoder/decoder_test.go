@@ -89,7 +89,7 @@ func randomizeVariables(t *testing.T, scope *model.Store, seed uint64) refParams
 	return p
 }
 
-// logitsExec returns an executor of Logits on ctx.
+// logitsExec returns an executor of Logits on scope.
 func logitsExec(t *testing.T, scope *model.Store, cfg Config) *model.Exec {
 	return model.MustNewExec(wbtest.Backend(t), scope, func(scope *model.Scope, tokens *Node) *Node {
 		return Logits(scope, cfg, tokens)

@@ -12,7 +12,7 @@ import (
 // final-normalised hidden states z and its LM head W feed prism.Head, whose bank lives at "/prism/prototypes"
 // [K, D] beside the decoder's scopes. workbench/fit trains it through a LossFn such as
 //
-//	func(ctx *context.Context, in []*Node) *Node { total, _ := decoder.PrismLoss(ctx, cfg, pc, in[0]); return total }
+//	func(scope *model.Scope, in []*Node) *Node { total, _ := decoder.PrismLoss(scope, cfg, pc, in[0]); return total }
 
 // PrismHead runs the decoder backbone and the PRISM head: tokens [B, T] (integers in [0, V)) → the head's
 // prism.Decomposition (logits [B, T, V], codes, indices, slices…). W is the token embedding when cfg ties

@@ -32,7 +32,7 @@ const (
 // (docs/spec/protot.md §2.5: norm scales). decoder.Config.NoDecay collects it.
 func NoDecay() []string { return []string{VarOutNorm} }
 
-// withInit returns ctx with N(0, std²) when std > 0, else PyTorch's U(±bound).
+// withInit returns scope with N(0, std²) when std > 0, else PyTorch's U(±bound).
 func withInit(scope *model.Scope, std, bound float64) *model.Scope {
 	if std > 0 {
 		return scope.WithInitializer(initializer.RandomNormalFn(scope, std))

@@ -63,7 +63,7 @@ func Active(g *Graph) bool {
 	return ok
 }
 
-// Name returns the full probe name of short name `name` emitted under ctx's scope: "block_02.protot" + "." +
+// Name returns the full probe name of short name `name` emitted under scope's scope: "block_02.protot" + "." +
 // "pi". The root scope adds no prefix.
 func Name(scope *model.Scope, name string) string {
 	prefix := strings.Trim(strings.ReplaceAll(scope.Scope(), model.ScopeSeparator, "."), ".")
@@ -73,7 +73,7 @@ func Name(scope *model.Scope, name string) string {
 	return prefix + "." + name
 }
 
-// Emit reports x as probe `name` (relative to ctx's scope) to the hook attached to x's graph and returns the
+// Emit reports x as probe `name` (relative to scope's scope) to the hook attached to x's graph and returns the
 // hook's result, or x when no hook is attached. It panics when the hook returns a node of another shape.
 func Emit(scope *model.Scope, name string, x *Node) *Node {
 	mu.RLock()

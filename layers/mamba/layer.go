@@ -33,7 +33,7 @@ const (
 // conv_bias, dt_bias and d_skip. decoder.Config.NoDecay collects it.
 func NoDecay() []string { return []string{VarDTProj, VarALog, VarConvBias, VarDTBias, VarDSkip} }
 
-// withInit returns ctx with N(0, std²) when std > 0, else U(±bound).
+// withInit returns scope with N(0, std²) when std > 0, else U(±bound).
 func withInit(scope *model.Scope, std, bound float64) *model.Scope {
 	if std > 0 {
 		return scope.WithInitializer(initializer.RandomNormalFn(scope, std))

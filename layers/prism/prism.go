@@ -264,7 +264,7 @@ func BankNode(scope *model.Scope, cfg Config, g *Graph, dtype dtypes.DType, widt
 	return v.NodeValue(g)
 }
 
-// BankVariable returns the bank variable under scope.At(Scope) (ctx is the scope Head was given), or nil if it does
+// BankVariable returns the bank variable under scope.At(Scope) (scope is the one Head was given), or nil if it does
 // not exist yet. Use it to read or overwrite the bank (seeding from sampled hidden states, dead-prototype resets)
 // and to take gradients with respect to it (Variable.ValueGraph, then graph.Gradient).
 func BankVariable(scope *model.Scope) *model.Variable {

@@ -10,7 +10,7 @@ import (
 	"github.com/pkg/errors"
 )
 
-// SetMasks sets the write and read masks of the ProtoT layer whose block scope is ctx (the variables
+// SetMasks sets the write and read masks of the ProtoT layer whose block scope is scope (the variables
 // VarWriteMask and VarReadMask under scope.At("protot")), creating them if no graph has yet. A mask has R entries;
 // entries ≤ 0 remove that prototype from the softmax (docs/spec/protot.md §5), nil keeps every prototype. The masks act
 // identically in Mixer and Step and take effect at the next execution, without recompiling. In a shared-routing
@@ -82,12 +82,12 @@ func SetMasks(scope *model.Scope, cfg Config, layer int, write, read []float64) 
 	return nil
 }
 
-// ClearMasks resets both masks of the layer under ctx to keep every prototype (SetMasks with nil masks).
+// ClearMasks resets both masks of the layer under scope to keep every prototype (SetMasks with nil masks).
 func ClearMasks(scope *model.Scope, cfg Config, layer int) error {
 	return SetMasks(scope, cfg, layer, nil, nil)
 }
 
-// ReinitPrototype re-initialises row k of the prototypes P of the layer whose block scope is ctx, as at
+// ReinitPrototype re-initialises row k of the prototypes P of the layer whose block scope is scope, as at
 // initialisation (docs/spec/protot.md §5): N(0, 1)/√D entries drawn from a generator seeded with seed, then scaled to
 // unit length. The same seed gives the same row. The variable must exist and hold a value (build or load the
 // model first); it returns an error otherwise, or when k is out of range or the dtype is not float32/float64.

@@ -57,13 +57,13 @@ func constants(values []float64) model.VariableInitializer {
 	}
 }
 
-// uniform returns ctx with the initializer U(±1/√fanIn), PyTorch's default for Linear and Conv1d weights.
+// uniform returns scope with the initializer U(±1/√fanIn), PyTorch's default for Linear and Conv1d weights.
 func uniform(scope *model.Scope, fanIn int) *model.Scope {
 	b := 1 / math.Sqrt(float64(fanIn))
 	return scope.WithInitializer(initializer.RandomUniformFn(scope, -b, b))
 }
 
-// linear returns ctx with the initializer of a projection with fan-in fanIn: N(0, std²) when std > 0, else
+// linear returns scope with the initializer of a projection with fan-in fanIn: N(0, std²) when std > 0, else
 // uniform(fanIn).
 func linear(scope *model.Scope, std float64, fanIn int) *model.Scope {
 	if std > 0 {

@@ -168,7 +168,7 @@ func lambdaVariable(scope *model.Scope, cfg Config, dtype dtypes.DType) *model.V
 }
 
 // Loss runs the SAE with its variables (Weights) on x [..., D] and returns its Terms; Terms.Loss is the training
-// loss. With "relu_l1", λ is the variable VarL1; when cfg.TargetL0 > 0 and ctx.IsTraining(g), it is updated by
+// loss. With "relu_l1", λ is the variable VarL1; when cfg.TargetL0 > 0 and scope.IsTraining(g), it is updated by
 // equation (7) from this batch's L0. Panics on bad shapes or an invalid cfg.
 func Loss(scope *model.Scope, cfg Config, x *Node) Terms {
 	mustValidate("Loss", cfg)

@@ -15,10 +15,10 @@ import (
 // logits [B, V] and the new state) of the PRISM model (backbone cfg, head pc) with the prototypes marked in omega
 // ([K], 1 = suppressed) suppressed in mode prism.SuppressZero or prism.SuppressMask (docs/spec/prism.md §10;
 // layers/prism doc.go equations 14–15). The backbone's decoder.Step runs with a hook that captures its
-// final-normalised hidden state z; the PRISM head (prism.Decompose on the bank and the LM head of ctx) and
+// final-normalised hidden state z; the PRISM head (prism.Decompose on the bank and the LM head of scope) and
 // prism.SuppressedLogits turn it into logits. After steps 0…t they equal prism.SuppressedLogits of the full forward
 // pass at position t; with omega all 0 they are the model's own logits. The step panics when the decoder emits no
-// decoder.ProbeFinalNorm probe or ctx holds no LM head.
+// decoder.ProbeFinalNorm probe or scope holds no LM head.
 func SuppressedStep(cfg decoder.Config, pc prism.Config, omega []float64, mode string) eval.StepFn {
 	omega = append([]float64(nil), omega...)
 	return func(scope *model.Scope, token, pos *Node, state []*Node) (*Node, []*Node) {

@@ -210,7 +210,7 @@ func deadPID(t *testing.T) int {
 }
 
 // TestLoadLatest_FreshContextForEval loads weights into a context that has never seen the model, then builds the
-// model graph on ctx and gets the trained weights (not fresh initialisations).
+// model graph on scope and gets the trained weights (not fresh initialisations).
 func TestLoadLatest_FreshContextForEval(t *testing.T) {
 	dir, _ := finishedDir(t)
 	want, err := LatestCheckpoint(dir)

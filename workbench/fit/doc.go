@@ -93,7 +93,7 @@
 // # Several devices (data parallelism)
 //
 // Config.Devices = N > 1 (the key train.devices in a model's config) splits every batch over N devices of this host
-// with gomlx's distributed execution (pkg/core/distributed, devices.go): a one-axis device mesh of N devices named
+// with gomlx's distributed execution (github.com/gomlx/compute/distributed, devices.go): a one-axis device mesh of N devices named
 // MeshAxis, every batch tensor split along axis 0 into N equal shards (device i gets rows [i·B/N, (i+1)·B/N)), every
 // variable (weights, AdamW moments, step counter) replicated, and the step and validation graphs run with XLA's
 // AutoSharding. The graph is the same one-device graph: the LossFn still sees the whole batch [B, …], so its mean

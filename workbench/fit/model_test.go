@@ -80,7 +80,7 @@ func testConfig() Config {
 }
 
 // gradProbe evaluates the loss and its gradients with respect to every trainable float variable of the model, in a
-// fixed order (paths), on the current weights of ctx.
+// fixed order (paths), on the current weights of scope.
 type gradProbe struct {
 	exec  *model.Exec
 	paths []string
@@ -122,7 +122,7 @@ func (p *gradProbe) run(t testing.TB, batch []*tensors.Tensor) (float64, map[str
 	return tensors.ToScalar[float64](outs[0]), grads
 }
 
-// snapshot copies the values of all float variables of ctx, by path.
+// snapshot copies the values of all float variables of scope, by path.
 func snapshot(vars *model.Store) map[string][]float64 {
 	out := map[string][]float64{}
 	for v := range vars.IterVariables() {

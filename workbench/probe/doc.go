@@ -6,9 +6,9 @@
 //
 // workbench cannot import layers, so a Model comes in as functions; for a layers/decoder model:
 //
-//	m := probe.Model{Backend: backend, Store: ctx, Attach: hook.Attach,
-//		Forward:  func(ctx *context.Context, tok *Node) *Node { return decoder.Logits(ctx, cfg, tok) },
-//		Step:     func(ctx *context.Context, tok, pos *Node, s []*Node) (*Node, []*Node) { return decoder.Step(ctx, cfg, tok, pos, s) },
+//	m := probe.Model{Backend: backend, Store: store, Attach: hook.Attach,
+//		Forward:  func(scope *model.Scope, tok *Node) *Node { return decoder.Logits(scope, cfg, tok) },
+//		Step:     func(scope *model.Scope, tok, pos *Node, s []*Node) (*Node, []*Node) { return decoder.Step(scope, cfg, tok, pos, s) },
 //		NewState: func(b int) []*tensors.Tensor { return decoder.NewState(cfg, b, 0) }}
 //	r, err := probe.NewRunner(m, probe.Match("block_*.protot.pi", "block_*.resid_post"))
 //	c, err := r.Run(tokens)                                   // c.Acts["block_01.protot.pi"]: [B, T, R]
