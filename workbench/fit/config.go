@@ -25,7 +25,7 @@ type Config struct {
 	KeepCheckpoints int      `json:"keep_checkpoints"` // checkpoints kept on disk (the newest); ≥ 1.
 	LogEvery        int      `json:"log_every"`        // record History and call OnStep every N steps; ≥ 1.
 	NoDecay         []string `json:"no_decay"`         // more path elements exempt from decay (the model's come from NoDecay).
-	Seed            uint64   `json:"seed"`             // the run's seed: pass it to run.NewContext; fit draws no random numbers.
+	Seed            uint64   `json:"seed"`             // the run's seed: pass it to run.NewStore; fit draws no random numbers.
 	// N: devices of this host that every batch is split over along axis 0 (data parallelism, devices.go); 0 and 1
 	// mean one device (today's path); N > 1 needs N ≤ the backend's devices and B divisible by N. ≥ 0. A value ≤ 1
 	// is left out of the JSON, so one-device configs keep their encoding, cache keys and checkpoints.

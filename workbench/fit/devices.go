@@ -71,7 +71,7 @@ func newSharding(n int) (*sharding, error) {
 
 // configure makes e run on the mesh: XLA's AutoSharding partitions the one global step graph (the LossFn sees the
 // whole batch, so its mean is over the whole batch), every input is split along axis 0, and the outputs (loss,
-// gradient norm, learning rate, and the updated variables) are replicated. context.Exec replicates the variables.
+// gradient norm, learning rate, and the updated variables) are replicated. model.Exec replicates the variables.
 func (s *sharding) configure(e *model.Exec) *model.Exec {
 	return e.AutoSharding(s.mesh).WithInputShardingSpecs(s.batch).WithOutputShardingSpecs(s.replicated)
 }

@@ -3,9 +3,9 @@
 // checkpoints with exact resume, and NaN/Inf detection. Its optimizer and schedule are those of docs/spec/protot.md §3
 // (the ProtoT paper's recipe; equations 1–3 below), with the weight-decay groups of §2.5.
 //
-// The model is a LossFn (ctx, batch tensors → scalar mean loss) and the data are Batches (Next, plus State and
+// The model is a LossFn (scope, batch tensors → scalar mean loss) and the data are Batches (Next, plus State and
 // Restore so a resumed run sees exactly the batches the uninterrupted run would have). Train compiles one step graph
-// (loss, gradients, optimizer update) with context.Exec and reuses it for every step; validation has a second graph.
+// (loss, gradients, optimizer update) with model.Exec and reuses it for every step; validation has a second graph.
 //
 //	hist, err := fit.Train(backend, run.NewStore(cfg.Seed), lossFn, train, val, cfg,
 //		fit.CheckpointDir("out/ckpt"), fit.OnEval(func(step int, e fit.EvalMetrics) { ... }))
@@ -55,7 +55,7 @@
 //	/optimizer/v/<scope>/<name>     second moment
 //
 // In safetensors files (workbench/store naming) these are "optimizer.step", "optimizer.m.<scope>.<name>" and
-// "optimizer.v.<scope>.<name>"; export model weights alone with store.ExportContext(ctx, path, store.Trainable, meta).
+// "optimizer.v.<scope>.<name>"; export model weights alone with store.ExportContext(vars, path, store.Trainable, meta).
 //
 // # Validation and metrics
 //
@@ -77,7 +77,7 @@
 //
 // Each file is written to a temporary name and renamed into place, the JSON last; only a JSON file makes a
 // checkpoint, so a crash at any moment leaves the previous checkpoint as the newest complete one. When dir already
-// holds a checkpoint, Train resumes from the newest: it loads the variables into ctx (which should be fresh, like the
+// holds a checkpoint, Train resumes from the newest: it loads the variables into vars (which should be fresh, like the
 // first run's), restores the data positions and the History, and continues. Because the step is deterministic and
 // the data positions are restored, the resumed run reproduces the uninterrupted one (tested to 1e-12 in float64; on
 // the pure-Go backend the curves are bit-identical). The checkpoint's Config must equal the resumed run's, apart from
@@ -118,7 +118,7 @@
 // Several hosts are not supported (go-xla has no distributed runtime); run sweeps as one process per device instead
 // (protolab launch).
 //
-// LoadLatest(dir, ctx) loads the newest checkpoint into a context for evaluation. gomlx panics when a checked,
-// non-reuse context creates a variable that already exists, so graphs built on a context after LoadLatest (or after
-// Train) must use ctx.
+// LoadLatest(dir, vars) loads the newest checkpoint into a gomlx model.Store for evaluation; graphs built on vars
+// afterwards find the loaded variables (a variable the graph asks for that the checkpoint lacks is created and
+// initialised, so callers that must refuse a mismatch check the variables, as lm.Open does).
 package fit

@@ -17,7 +17,7 @@
 // # Compilation
 //
 // A Runner builds one graph per input shape and patch layout (probe names, Add, value shapes, whether Positions is
-// set), through gomlx's context.Exec, and reuses the compiled executable: patch values and position masks are graph
+// set), through gomlx's model.Exec, and reuses the compiled executable: patch values and position masks are graph
 // parameters, not constants, so sweeping a patch over values or positions compiles once. Cached activations are
 // extra outputs of the graph. On the pure-Go backend only nodes that feed an output are computed, so an unfiltered
 // observe-only probe costs nothing at run time, and StopAfter does not even build the rest of the model.

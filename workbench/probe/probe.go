@@ -252,7 +252,7 @@ func withGuard(outs []*Node) []*Node {
 	return append(outs, Const(outs[0].Graph(), int8(0)))
 }
 
-// entryFor returns the entry of key, creating it with build (a context.Exec graph function) when missing.
+// entryFor returns the entry of key, creating it with build (a model.Exec graph function) when missing.
 func (r *Runner) entryFor(key string, build func(e *entry) func(scope *model.Scope, in []*Node) []*Node) (*entry, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()

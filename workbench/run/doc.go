@@ -5,11 +5,12 @@
 // It provides:
 //   - Backend: the backend chosen from $GOMLX_BACKEND, else XLA where a PJRT plugin is installed (found by Plugins,
 //     passed by path, never downloaded), else the pure-Go backend with unlimited parallelism; one printed line says
-//     which and why (DescribeBackend says it without starting anything). $PROTOLAB_XLA_OPTIONS sets the plugin's
-//     client options (ParseXLAOptions).
+//     which and why, and for the go backend which SIMD matmul kernels run (SIMD); DescribeBackend says it without
+//     starting anything. $PROTOLAB_XLA_OPTIONS sets the plugin's client options (ParseXLAOptions).
 //   - Cost: a study's estimated compute (runs, tokens, FLOPs), for `protolab cost`.
 //   - Override: "model.num_layers=4;train.lr=3e-4" style overrides of a config struct by dotted JSON keys; unknown keys
 //     and ill-typed values are errors that name the key.
-//   - NewContext and RNG: deterministic seeding of model weights and of Go-side randomness.
-//   - Provenance: the configuration, git commit, backend, Go and gomlx versions, seed and timings of a run.
+//   - NewStore and RNG: deterministic seeding of model weights (a gomlx model.Store) and of Go-side randomness.
+//   - Provenance: the configuration, git commit, backend and its SIMD kernels, Go and gomlx versions, seed and
+//     timings of a run.
 package run

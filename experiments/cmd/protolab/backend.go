@@ -28,7 +28,7 @@ func cmdBackend(args []string, stdout io.Writer) error {
 		return errors.New("backend: --dir is for --install")
 	}
 	if *install {
-		fmt.Fprintf(stdout, "installing go-xla v0.1.4's PJRT plugins (CPU plugin pjrt-cpu-binaries v0.83.3; CUDA from "+
+		fmt.Fprintf(stdout, "installing go-xla v0.4.1's PJRT plugins (CPU plugin pjrt-cpu-binaries v0.114.0; CUDA from "+
 			"the jax-cuda13-pjrt wheel when a GPU is present)...\n")
 		if err := installer.AutoInstall(*dir, true, installer.Normal); err != nil {
 			return errors.Wrap(err, "backend --install: go-xla's installer failed (it needs access to api.github.com "+
