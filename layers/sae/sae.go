@@ -70,6 +70,26 @@ func Dictionary(wDec *Node) *Node {
 	return Div(wDec, Sqrt(AddScalar(ReduceAndKeep(Square(wDec), ReduceSum, -1), Eps)))
 }
 
+// TopKByArgMax returns the k largest entries of each row of a [N, F] as a boolean [N, F] with exactly k true per row
+// (ties go to the lower index; k rounds of ArgMax under stop-gradient). Panics unless 1 ≤ k ≤ F.
+//
+// gomlx v0.28's graph.TopKMask gives the same mask by sorting every row (SortFunc with a comparator closure), which
+// the pure-Go backend runs far slower for the small k of an SAE: BenchmarkTopKMask times both.
+func TopKByArgMax(a *Node, k int) *Node {
+	if a.Rank() != 2 || k < 1 || k > a.Shape().Dim(1) {
+		panic(errors.Errorf("sae.TopKByArgMax: a.shape=%s, k=%d: want [N, F] and 1 ≤ k ≤ F", a.Shape(), k))
+	}
+	g, N, F := a.Graph(), a.Shape().Dim(0), a.Shape().Dim(1)
+	negInf := Infinity(g, a.DType(), -1)
+	columns := Iota(g, shapes.Make(dtypes.Int32, N, F), 1)
+	work := StopGradient(a)
+	for range k {
+		pick := ArgMax(work, -1, dtypes.Int32) // [N]: the first maximum
+		work = Where(Equal(columns, InsertAxes(pick, -1)), negInf, work)
+	}
+	return Equal(work, negInf) // a is finite, so exactly the picks
+}
+
 // Encode returns the feature activations f (equations 2–3): x [..., D] → [N, F] with N the product of the leading
 // axes. Panics on bad shapes or an invalid cfg.
 func Encode(x *Node, p Params, cfg Config) *Node {
@@ -79,7 +99,7 @@ func Encode(x *Node, p Params, cfg Config) *Node {
 	a := Add(MatMul(Sub(x, InsertAxes(p.BDec, 0)), p.WEnc), InsertAxes(p.BEnc, 0)) // [N, F]
 	f := MaxScalar(a, 0)
 	if cfg.Kind == KindTopK {
-		f = Where(TopKMask(a, cfg.K, -1), f, ZerosLike(f)) // gomlx: exactly k per row, ties to the lower index
+		f = Where(TopKByArgMax(a, cfg.K), f, ZerosLike(f))
 	}
 	f.AssertDims(x.Shape().Dim(0), cfg.NumFeatures())
 	return f

@@ -115,8 +115,8 @@ func TestDictionary_UnitRowsAndScaleInvariance(t *testing.T) {
 	wbtest.RequireClose(t, "rescaled W_dec", outs[0], outs[1], 1e-10)
 }
 
-// gomlx's TopKMask, as Encode calls it, keeps exactly k entries per row, the k largest, even when values tie (ties go to the lower index).
-func TestTopKMask_SelectsExactlyK(t *testing.T) {
+// TopKByArgMax keeps exactly k entries per row, the k largest, even when values tie (ties go to the lower index).
+func TestTopKByArgMax_SelectsExactlyK(t *testing.T) {
 	const N, F = 6, 11
 	rng := wbtest.RNG(3)
 	a := wbtest.Normal(rng, N*F, 1)
@@ -126,7 +126,7 @@ func TestTopKMask_SelectsExactlyK(t *testing.T) {
 	a[5*F+2], a[5*F+7], a[5*F+9] = 5, 5, 5
 	for _, k := range []int{1, 3, F} {
 		got := wbtest.ExecFlat(t, func(in []*Node) []*Node {
-			return []*Node{ConvertDType(TopKMask(in[0], k, -1), dtypes.Float64)}
+			return []*Node{ConvertDType(TopKByArgMax(in[0], k), dtypes.Float64)}
 		}, wbtest.Tensor64(a, N, F))[0]
 		for n := 0; n < N; n++ {
 			order := make([]int, F)
@@ -146,6 +146,20 @@ func TestTopKMask_SelectsExactlyK(t *testing.T) {
 				t.Fatalf("k=%d row %d: selected %v, want %v (values %v)", k, n, sel, want, row)
 			}
 		}
+	}
+}
+
+// TopKByArgMax gives gomlx's graph.TopKMask (an independent implementation: a stable sort per row), ties included.
+func TestTopKByArgMax_MatchesGomlxTopKMask(t *testing.T) {
+	const N, F = 5, 9
+	a := wbtest.Normal(wbtest.RNG(4), N*F, 1)
+	a[2*F+1], a[2*F+4] = 3, 3 // a tie at the top
+	for _, k := range []int{1, 2, 4, F} {
+		out := wbtest.ExecFlat(t, func(in []*Node) []*Node {
+			return []*Node{ConvertDType(TopKByArgMax(in[0], k), dtypes.Float64),
+				ConvertDType(TopKMask(in[0], k, -1), dtypes.Float64)}
+		}, wbtest.Tensor64(a, N, F))
+		wbtest.RequireClose(t, fmt.Sprintf("k=%d", k), out[1], out[0], 0)
 	}
 }
 
@@ -298,3 +312,26 @@ func TestConfig_Validate(t *testing.T) {
 
 // tensorsOf is a small helper for the training test.
 func tensorsOf(x []float64, N, D int) *tensors.Tensor { return wbtest.Tensor64(x, N, D) }
+
+// BenchmarkTopKMask times TopKByArgMax against gomlx's graph.TopKMask (a sort per row) on the codes of an SAE
+// training batch, [256, 48] with k = 3, on the pure-Go backend: the reason Encode keeps its own.
+func BenchmarkTopKMask(b *testing.B) {
+	const N, F, k = 256, 48, 3
+	x := wbtest.Tensor64(wbtest.Normal(wbtest.RNG(1), N*F, 1), N, F)
+	for _, c := range []struct {
+		name string
+		mask func(a *Node) *Node
+	}{
+		{"argmax", func(a *Node) *Node { return TopKByArgMax(a, k) }},
+		{"gomlx_sort", func(a *Node) *Node { return TopKMask(a, k, -1) }},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			exec := MustNewExec(wbtest.Backend(b), func(a *Node) *Node { return ConvertDType(c.mask(a), dtypes.Float64) })
+			exec.MustExec(x)[0].FinalizeAll()
+			b.ResetTimer()
+			for range b.N {
+				exec.MustExec(x)[0].FinalizeAll()
+			}
+		})
+	}
+}
