@@ -29,7 +29,8 @@ func AttendCausalChunked(q, k, v *Node, block int) *Node {
 // is O + (y − y) with O computed from StopGradient'ed inputs and y the query part of the identity's output. Its
 // value is exactly O, and autodiff hands the identity's gradient function the cotangent [dO, 0, 0], from which it
 // recomputes each block's weights and returns [dq, dk, dv] (equation (9)). The query part is selected with a 0/1
-// matrix rather than a Slice, whose gradient the pure-Go backend cannot build without workbench/gradfix.
+// matrix rather than a Slice (the form it was first written and checked in, when gomlx v0.26's pure-Go backend could
+// not build a Slice's gradient).
 func attendChunked(q, k, v *Node, block int) *Node {
 	B, T, H, Dh := q.Shape().Dim(0), q.Shape().Dim(1), q.Shape().Dim(2), q.Shape().Dim(3)
 	if k.Rank() != 4 || !k.Shape().Equal(v.Shape()) || k.Shape().Dim(0) != B || k.Shape().Dim(1) != T ||
