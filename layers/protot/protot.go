@@ -5,6 +5,8 @@ import (
 	"github.com/gomlx/compute/shapes"
 	. "github.com/gomlx/gomlx/core/graph"
 	"github.com/pkg/errors"
+
+	"github.com/protolab/protolab/layers/fused"
 )
 
 // Params holds the weights of one ProtoT layer, in the official code's layout (a projection W maps x to W·x).
@@ -154,12 +156,12 @@ func route(x *Node, p Params, layer int, cfg Config) (wLogits, rLogits, pi, rho,
 	}
 	wLogits = Div(next(R), AddScalar(Abs(p.WriteTemp), TempEpsilon))
 	writeBias, readBias := maskBias(p.WriteMask, dtype), maskBias(p.ReadMask, dtype)
-	pi = Softmax(addBias(wLogits, writeBias), 0)
+	pi = fused.Softmax(addBias(wLogits, writeBias), 0)
 	switch {
 	case shared:
 		rLogits, rho = wLogits, pi
 		if readBias != nil {
-			rho = Softmax(addBias(wLogits, writeBias, readBias), 0)
+			rho = fused.Softmax(addBias(wLogits, writeBias, readBias), 0)
 		}
 	case foldRead:
 		rLogits = next(R)
@@ -169,7 +171,7 @@ func route(x *Node, p Params, layer int, cfg Config) (wLogits, rLogits, pi, rho,
 	}
 	if !shared {
 		rLogits = Div(rLogits, AddScalar(Abs(p.ReadTemp), TempEpsilon))
-		rho = Softmax(addBias(rLogits, readBias), 0)
+		rho = fused.Softmax(addBias(rLogits, readBias), 0)
 	}
 	return wLogits, rLogits, pi, rho, next(Dv)
 }
