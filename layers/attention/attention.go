@@ -10,6 +10,7 @@ import (
 	"github.com/gomlx/gomlx/ml/model/initializer"
 	"github.com/pkg/errors"
 
+	"github.com/protolab/protolab/layers/fused"
 	"github.com/protolab/protolab/layers/hook"
 )
 
@@ -39,8 +40,10 @@ func CausalMask(g *Graph, T int) *Node {
 //
 // x: [B, T, H, D_h]; positions: [T] or [B, T], any integer dtype → [B, T, H, D_h]. The angles are computed in the
 // graph from positions in x's dtype, so the same code serves a full pass (positions 0…T−1) and one decoding step
-// (positions [pos]). The rotation is a 2×2 product per frequency done with a reshape to [..., 2, F], not with
-// slices. Panics on bad ranks or dims, an odd D_h, or non-integer positions.
+// (positions [pos]). It is computed as x ⊙ [cos, cos] + swap(x) ⊙ [−sin, sin], with swap(x) = [x₂, x₁] the halves
+// exchanged (a Reverse of the [..., 2, F] view): each output element is the same two products and one addition as in
+// the formula, and no product is formed on a broadcast [..., 2, 2, F] tensor. Panics on bad ranks or dims, an odd
+// D_h, or non-integer positions.
 func RoPE(x, positions *Node, base float64) *Node {
 	if x.Rank() != 4 {
 		panic(errors.Errorf("attention.RoPE: x.shape=%s, want [B, T, H, D_h]", x.Shape()))
@@ -70,11 +73,10 @@ func RoPE(x, positions *Node, base float64) *Node {
 	}
 	angles := Mul(Reshape(pos, Bp, T, 1), Reshape(ConstAsDType(g, dtype, omega), 1, 1, F)) // [Bp, T, F]
 	cos, sin := Cos(angles), Sin(angles)
-	// rot[p, q] is the 2×2 rotation [[cos, −sin], [sin, cos]] for each (t, i): [Bp, T, 1, p=2, q=2, F].
-	rot := Reshape(Stack([]*Node{cos, Neg(sin), sin, cos}, 2), Bp, T, 1, 2, 2, F)
-	halves := Reshape(x, B, T, H, 1, 2, F) // halves[..., 0, q, i] = x_{q+1}[i]
-	out := ReduceSum(Mul(halves, rot), 4)  // [B, T, H, 2, F]: Σ_q rot[p, q]·x_q
-	return Reshape(out, B, T, H, Dh)
+	cosCos := Reshape(Concatenate([]*Node{cos, cos}, -1), Bp, T, 1, Dh)      // [Bp, T, 1, D_h]
+	sinSin := Reshape(Concatenate([]*Node{Neg(sin), sin}, -1), Bp, T, 1, Dh) // [Bp, T, 1, D_h]
+	swapped := Reshape(Reverse(Reshape(x, B, T, H, 2, F), 3), B, T, H, Dh)   // [x₂, x₁]
+	return Add(Mul(x, cosCos), Mul(swapped, sinSin))
 }
 
 // Attend is scaled dot-product attention with a boolean mask:
@@ -113,10 +115,15 @@ func attend(q, k, v *Node, seqAxis, headAxis int, mask *Node) (out, probs *Node)
 	q5 := Reshape(MulScalar(q, 1/math.Sqrt(float64(Dh))), B, T, Hkv, G, Dh)
 	logits := DotGeneral(q5, []int{4}, []int{0, 2}, k, []int{3}, []int{0, headAxis}) // [B, Hkv, T, G, S]
 	if mask != nil {
-		full := expandMask(mask, B, H, Hkv, T, S)
-		logits = Where(full, logits, Scalar(q.Graph(), q.DType(), maskedLogit(q.DType())))
+		// An additive bias of the mask's own size, 0 where allowed and maskedLogit where masked, broadcast in the Add:
+		// the same logits as a Where on the full-size mask (x + 0 = x, and maskedLogit absorbs any finite logit),
+		// without a full-size mask, and with no gradient op (the Add passes the cotangent through unchanged).
+		m := maskLayout(mask, B, H, Hkv, T, S)
+		dims := m.Shape().Dimensions
+		zero, masked := Scalar(q.Graph(), q.DType(), 0), Scalar(q.Graph(), q.DType(), maskedLogit(q.DType()))
+		logits = Add(logits, Where(m, BroadcastToDims(zero, dims...), BroadcastToDims(masked, dims...)))
 	}
-	probs = Softmax(logits, -1)
+	probs = fused.Softmax(logits, -1)
 	out = DotGeneral(probs, []int{4}, []int{0, 1}, v, []int{seqAxis}, []int{0, headAxis}) // [B, Hkv, T, G, D_h]
 	out.AssertDims(B, Hkv, T, G, Dh)
 	return out, probs
@@ -156,9 +163,9 @@ func maskedLogit(dtype dtypes.DType) float64 {
 	return -1e30
 }
 
-// expandMask broadcasts a boolean mask [T, S], [B, T, S] or [B|1, H|1, T, S] to the logits layout
-// [B, H_kv, T, G, S].
-func expandMask(mask *Node, B, H, Hkv, T, S int) *Node {
+// maskLayout reshapes a boolean mask [T, S], [B, T, S] or [B|1, H|1, T, S] to the rank of the logits layout
+// [B, H_kv, T, G, S], with size-1 axes where the mask does not vary (it broadcasts against the logits).
+func maskLayout(mask *Node, B, H, Hkv, T, S int) *Node {
 	if mask.DType() != dtypes.Bool {
 		panic(errors.Errorf("attention: mask dtype %s, want Bool", mask.DType()))
 	}
@@ -189,7 +196,7 @@ func expandMask(mask *Node, B, H, Hkv, T, S int) *Node {
 	} else {
 		m = TransposeAllAxes(Reshape(m, mb, Hkv, G, T, S), 0, 1, 3, 2, 4) // [mb, Hkv, T, G, S]
 	}
-	return BroadcastToDims(m, B, Hkv, T, G, S)
+	return m
 }
 
 // withInit returns scope with N(0, std²) when std > 0, else PyTorch's nn.Linear default U(±1/√fanIn).
