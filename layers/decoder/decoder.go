@@ -209,7 +209,7 @@ func (m *stack) unembedding(scope *model.Scope, g *Graph) *Node {
 // [0, V)) → [B, T, D]. It creates every variable but the LM head's. Panics if cfg is invalid or on bad shapes.
 func Hidden(scope *model.Scope, cfg Config, tokens *Node) *Node {
 	m := newStack(cfg, "Hidden")
-	return m.hidden(scope, tokens)
+	return m.branches(tokens, func(rows *Node) *Node { return m.hidden(scope, rows) })
 }
 
 func (m *stack) hidden(scope *model.Scope, tokens *Node) *Node {
@@ -227,7 +227,7 @@ func (m *stack) hidden(scope *model.Scope, tokens *Node) *Node {
 // tokens 0…t only. Creates the variables on first use. Panics if cfg is invalid or on bad shapes.
 func Logits(scope *model.Scope, cfg Config, tokens *Node) *Node {
 	m := newStack(cfg, "Logits")
-	logits := m.head(scope, m.hidden(scope, tokens))
+	logits := m.branches(tokens, func(rows *Node) *Node { return m.head(scope, m.hidden(scope, rows)) })
 	logits.AssertDims(tokens.Shape().Dim(0), tokens.Shape().Dim(1), cfg.VocabSize)
 	return logits
 }
@@ -240,11 +240,29 @@ func TokenLosses(scope *model.Scope, cfg Config, batch *Node) *Node {
 		panic(errors.Errorf("decoder.TokenLosses: batch.shape=%s, want [B, T+1] with T ≥ 1", batch.Shape()))
 	}
 	B, T1 := batch.Shape().Dim(0), batch.Shape().Dim(1)
-	inputs := Slice(batch, AxisRange(), AxisRange(0, T1-1))
-	targets := Slice(batch, AxisRange(), AxisRange(1, T1))
-	losses := CrossEntropy(Logits(scope, cfg, inputs), targets)
+	m := newStack(cfg, "TokenLosses")
+	losses := m.branches(batch, func(part *Node) *Node {
+		inputs := Slice(part, AxisRange(), AxisRange(0, T1-1))
+		targets := Slice(part, AxisRange(), AxisRange(1, T1))
+		return CrossEntropy(m.head(scope, m.hidden(scope, inputs)), targets)
+	})
 	losses.AssertDims(B, T1-1)
 	return losses
+}
+
+// branches returns fn(x), computed as independent branches of the graph over row blocks of x (axis 0) and
+// concatenated: two halves when B is even and no hook is attached to the graph (a hook sees the whole batch, its
+// probes named once), else fn of the whole x. fn must treat rows independently, as every decoder computation
+// does, so the result is the same either way. The pure-Go backend runs independent nodes at once but each
+// elementwise node on one core; two branches keep both cores of a 2-core machine busy where one branch leaves one
+// idle outside the matrix products. The count is fixed at two, not the machine's cores, so that a run's floats do
+// not depend on the machine (the weight gradients sum the branches' parts in a fixed order).
+func (m *stack) branches(x *Node, fn func(rows *Node) *Node) *Node {
+	B := x.Shape().Dim(0)
+	if B < 2 || B%2 != 0 || hook.Active(x.Graph()) {
+		return fn(x)
+	}
+	return Concatenate([]*Node{fn(Slice(x, AxisRange(0, B/2))), fn(Slice(x, AxisRange(B/2, B)))}, 0)
 }
 
 // NextTokenLoss is the mean of TokenLosses: batch [B, T+1] → scalar. Panics like TokenLosses.

@@ -9,8 +9,10 @@ import (
 	. "github.com/gomlx/gomlx/core/graph"
 	"github.com/gomlx/gomlx/core/tensors"
 	"github.com/gomlx/gomlx/ml/model"
+	"github.com/stretchr/testify/require"
 
 	"github.com/protolab/protolab/layers/attention"
+	"github.com/protolab/protolab/layers/hook"
 	"github.com/protolab/protolab/workbench/wbtest"
 )
 
@@ -270,4 +272,33 @@ func TestLogits_GradientsMatchFiniteDifferences(t *testing.T) {
 			}
 		})
 	}
+}
+
+// lmHeadBatches returns the batch size of every LM-head product [B', T, V] in the graph of TokenLosses on a
+// [B, testT+1] batch, with a hook attached when hooked.
+func lmHeadBatches(t *testing.T, cfg Config, B int, hooked bool) []int {
+	t.Helper()
+	vars, _, _ := newTinyModel(t, cfg, 62)
+	g := NewGraph(wbtest.Backend(t), "branches")
+	if hooked {
+		defer hook.Attach(g, func(_ string, x *Node) *Node { return x })()
+	}
+	batch := Parameter(g, "batch", tensors.FromValue(randomTokens(63, B, testT+1, cfg.VocabSize)).Shape())
+	TokenLosses(vars.Scope("/"), cfg, batch)
+	var out []int
+	for _, n := range g.Nodes() {
+		if n.Type() == NodeTypeDotGeneral && n.Rank() == 3 && n.Shape().Dim(2) == cfg.VocabSize {
+			out = append(out, n.Shape().Dim(0))
+		}
+	}
+	return out
+}
+
+// TokenLosses computes an even batch as two independent halves (the reference tests, at B = 2, check their values),
+// an odd one whole, and a hooked graph whole, so that each probe is emitted once.
+func TestTokenLosses_BranchesOverBatchHalves(t *testing.T) {
+	cfg := tinyConfigs()["untied H=3"]
+	require.Equal(t, []int{2, 2}, lmHeadBatches(t, cfg, 4, false), "even B: two halves")
+	require.Equal(t, []int{3}, lmHeadBatches(t, cfg, 3, false), "odd B: whole")
+	require.Equal(t, []int{4}, lmHeadBatches(t, cfg, 4, true), "hooked: whole")
 }

@@ -23,7 +23,7 @@ func PrismHead(scope *model.Scope, cfg Config, pc prism.Config, tokens *Node) pr
 	if err := pc.Validate(); err != nil {
 		panic(errors.WithMessage(err, "decoder.PrismHead"))
 	}
-	h := m.hidden(scope, tokens)
+	h := m.branches(tokens, func(rows *Node) *Node { return m.hidden(scope, rows) })
 	return prism.Head(scope, pc, h, m.prismUnembed(scope, h.Graph()))
 }
 
