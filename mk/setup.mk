@@ -10,7 +10,8 @@
 #   make setup-jupyter    Debian jupyter-notebook, jupyter-nbconvert, python3-nbclient, jupyter-client
 #   make setup-gonb       bin/gonb (pinned in go.mod), goimports, gopls, and the "gonb" Jupyter kernel
 #   make setup-warm       the Go build cache of every package a notebook imports, built as GoNB builds them
-#   make setup-torch      Debian python3-torch and python3-numpy (the PyTorch parity test, scripts/torch_throughput.py)
+#   make setup-torch      Debian python3-torch, python3-numpy and OpenBLAS (the PyTorch parity test,
+#                         scripts/torch_throughput.py)
 #
 # Go tools land in $(GO_BIN_DIR), which must be on PATH when Jupyter starts the kernel
 # (kernel.json carries no environment).
@@ -26,8 +27,11 @@ GOPLS_VERSION          ?= v0.23.0
 CHROMIUM_DEB_PACKAGES  ?= chromium
 # jupyter-client provides `jupyter kernelspec`, which setup-gonb uses to check the kernel.
 JUPYTER_DEB_PACKAGES   ?= jupyter-notebook jupyter-nbconvert python3-nbclient jupyter-client
-# PyTorch for the export parity test and the speed study's peer rows (Debian's 1.13, CPU).
-TORCH_DEB_PACKAGES     ?= python3-torch python3-numpy
+# PyTorch for the export parity test and the speed study's peer rows (Debian's 1.13, CPU). Debian's torch calls
+# whichever libblas.so.3 the alternatives system selects: the unoptimised reference BLAS unless OpenBLAS is installed,
+# and a peer timed on the reference BLAS would not be the PyTorch a researcher runs. scripts/torch_throughput.py
+# records the BLAS libraries it loaded.
+TORCH_DEB_PACKAGES     ?= python3-torch python3-numpy libopenblas0-pthread
 
 # ---- Paths --------------------------------------------------------------------------------------
 # Repository root: the folder above this fragment, whatever directory make was started from.

@@ -2,9 +2,10 @@
 """PyTorch counterpart of the speed study's training-throughput rows (experiments/speed, issue #18).
 
 It times full training steps (forward, cross-entropy, backward, global-norm clipping, AdamW) of the *same* decoder
-the Go row trains: the model is models/lm/pytorch/protolab_lm.py's ProtoLabLM built from a `protolab export` file,
-so width, layers, heads, FFN, vocabulary, norm and tying come from the export's architecture metadata (the weights
-are whatever the export holds; they do not change the speed). The protocol is the speed study's
+the Go row trains: the model is models/lm/pytorch/protolab_lm.py's ProtoLabLM built from the architecture metadata
+of a `protolab export` file (--export; its weights), or from the architecture the Go speed result records for the
+row (--go-result with --label; speed.Result.Architectures, with weights for timing only), so width, layers, heads,
+FFN, vocabulary, norm and tying are the Go model's (the weights do not change the speed). The protocol is the speed study's
 (experiments/speed/throughput.go): one fixed batch of B = token_budget / T rows of T + 1 uniform random tokens,
 `warmup` untimed steps, then `steps` timed ones; tokens/s is the median over the timed steps of B·T / step time,
 tokens per CPU-second is B·T·steps / the process's CPU seconds (resource.getrusage) over the timed steps, and
@@ -96,9 +97,29 @@ def machine(threads):
     except (OSError, StopIteration):
         pass
     return {"host": platform.node(), "platform": platform.platform(), "cpu": cpu, "num_cpu": os.cpu_count(),
+            "blas": blas_libraries(),
             "mem_gb": round(mem_gb, 1), "python": platform.python_version(), "torch": torch.__version__,
             "threads": threads, "torch_num_threads": torch.get_num_threads(),
             "torch_interop_threads": torch.get_num_interop_threads()}
+
+
+def blas_libraries():
+    """The BLAS/LAPACK libraries this process has mapped after a matrix product (Debian's torch takes whichever
+    libblas.so.3 the alternatives system selects: the reference BLAS, or OpenBLAS when installed)."""
+    import torch
+
+    torch.ones(64, 64) @ torch.ones(64, 64)
+    libs = set()
+    try:
+        with open("/proc/self/maps") as f:
+            for line in f:
+                path = line.split()[-1] if len(line.split()) >= 6 else ""
+                name = os.path.basename(path).lower()
+                if any(k in name for k in ("blas", "lapack", "mkl")):
+                    libs.add(os.path.realpath(path))
+    except OSError:
+        pass
+    return sorted(libs)
 
 
 def load_model(path):
@@ -109,6 +130,44 @@ def load_model(path):
     for p in model.parameters():
         p.requires_grad_(True)  # protolab_lm registers inference-only parameters
     return model.train(), model.arch, torch
+
+
+def go_architecture(path, label):
+    """The architecture the Go speed result (--go-result) records for the row label (speed.Result.Architectures)."""
+    with open(path) as f:
+        res = json.load(f)
+    res = res.get("value", res)  # a stored result is {"key": ..., "value": Result}
+    arch = (res.get("architectures") or {}).get(label)
+    if arch is None:
+        raise SystemExit("torch_throughput: %s records no architecture for %r (it has %s); rerun the speed study with "
+                         "this version, or give --export" % (path, label, sorted(res.get("architectures") or {})))
+    return arch
+
+
+def init_model(arch, seed):
+    """ProtoLabLM(arch) with weights for timing only: N(0, 0.02) for every matrix and higher-rank tensor, 1 for
+    vectors and scalars (gains, temperatures, masks, biases), so every value is finite and normal (no NaN, no
+    denormals, which would change the speed); the speed does not depend on the values otherwise."""
+    import torch
+    from protolab_lm import ProtoLabLM
+
+    model = ProtoLabLM(arch)
+    g = torch.Generator().manual_seed(seed)
+    with torch.no_grad():
+        for p in model.parameters():
+            if p.dim() >= 2:
+                p.copy_(torch.randn(p.shape, generator=g, dtype=torch.float64).to(p.dtype) * 0.02)
+            else:
+                p.fill_(1.0)
+            p.requires_grad_(True)
+    return model.train(), arch, torch
+
+
+def build_model(a):
+    """The timed model: the export's (--export), else the one the Go result records for the label (--go-result)."""
+    if a.export:
+        return load_model(a.export)
+    return init_model(go_architecture(a.go_result, a.label), a.seed)
 
 
 def loss_of(model, batch, V):
@@ -155,7 +214,7 @@ def train_one(a):
     import torch
 
     torch.set_num_threads(a.threads)
-    model, arch, _ = load_model(a.export)
+    model, arch, _ = build_model(a)
     V, T = arch["vocab_size"], a.t
     B = max(1, a.token_budget // T)
     tokens = B * T
@@ -225,7 +284,8 @@ def go_flops(path, label, T):
 
 def run_child(a, T, flops):
     """Runs train_one for T in a fresh process (its own ru_maxrss), under an address-space limit."""
-    cmd = [sys.executable, os.path.abspath(__file__), "--child", "--export", a.export, "--label", a.label,
+    source = ["--export", a.export] if a.export else ["--go-result", a.go_result]
+    cmd = [sys.executable, os.path.abspath(__file__), "--child"] + source + ["--label", a.label,
            "--t", str(T), "--token-budget", str(a.token_budget), "--steps", str(a.steps), "--warmup", str(a.warmup),
            "--threads", str(a.threads), "--seed", str(a.seed), "--max-seconds", str(a.max_seconds),
            "--max-memory-gb", str(a.max_memory_gb), "--flops-per-token", repr(flops)]
@@ -243,7 +303,8 @@ def run_child(a, T, flops):
 def parse(argv):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--export", required=True, help="a `protolab export` safetensors file of the row's decoder")
+    ap.add_argument("--export", help="a `protolab export` safetensors file of the row's decoder (else the "
+                    "architecture --go-result records for --label, with weights for timing only)")
     ap.add_argument("--label", help="the row's mixer name in the Go result (default: the export's mixer)")
     ap.add_argument("--contexts", default="256,1024,4096,8192", help="context lengths T, comma-separated")
     ap.add_argument("--token-budget", type=int, default=4096, help="B*T, tokens per step (speed: token_budget)")
@@ -268,6 +329,10 @@ def parse(argv):
 
 def main(argv):
     a = parse(argv)
+    if not a.export and not (a.go_result and a.label):
+        print("torch_throughput: give --export FILE, or --go-result RESULT with --label MIXER (the speed result's "
+              "recorded architecture)", file=sys.stderr)
+        return 2
     if a.child:
         lim = int(a.max_memory_gb * (1 << 30))
         resource.setrlimit(resource.RLIMIT_AS, (lim, lim))
@@ -280,11 +345,15 @@ def main(argv):
               "/usr/bin/python3" % (sys.executable, e), file=sys.stderr)
         return 3
     torch.set_num_threads(a.threads)
-    model, arch, _ = load_model(a.export)
+    model, arch, _ = build_model(a)
     a.label = a.label or arch["mixer"]
     del model
+    if a.parity and not a.export:
+        print("torch_throughput: --parity needs --export (the weights the Go loss was computed with)", file=sys.stderr)
+        return 2
     out = a.out or os.path.join(REPO, "out", "speed", "torch", a.label + ".json")
-    res = {"tool": "scripts/torch_throughput.py", "export": os.path.abspath(a.export), "label": a.label,
+    res = {"tool": "scripts/torch_throughput.py", "export": os.path.abspath(a.export) if a.export else None,
+           "go_result": os.path.abspath(a.go_result) if a.go_result else None, "label": a.label,
            "architecture": arch, "date": datetime.datetime.now().astimezone().isoformat(timespec="seconds"),
            "machine": machine(a.threads), "load_start": list(os.getloadavg()),
            "config": {k: v for k, v in vars(a).items() if k not in ("child", "t")}, "rows": []}

@@ -4,7 +4,9 @@
 # speed result, and checks the result JSON's fields (machine, load, torch version and threads; each row's tokens/s,
 # tokens per CPU-second, GFLOP/s = FLOPs/token × tokens/s / 1e9 and peak RSS), then that a parity file whose loss
 # disagrees stops it with status 2. Skips (status 0, reason printed) when go is missing or no python3 imports torch
-# (Debian's python3-torch). About half a minute. Usage: bash scripts/torch_throughput_test.sh
+# (Debian's python3-torch). Then scripts/peer_throughput.sh for two alternated rounds at a tiny size: the PyTorch
+# model built from the architecture the Go result records (--go-result), and its summary's round-by-round ratios.
+# About a minute. Usage: bash scripts/torch_throughput_test.sh
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 py=""
@@ -54,4 +56,23 @@ echo '{"tokens": [[1, 2, 3, 4, 5]], "loss": 123.0}' >"$tmp/parity.json"
 rc=$?
 [[ $rc == 2 ]] || { cat "$tmp/bad.log"; fail "a failed parity check exited $rc, want 2"; }
 grep -q MISMATCH "$tmp/bad.log" || fail "a failed parity check does not say MISMATCH"
+# The peer ratio: alternated rounds, PyTorch's model from the Go result's architecture.
+bash "$root/scripts/peer_throughput.sh" --bin "$tmp/protolab" --label attention --ctx 16 --rounds 2 --steps 2 --warmup 1 \
+  --set 'width=32;num_layers=1;vocab=64;token_budget=32;attention.num_heads=2' --out "$tmp/peer" >"$tmp/peer.log" 2>&1 ||
+  { cat "$tmp/peer.log"; fail "peer_throughput.sh"; }
+"$py" - "$tmp/peer/summary.json" "$tmp/peer/torch-1.json" <<'EOF' || fail "peer summary"
+import json, sys
+s, t = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+assert s["label"] == "attention" and s["t"] == 16 and s["batch"] == 2, s
+assert [r["first"] for r in s["rounds"]] == ["go", "torch"], s["rounds"]
+for r in s["rounds"]:
+    assert abs(r["ratio"] - r["go_tokens_per_sec"] / r["torch_tokens_per_sec"]) <= 1e-12 * r["ratio"], r
+    assert 0 < r["go_roof_fraction"] and r["go_gflops_per_sec"] > 0, r
+ratios = sorted(r["ratio"] for r in s["rounds"])
+assert s["ratio"]["min"] == ratios[0] and s["ratio"]["max"] == ratios[-1] and s["ratio"]["n"] == 2, s["ratio"]
+a = t["architecture"]
+assert t["export"] is None and a["width"] == 32 and a["num_layers"] == 1 and a["vocab_size"] == 64, a
+assert a["attention"]["num_heads"] == 2 and s["torch_blas"] is not None, (a, s)
+print("peer ok")
+EOF
 echo "PASS torch_throughput_test"

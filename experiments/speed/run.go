@@ -10,6 +10,7 @@ import (
 	"github.com/gomlx/compute"
 	"github.com/pkg/errors"
 
+	"github.com/protolab/protolab/models/lm"
 	"github.com/protolab/protolab/workbench/meter"
 	"github.com/protolab/protolab/workbench/run"
 	"github.com/protolab/protolab/workbench/store"
@@ -54,7 +55,12 @@ type ThroughputRow struct {
 
 	// Predictions (theory/cost): training work per token, 3× the forward work, and the tokens/s it gives at the
 	// machine's measured rates.
-	TrainFLOPs            float64 `json:"train_flops_per_token"`
+	TrainFLOPs float64 `json:"train_flops_per_token"`
+	// GFLOPsPerSec is the measured rate of matrix-product work, TrainFLOPs·TokensPerSec/1e9, and RoofFraction its
+	// share of the run's measured matmul rate (Machine.MatMulGFLOPs, a 512³ float32 product): how close the training
+	// step comes to the backend's matrix-product roof.
+	GFLOPsPerSec          float64 `json:"gflops_per_sec"`
+	RoofFraction          float64 `json:"roof_fraction"`
 	TrainElementwise      float64 `json:"train_elementwise_per_token"`
 	PredictedTokensPerSec float64 `json:"predicted_tokens_per_sec"`
 
@@ -103,6 +109,9 @@ type Result struct {
 	Machine    Machine         `json:"machine"`
 	Throughput []ThroughputRow `json:"throughput,omitempty"`
 	Decode     []DecodeRow     `json:"decode,omitempty"`
+	// Architectures holds, for each mixer of the throughput rows, the decoder as models/lm's PyTorch export
+	// describes it (lm.ArchitectureOf): scripts/torch_throughput.py builds the same model from it.
+	Architectures map[string]lm.Architecture `json:"architectures,omitempty"`
 }
 
 // bench holds what both benchmarks share.

@@ -12,6 +12,7 @@ import (
 	"github.com/protolab/protolab/layers/attention"
 	"github.com/protolab/protolab/layers/decoder"
 	"github.com/protolab/protolab/layers/protot"
+	"github.com/protolab/protolab/models/lm"
 	"github.com/protolab/protolab/theory/cost"
 	"github.com/protolab/protolab/workbench/run"
 )
@@ -163,14 +164,22 @@ func TestRun_TinyThroughputShapesPredictionsAndJSON(t *testing.T) {
 			require.InDelta(t, r.PredictedTokensPerSec/first.PredictedTokensPerSec, r.PredictedRel, 1e-12)
 			require.InDelta(t, r.TokensPerSec/first.TokensPerSec, r.MeasuredRel, 1e-12)
 			require.InDelta(t, first.TrainFLOPs/r.TrainFLOPs, r.PredictedRelMatMul, 1e-12)
+			// The measured rate of matrix-product work and its share of the run's measured matmul roof.
+			require.InDelta(t, r.TrainFLOPs*r.TokensPerSec/1e9, r.GFLOPsPerSec, 1e-9*r.GFLOPsPerSec)
+			require.InDelta(t, r.GFLOPsPerSec/res.Machine.MatMulGFLOPs, r.RoofFraction, 1e-12)
 		}
+		// The mixer's architecture, as the PyTorch export states it (scripts/torch_throughput.py builds it).
+		require.Equal(t, lm.ArchitectureOf(lm.Config{Model: cfg.ModelConfig(mixer), Head: lm.HeadDense}),
+			res.Architectures[mixer], mixer)
 	}
+	require.Len(t, res.Architectures, len(cfg.Mixers))
 	// Round trip through the stored result; the partial file is gone.
 	back, ok, err := run.Stored[*Result](Study, cfg, run.Out(out))
 	require.NoError(t, err)
 	require.True(t, ok)
 	require.Equal(t, res.Throughput, back.Throughput)
 	require.Equal(t, res.Machine, back.Machine)
+	require.Equal(t, res.Architectures, back.Architectures)
 	require.Equal(t, res.Provenance.GitCommit, back.Provenance.GitCommit)
 	cfgJSON, err := json.Marshal(back.Provenance.Config)
 	require.NoError(t, err)

@@ -14,6 +14,7 @@ import (
 	"github.com/pkg/errors"
 	"github.com/protolab/protolab/layers/attention"
 	"github.com/protolab/protolab/layers/decoder"
+	"github.com/protolab/protolab/models/lm"
 	"github.com/protolab/protolab/workbench/fit"
 	"github.com/protolab/protolab/workbench/meter"
 	"github.com/protolab/protolab/workbench/run"
@@ -68,6 +69,10 @@ func (b *bench) trainOne(mixer string, T int) (ThroughputRow, error) {
 	if err != nil {
 		return row, err
 	}
+	if b.res.Architectures == nil {
+		b.res.Architectures = map[string]lm.Architecture{}
+	}
+	b.res.Architectures[mixer] = lm.ArchitectureOf(lm.Config{Model: mcfg, Head: lm.HeadDense})
 	pred := cm.Train(T)
 	row.TrainFLOPs, row.TrainElementwise = pred.MatMul, pred.Elementwise
 	row.PredictedTokensPerSec = 1 / pred.Seconds(b.res.Machine.MatMulGFLOPs*1e9, b.res.Machine.ElementwiseGops*1e9)
@@ -126,6 +131,8 @@ func (b *bench) trainOne(mixer string, T int) (ThroughputRow, error) {
 	}
 	row.Spread = NewSpread(perStep)
 	row.TokensPerSec = stats.Median(perStep)
+	row.GFLOPsPerSec = row.TrainFLOPs * row.TokensPerSec / 1e9
+	row.RoofFraction = meter.Ratio(row.GFLOPsPerSec, b.res.Machine.MatMulGFLOPs)
 	if meter.CPUResolved(cpuTimed) { // else 0, not measured: the CPU clock cannot resolve the timed steps
 		row.TokensPerCPUSec = float64(tokens*len(row.StepSeconds)) / cpuTimed
 	}
