@@ -222,15 +222,18 @@ func (s selector) chooseAuto(opts map[string]any) choice {
 	return c
 }
 
-// setCUDAFlags works around go-xla v0.1.4's wrong --xla_gpu_cuda_data_dir (cudaDataDir): for a CUDA plugin with an
-// nvidia/ folder beside it, and no such flag in xlaFlags (the current $XLA_FLAGS), it adds the right one.
+// setCUDAFlags sets --xla_gpu_cuda_data_dir for a CUDA plugin with an nvidia/ folder beside it (cudaDataDir), when
+// xlaFlags (the current $XLA_FLAGS) has no such flag. go-xla v0.4.1 sets the same flag to the same folder, but only
+// after it has loaded and initialised the plugin (pjrt/dynamiclib_base.go, cudaPluginCheckDrivers); set before, it is
+// in place whenever XLA reads its flags, and go-xla leaves a flag that is already there alone. Whether XLA reads
+// them early enough for go-xla's own setting to suffice has not been checked on a GPU (scripts/device_check.sh).
 func (c *choice) setCUDAFlags(p Plugin, xlaFlags string) {
 	if !p.CUDA() || strings.Contains(xlaFlags, "--xla_gpu_cuda_data_dir") {
 		return
 	}
 	if dir := cudaDataDir(p.Path); dir != "" {
 		c.xlaFlags = strings.TrimSpace(xlaFlags + " --xla_gpu_cuda_data_dir=" + dir)
-		c.why += "; XLA_FLAGS=" + c.xlaFlags + " (go-xla v0.1.4 would set a folder of its author's machine)"
+		c.why += "; XLA_FLAGS=" + c.xlaFlags + " (set before the plugin loads; go-xla sets it only after)"
 	}
 }
 

@@ -165,10 +165,8 @@ func hasNVIDIAGPU() bool {
 	return err == nil && strings.Contains(string(out), "NVIDIA-SMI")
 }
 
-// cudaDataDir returns the folder go-xla v0.1.4 means to put in XLA_FLAGS=--xla_gpu_cuda_data_dir for a CUDA plugin
-// (an nvidia/ folder beside the plugin's folder), "" when there is none. go-xla v0.1.4 (the version gomlx v0.26.0
-// builds with) finds this folder and then sets a hard-coded home folder instead (pkg/pjrt/cuda_linux.go); it leaves
-// XLA_FLAGS alone when the flag is already there, so ProtoLab sets it first.
+// cudaDataDir returns the folder for XLA_FLAGS=--xla_gpu_cuda_data_dir of a CUDA plugin: an nvidia/ folder beside the
+// plugin's folder, the one go-xla v0.4.1 finds (pjrt/cuda_linux.go, cudaNVidiaPath); "" when there is none.
 func cudaDataDir(plugin string) string {
 	dir := filepath.Join(filepath.Dir(filepath.Dir(plugin)), "nvidia")
 	if fi, err := os.Stat(dir); err == nil && fi.IsDir() {
