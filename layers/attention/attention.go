@@ -322,9 +322,9 @@ func CacheShapes(cfg Config, width, batch, maxLen int, dtype dtypes.DType) []sha
 // Step runs Mixer for one token at position pos, with a KV cache: x [B, 1, D], pos an integer scalar,
 // kCache and vCache [B, H_kv, S, D_h] (see CacheShapes) → y [B, 1, D] and the caches with this token's rotated
 // key and its value written at position pos. It attends over positions ≤ pos, so after steps 0…pos it returns
-// what Mixer returns at position pos. The write is a Where with a one-hot position mask (SimpleGo has no
-// DynamicUpdateSlice). pos must be in [0, S); the graph cannot check it. Uses the variables Mixer uses, creating
-// them if needed. Panics on bad shapes or an invalid cfg.
+// what Mixer returns at position pos. The write is a Where with a one-hot position mask (the pure-Go backend of
+// github.com/gomlx/compute v0.1.2 still has no DynamicUpdateSlice). pos must be in [0, S); the graph cannot check
+// it. Uses the variables Mixer uses, creating them if needed. Panics on bad shapes or an invalid cfg.
 func Step(scope *model.Scope, cfg Config, x, pos, kCache, vCache *Node) (y, kCache2, vCache2 *Node) {
 	checkInput("Step", cfg, x)
 	g := x.Graph()

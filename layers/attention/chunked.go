@@ -99,9 +99,9 @@ func (c chunks) rows(x *Node, axis, i int) *Node {
 	return SliceAxis(x, axis, AxisRange(c.start[i], c.end[i]))
 }
 
-// after returns x + 0·dep[0, …, 0]: the value of x, computed only once dep exists. SimpleGo runs every node whose
-// inputs are ready, so without this all key blocks of a query block (and all query blocks) would be scored at
-// once and the T×T weights would be live together. dep must be finite.
+// after returns x + 0·dep[0, …, 0]: the value of x, computed only once dep exists. The pure-Go backend runs every
+// node whose inputs are ready, so without this all key blocks of a query block (and all query blocks) would be
+// scored at once and the T×T weights would be live together. dep must be finite.
 func after(x, dep *Node) *Node {
 	starts := make([]int, dep.Rank())
 	ones := make([]int, dep.Rank())

@@ -272,7 +272,8 @@ func BankVariable(scope *model.Scope) *model.Variable {
 }
 
 // gatherRows returns table[idx] for a table [R, ...] and integer indices idx of any shape: → [idx..., ...]. The
-// indices are flattened to [n, 1] before the Gather (SimpleGo rejects index tensors of rank > 3 here).
+// indices are flattened to [n, 1] before the Gather (gomlx v0.26's pure-Go backend rejected index tensors of
+// rank > 3).
 func gatherRows(table, idx *Node) *Node {
 	n := idx.Shape().Size()
 	out := Gather(table, Reshape(idx, n, 1)) // [n, ...]
