@@ -1,6 +1,7 @@
 package decoder
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/gomlx/compute/dtypes"
@@ -93,22 +94,39 @@ func BenchmarkForward(b *testing.B) {
 	reportThroughput(b, FLOPsPerToken(cfg, benchT), cpu)
 }
 
+// matmulCase is one float32 product of BenchmarkMatMul: batch × ([m, k] × [k, n]).
+type matmulCase struct {
+	name    string
+	batch   int
+	m, k, n int
+}
+
+// stepProducts returns the products of one training step of decoder cfg on tokens = B·T tokens: the token
+// projections [tokens, D] × [D, D], the FFN's [tokens, D] × [D, F], the LM head's [tokens, D] × [D, V], and the
+// attention scores, batched over B·H: [T, D_h] × [D_h, T]. prefix names the model.
+func stepProducts(prefix string, cfg Config, B, T int) []matmulCase {
+	D, F, V, H := cfg.Width, cfg.FFNWidth(), cfg.VocabSize, cfg.Attention.NumHeads
+	N, Dh := B*T, cfg.Attention.HeadSize(D)
+	return []matmulCase{
+		{fmt.Sprintf("%s_proj_%dx%dx%d", prefix, N, D, D), 1, N, D, D},
+		{fmt.Sprintf("%s_ffn_%dx%dx%d", prefix, N, D, F), 1, N, D, F},
+		{fmt.Sprintf("%s_lmhead_%dx%dx%d", prefix, N, D, V), 1, N, D, V},
+		{fmt.Sprintf("%s_scores_%dx%dx%dx%d", prefix, B*H, T, Dh, T), B * H, T, Dh, T},
+	}
+}
+
 // BenchmarkMatMul measures the backend's matmul roof in float32: a 1024³ product, and the products of one training
-// step of the benchmark model (benchConfig at benchB × benchT = 2048 tokens): the token projections [2048, 128] ×
-// [128, 128], the FFN's [2048, 128] × [128, 352], the LM head's [2048, 128] × [128, 2048], and the attention scores,
-// batched over B·H = 32: [256, 32] × [32, 256]. GFLOP/s counts 2·m·k·n per product.
+// step of the benchmark model (benchConfig at benchB × benchT = 2048 tokens; "baseline") and of the speed study's
+// Small decoder (experiments/speed: D = 64, 4 heads, V = 2048, 4096 tokens per step, here at T = 256; "small").
+// GFLOP/s counts 2·m·k·n per product.
 func BenchmarkMatMul(b *testing.B) {
-	for _, c := range []struct {
-		name    string
-		batch   int
-		m, k, n int
-	}{
-		{"1024x1024x1024", 1, 1024, 1024, 1024},
-		{"proj_2048x128x128", 1, 2048, 128, 128},
-		{"ffn_2048x128x352", 1, 2048, 128, 352},
-		{"lmhead_2048x128x2048", 1, 2048, 128, 2048},
-		{"scores_32x256x32x256", 32, 256, 32, 256},
-	} {
+	small := DefaultConfig()
+	small.VocabSize, small.Width, small.NumLayers = 2048, 64, 2
+	small.Attention = attention.Config{NumHeads: 4, RoPEBase: 10_000}
+	cases := []matmulCase{{"1024x1024x1024", 1, 1024, 1024, 1024}}
+	cases = append(cases, stepProducts("baseline", benchConfig(), benchB, benchT)...)
+	cases = append(cases, stepProducts("small", small, 4096/256, 256)...)
+	for _, c := range cases {
 		b.Run(c.name, func(b *testing.B) {
 			backend := wbtest.Backend(b)
 			exec := MustNewExec(backend, func(x, y *Node) *Node {
