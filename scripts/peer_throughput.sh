@@ -89,7 +89,7 @@ for i in range(1, rounds + 1):
                  "go_tokens_per_sec": g["tokens_per_sec"], "torch_tokens_per_sec": t["tokens_per_sec"],
                  "go_tokens_per_cpu_sec": g["tokens_per_cpu_sec"], "torch_tokens_per_cpu_sec": t["tokens_per_cpu_sec"],
                  "go_gflops_per_sec": g["gflops_per_sec"], "go_roof_fraction": g["roof_fraction"],
-                 "matmul_roof_gflops": machine["matmul_gflops"],
+                 "matmul_roof_gflops": machine["roof_gflops"],
                  "ratio": g["tokens_per_sec"] / t["tokens_per_sec"],
                  "ratio_cpu": (g["tokens_per_cpu_sec"] / t["tokens_per_cpu_sec"]) if t["tokens_per_cpu_sec"] else 0})
 def summary(key):

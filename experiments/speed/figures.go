@@ -271,8 +271,9 @@ func WriteDecodeTable(w io.Writer, res *Result) error {
 }
 
 func writeMachine(w io.Writer, m Machine) {
-	fmt.Fprintf(w, "machine: %s, %d CPUs, load %.1f → %.1f; matmul %.1f GFLOP/s (%.1f per CPU-s), elementwise %.2f Gop/s\n",
-		m.Backend, m.NumCPU, m.LoadStart, m.LoadEnd, m.MatMulGFLOPs, m.MatMulGFLOPsPerCPUSec, m.ElementwiseGops)
+	fmt.Fprintf(w, "machine: %s, %d CPUs, load %.1f → %.1f; matmul %.1f GFLOP/s at 512³ (%.1f per CPU-s), roof %.1f "+
+		"GFLOP/s at %d³, elementwise %.2f Gop/s\n", m.Backend, m.NumCPU, m.LoadStart, m.LoadEnd, m.MatMulGFLOPs,
+		m.MatMulGFLOPsPerCPUSec, m.RoofGFLOPs, meter.RoofSize, m.ElementwiseGops)
 }
 
 // optional formats a ratio, or "-" when it is 0 (not available).

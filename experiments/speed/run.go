@@ -24,7 +24,7 @@ type Machine struct {
 	NumCPU      int     `json:"num_cpu"`
 	LoadStart   float64 `json:"load_start"` // 1-minute load average before the runs
 	LoadEnd     float64 `json:"load_end"`   // and after
-	meter.Rates         // matmul_gflops, matmul_gflops_per_cpu_s, elementwise_gops
+	meter.Rates         // matmul_gflops, matmul_gflops_per_cpu_s, elementwise_gops, roof_gflops
 }
 
 // ThroughputRow is one training configuration (mixer, T). A training step is workbench/fit's: loss, gradients,
@@ -57,8 +57,8 @@ type ThroughputRow struct {
 	// machine's measured rates.
 	TrainFLOPs float64 `json:"train_flops_per_token"`
 	// GFLOPsPerSec is the measured rate of matrix-product work, TrainFLOPs·TokensPerSec/1e9, and RoofFraction its
-	// share of the run's measured matmul rate (Machine.MatMulGFLOPs, a 512³ float32 product): how close the training
-	// step comes to the backend's matrix-product roof.
+	// share of the backend's matmul roof measured in the same run (Machine.RoofGFLOPs, a 1024³ float32 product): how
+	// close the training step comes to what the backend's matrix products can do.
 	GFLOPsPerSec          float64 `json:"gflops_per_sec"`
 	RoofFraction          float64 `json:"roof_fraction"`
 	TrainElementwise      float64 `json:"train_elementwise_per_token"`

@@ -129,6 +129,7 @@ func TestRun_TinyThroughputShapesPredictionsAndJSON(t *testing.T) {
 	require.Len(t, res.Throughput, len(cfg.Mixers)*len(cfg.Contexts))
 	require.Positive(t, res.Machine.MatMulGFLOPs)
 	require.Positive(t, res.Machine.ElementwiseGops)
+	require.Positive(t, res.Machine.RoofGFLOPs)
 	require.Equal(t, "steps=2", res.Provenance.Overrides)
 	i := 0
 	for _, mixer := range cfg.Mixers {
@@ -166,7 +167,7 @@ func TestRun_TinyThroughputShapesPredictionsAndJSON(t *testing.T) {
 			require.InDelta(t, first.TrainFLOPs/r.TrainFLOPs, r.PredictedRelMatMul, 1e-12)
 			// The measured rate of matrix-product work and its share of the run's measured matmul roof.
 			require.InDelta(t, r.TrainFLOPs*r.TokensPerSec/1e9, r.GFLOPsPerSec, 1e-9*r.GFLOPsPerSec)
-			require.InDelta(t, r.GFLOPsPerSec/res.Machine.MatMulGFLOPs, r.RoofFraction, 1e-12)
+			require.InDelta(t, r.GFLOPsPerSec/res.Machine.RoofGFLOPs, r.RoofFraction, 1e-12)
 		}
 		// The mixer's architecture, as the PyTorch export states it (scripts/torch_throughput.py builds it).
 		require.Equal(t, lm.ArchitectureOf(lm.Config{Model: cfg.ModelConfig(mixer), Head: lm.HeadDense}),

@@ -132,7 +132,7 @@ func (b *bench) trainOne(mixer string, T int) (ThroughputRow, error) {
 	row.Spread = NewSpread(perStep)
 	row.TokensPerSec = stats.Median(perStep)
 	row.GFLOPsPerSec = row.TrainFLOPs * row.TokensPerSec / 1e9
-	row.RoofFraction = meter.Ratio(row.GFLOPsPerSec, b.res.Machine.MatMulGFLOPs)
+	row.RoofFraction = meter.Ratio(row.GFLOPsPerSec, b.res.Machine.RoofGFLOPs)
 	if meter.CPUResolved(cpuTimed) { // else 0, not measured: the CPU clock cannot resolve the timed steps
 		row.TokensPerCPUSec = float64(tokens*len(row.StepSeconds)) / cpuTimed
 	}

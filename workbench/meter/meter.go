@@ -46,9 +46,17 @@ type Rates struct {
 	MatMulGFLOPs          float64 `json:"matmul_gflops"`           // 512³ float32 products, wall clock
 	MatMulGFLOPsPerCPUSec float64 `json:"matmul_gflops_per_cpu_s"` // the same per CPU-second
 	ElementwiseGops       float64 `json:"elementwise_gops"`        // exp, multiply, add over 2²² values, wall clock
+	// RoofGFLOPs is the backend's matmul roof: a 1024³ float32 product, wall clock, large enough for its kernels to
+	// run at full rate on every core (a 512³ product does not on the pure-Go backend). A training step's share of it
+	// says how close the step comes to what the backend's matrix products can do.
+	RoofGFLOPs float64 `json:"roof_gflops"`
 }
 
-// MeasureRates times a 512×512 float32 matrix product and an elementwise pass over 2²² values on backend.
+// RoofSize is n of the n×n by n×n product whose rate is Rates.RoofGFLOPs.
+const RoofSize = 1024
+
+// MeasureRates times a 512×512 and a RoofSize² float32 matrix product and an elementwise pass over 2²² values on
+// backend.
 func MeasureRates(backend compute.Backend) Rates {
 	const n, e = 512, 1 << 22
 	mm := MustNewExec(backend, func(x, y *Node) *Node { return MatMul(x, y) })
@@ -71,6 +79,9 @@ func MeasureRates(backend compute.Backend) Rates {
 	r.MatMulGFLOPsPerCPUSec = Ratio(2*n*n*n, cpu) / 1e9
 	wall, _ = best(func() { ew.MustExec(v)[0].FinalizeAll() })
 	r.ElementwiseGops = 3 * e / wall / 1e9
+	big := tensors.FromShape(shapes.Make(dtypes.Float32, RoofSize, RoofSize))
+	wall, _ = best(func() { mm.MustExec(big, big)[0].FinalizeAll() })
+	r.RoofGFLOPs = 2 * RoofSize * RoofSize * RoofSize / wall / 1e9
 	return r
 }
 

@@ -36,6 +36,7 @@ func TestMeasureRates_Positive(t *testing.T) {
 	r := MeasureRates(wbtest.Backend(t))
 	require.Positive(t, r.MatMulGFLOPs)
 	require.Positive(t, r.ElementwiseGops)
+	require.Positive(t, r.RoofGFLOPs)
 }
 
 // The Linux clock resolves a millisecond of CPU time: spinning until CPUSeconds has advanced by 1 ms overshoots by
