@@ -60,12 +60,12 @@ var KnownKinds = []string{KindAuto, KindFull, KindChunked}
 // attention_chunked rows (protolab run speed) store the whole decoder's figures.
 const DefaultBlockSize = 256
 
-// DefaultChunkedMinLen is the context length from which KindAuto chunks when Config.ChunkedMinLen is 0: the
-// shortest context at which, in BenchmarkMixer_ForwardBackward on the pure-Go backend, the chunked form (C =
-// DefaultBlockSize) was at least as fast per CPU-second as the full form, with lower peak memory. Below it a context
-// is one or two blocks and the hand-written backward pass only adds overhead. The speed study stores both forms'
-// rows (attention, attention_chunked) at every context; rerun either before relying on the choice on another machine
-// or backend.
+// DefaultChunkedMinLen is the context length from which KindAuto chunks when Config.ChunkedMinLen is 0: two blocks
+// of DefaultBlockSize, the shortest context at which the chunked form keeps fewer scores per head (O(T·C) rather than
+// O(T²)); below it a context is one or two blocks and the hand-written backward pass only adds work. The rule is
+// about memory: whether the chunked form is also faster depends on the backend and the machine, which the speed
+// study's attention and attention_chunked rows (protolab run speed) and BenchmarkMixer_ForwardBackward measure per
+// wall and CPU second; set attention.kind or attention.chunked_min_len to choose by them.
 const DefaultChunkedMinLen = 512
 
 // DefaultConfig returns the configuration of the ProtoT paper's LLaMA baseline (docs/spec/protot.md §9.1): 4 heads,
