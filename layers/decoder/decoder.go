@@ -253,10 +253,11 @@ func TokenLosses(scope *model.Scope, cfg Config, batch *Node) *Node {
 // branches returns fn(x), computed as independent branches of the graph over row blocks of x (axis 0) and
 // concatenated: two halves when B is even and no hook is attached to the graph (a hook sees the whole batch, its
 // probes named once), else fn of the whole x. fn must treat rows independently, as every decoder computation
-// does, so the result is the same either way. The pure-Go backend runs independent nodes at once but each
+// does, so the result is the same either way up to float rounding (a product's kernel may block half the rows
+// differently; the weight gradients add the halves' parts). The pure-Go backend runs independent nodes at once but each
 // elementwise node on one core; two branches keep both cores of a 2-core machine busy where one branch leaves one
 // idle outside the matrix products. The count is fixed at two, not the machine's cores, so that a run's floats do
-// not depend on the machine (the weight gradients sum the branches' parts in a fixed order).
+// not depend on the machine.
 func (m *stack) branches(x *Node, fn func(rows *Node) *Node) *Node {
 	B := x.Shape().Dim(0)
 	if B < 2 || B%2 != 0 || hook.Active(x.Graph()) {
