@@ -49,7 +49,7 @@ vet:
 	  if [ -n "$$bad" ]; then echo "gofmt needed on:"; echo "$$bad"; exit 1; fi
 	$(GO) vet -tags $(GOTAGS) ./...
 
-## deps: the dependency direction of DESIGN.md.
+## deps: the dependency direction of docs/DESIGN.md.
 deps:
 	@bash scripts/checkdeps.sh
 

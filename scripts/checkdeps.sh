@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Checks the dependency direction of DESIGN.md / STYLE.md §3 over imports and test imports:
+# Checks the dependency direction of docs/DESIGN.md / docs/STYLE.md §3 over imports and test imports:
 #   theory/…      → theory/… only, and never gomlx or go-echarts;
 #   layers/…      → layers/… only (tests may also import workbench/wbtest);
 #   workbench/…   → workbench/… only; workbench/gradfix imports nothing of ours; workbench/wbtest only gradfix;

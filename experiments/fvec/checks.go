@@ -43,7 +43,8 @@ func protocolOf(cfg Config) Protocol {
 	return p
 }
 
-// Allowances of the theory checks and claims, |sim − theory| ≤ 4·s.e. + allowance (house style, STYLE.md §11.4).
+// Allowances of the theory checks and claims, |sim − theory| ≤ 4·s.e. + allowance (house style,
+// docs/STYLE.md §11.4).
 const (
 	// tokenAllowance is the gap between the measurement model (independent noise of the prior-averaged variance)
 	// and real linear attention on N tokens, whose noise is correlated and θ-dependent: spec §8 item 7 puts the

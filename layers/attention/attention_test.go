@@ -14,7 +14,7 @@ import (
 )
 
 const (
-	tolParity = 1e-10 // float64 parity with the reference (STYLE.md §11.1)
+	tolParity = 1e-10 // float64 parity with the reference (docs/STYLE.md §11.1)
 	tolF32    = 1e-5  // float32 parity
 )
 

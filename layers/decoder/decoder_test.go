@@ -17,12 +17,12 @@ import (
 )
 
 const (
-	tolParity = 1e-10 // float64 parity with the reference (STYLE.md §11.1)
+	tolParity = 1e-10 // float64 parity with the reference (docs/STYLE.md §11.1)
 	tolF32    = 1e-5  // float32 parity
-	tolGrad   = 1e-6  // analytic vs finite-difference gradients (STYLE.md §11.2)
+	tolGrad   = 1e-6  // analytic vs finite-difference gradients (docs/STYLE.md §11.2)
 )
 
-// Test sizes: awkward on purpose (STYLE.md §11.1).
+// Test sizes: awkward on purpose (docs/STYLE.md §11.1).
 const testB, testT = 2, 5
 
 // tinyConfigs are the decoder configurations of the reference tests: D=12, V=11, L=2.

@@ -16,12 +16,13 @@ import (
 )
 
 const (
-	tolParity = 1e-10 // float64 parity with the reference (STYLE.md §11.1)
+	tolParity = 1e-10 // float64 parity with the reference (docs/STYLE.md §11.1)
 	tolF32    = 1e-5  // float32 parity
-	tolGrad   = 1e-6  // analytic vs finite-difference gradients (STYLE.md §11.2)
+	tolGrad   = 1e-6  // analytic vs finite-difference gradients (docs/STYLE.md §11.2)
 )
 
-// Awkward sizes (STYLE.md §11.1): batch, tokens, input dimension, key hidden width, readout hidden width, channels.
+// Awkward sizes (docs/STYLE.md §11.1): batch, tokens, input dimension, key hidden width, readout hidden width,
+// channels.
 const tB, tN, tD, tH, tHo, tM = 2, 5, 4, 3, 5, 3
 
 // testGain is the workspace gain g of eq. (8) in the parity and gradient tests.

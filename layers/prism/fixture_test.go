@@ -12,12 +12,12 @@ import (
 )
 
 const (
-	tolParity = 1e-10 // float64 parity with the reference (STYLE.md §11.1)
+	tolParity = 1e-10 // float64 parity with the reference (docs/STYLE.md §11.1)
 	tolF32    = 1e-5  // float32 parity
-	tolGrad   = 1e-6  // analytic vs finite-difference gradients (STYLE.md §11.2)
+	tolGrad   = 1e-6  // analytic vs finite-difference gradients (docs/STYLE.md §11.2)
 )
 
-// Test sizes: awkward on purpose (STYLE.md §11.1).
+// Test sizes: awkward on purpose (docs/STYLE.md §11.1).
 const tB, tT, tD, tK, tk, tV = 2, 5, 6, 7, 3, 11
 
 // testConfig is DefaultConfig at the test sizes.

@@ -12,9 +12,9 @@ import (
 )
 
 const (
-	tolParity = 1e-10 // float64 parity (STYLE.md §11.1)
+	tolParity = 1e-10 // float64 parity (docs/STYLE.md §11.1)
 	tolF32    = 1e-5  // float32 parity, used for the reference numerics
-	tolGrad   = 1e-6  // analytic vs finite-difference gradients (STYLE.md §11.2)
+	tolGrad   = 1e-6  // analytic vs finite-difference gradients (docs/STYLE.md §11.2)
 )
 
 // fixture is one layer's random weights and input for tests that call Mix and MixStep directly.

@@ -13,7 +13,7 @@ import (
 
 const dtypeF64 = dtypes.Float64
 
-// Awkward test sizes (STYLE.md §11.1): B=2, T=7, D=6, R=3, D_v=4 (not D/2), K=5.
+// Awkward test sizes (docs/STYLE.md §11.1): B=2, T=7, D=6, R=3, D_v=4 (not D/2), K=5.
 const tB, tT, tD, tR, tDv, tK = 2, 7, 6, 3, 4, 5
 
 // forms lists the parallel forms the parity tests run: the dense Form A, and Form B with Q dividing T or not,
@@ -45,7 +45,7 @@ func TestMix_MatchesReference(t *testing.T) {
 	}
 }
 
-// TestMix_Float32MatchesReference runs Mix and MixStep in float32 against the float64 reference (STYLE.md §11.1:
+// TestMix_Float32MatchesReference runs Mix and MixStep in float32 against the float64 reference (docs/STYLE.md §11.1:
 // 1e−5), including a 300-token sequence with chunks of 16 where float32 rounding of the carried state would build
 // up.
 func TestMix_Float32MatchesReference(t *testing.T) {

@@ -16,11 +16,11 @@ import (
 )
 
 const (
-	tolParity = 1e-10 // float64 parity with the reference (STYLE.md §11.1)
+	tolParity = 1e-10 // float64 parity with the reference (docs/STYLE.md §11.1)
 	tolF32    = 1e-5  // float32 parity
 )
 
-// Awkward sizes (STYLE.md §11.1): N = 5 inputs, D = 4, F = 7, K = 3.
+// Awkward sizes (docs/STYLE.md §11.1): N = 5 inputs, D = 4, F = 7, K = 3.
 const testN, testD, testF, testK = 5, 4, 7, 3
 
 func testConfig(kind string) Config {

@@ -20,7 +20,8 @@ func Must[T any](v T, err error) T {
 // shows the line under the cell and reports the exit status, so scripts/nbcheck.py marks the cell failed.
 // run.Check(plot.Display(chart)).
 //
-// This is the one exit outside cmd/ (STYLE.md §3): notebook cells have no main of their own to return an error to.
+// This is the one exit outside cmd/ (docs/STYLE.md §3): notebook cells have no main of their own to return an error
+// to.
 func Check(err error) {
 	if err == nil {
 		return

@@ -35,7 +35,7 @@
 //
 // Name and SplitName convert in both directions. Because '.' is the separator, a scope element or variable name that
 // contains '.' cannot be exported (ExportContext returns an error naming it). Scope names are part of each layer's
-// documented API (STYLE.md §4), so these names are stable as long as the scopes are.
+// documented API (docs/STYLE.md §4), so these names are stable as long as the scopes are.
 //
 // ExportContext also records, under the metadata key MetaNonTrainable, a JSON list of the exported variables that
 // are not trainable (optimizer slots, step counters, the RNG state), so that ImportContext restores the flag.

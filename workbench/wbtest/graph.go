@@ -33,12 +33,12 @@ func Tensors64(values [][]float64, dims [][]int) []*tensors.Tensor {
 }
 
 // CotangentLoss returns ⟨y, c⟩ for a constant c of y's size: the scalar whose gradient is the vector-Jacobian product
-// of y with the cotangent c (STYLE.md §11.2).
+// of y with the cotangent c (docs/STYLE.md §11.2).
 func CotangentLoss(y *Node, c []float64) *Node {
 	return ReduceAllSum(Mul(y, Reshape(ConstAsDType(y.Graph(), y.DType(), c), y.Shape().Dimensions...)))
 }
 
-// GradTol is the tolerance of analytic against finite-difference gradients in float64 (STYLE.md §11.2).
+// GradTol is the tolerance of analytic against finite-difference gradients in float64 (docs/STYLE.md §11.2).
 const GradTol = 1e-6
 
 // CheckGradients compares the gradient of the scalar loss(inputs) with respect to every input with central finite

@@ -1,6 +1,6 @@
 // Package wbtest holds test helpers shared by ProtoLab's packages: the pure-Go backend with ProtoLab's gradient rules,
-// tolerance comparisons written the way STYLE.md §11 states them, seeded random inputs, and a finite-difference gradient
-// check built on gonum's diff/fd.
+// tolerance comparisons written the way docs/STYLE.md §11 states them, seeded random inputs, and a finite-difference
+// gradient check built on gonum's diff/fd.
 //
 // It imports only workbench/gradfix of ProtoLab (itself a leaf), so that layer tests run with the same gradient rules as
 // training does.
@@ -51,7 +51,8 @@ func Backend(t testing.TB) compute.Backend {
 	return backend
 }
 
-// Close reports whether |got-want| ≤ tol·(1+|want|), the comparison of STYLE.md §11 (two-sided, relative above 1).
+// Close reports whether |got-want| ≤ tol·(1+|want|), the comparison of docs/STYLE.md §11 (two-sided, relative
+// above 1).
 func Close(want, got, tol float64) bool {
 	if math.IsNaN(want) || math.IsNaN(got) {
 		return false
@@ -146,7 +147,7 @@ func FDGradient(f func(x []float64) float64, x []float64, h float64) []float64 {
 }
 
 // RequireGradient compares an analytic gradient with central finite differences of f at x using the tolerance
-// |analytic-fd| ≤ tol·(1+|fd|) (STYLE.md §11.2 uses tol = 1e-6 in float64).
+// |analytic-fd| ≤ tol·(1+|fd|) (docs/STYLE.md §11.2 uses tol = 1e-6 in float64).
 func RequireGradient(t testing.TB, name string, f func(x []float64) float64, x, analytic []float64, tol float64) {
 	t.Helper()
 	numeric := FDGradient(f, x, 0)
