@@ -215,14 +215,11 @@ func Quick() Config {
 // that no choice reads; a second test corpus (seed 9002) is held back for this preset. Generation and
 // classification use each mixer's first-seed model of the primary comparison; no WordNet comparison and no sweep.
 //
-// Budget (design estimate, CPU seconds on this 2-core machine, pure-Go backend, measured per piece): a training
-// step of 8×32 tokens costs about 0.055 s for attention, 0.075 s for ProtoT and DeltaNet and 0.11 s for Mamba
-// (0.075 s on average; 0.06 s for ProtoT over a whole 640-step run), compilation included; the protocol trains at
-// most 56 models (2 policies × 4 mixers × (4 grid values + 2 more seeds), plus 2 more seeds × 4 mixers of the
-// shared-rate comparison, fewer where a chosen rate is 3e-3), 56 × 640 × 0.065 ≈ 2,300 s; evaluations (8 checkpoints
-// of 4 batches, 16 final validation batches, 2 × 32 test batches per model) and data preparation add about 3 s per
-// model, 170 s; generation and classification about 100 s. About 45 minutes of CPU time, less wall time on 2
-// cores.
+// Budget: the protocol trains at most 56 models of 640 steps (2 policies × 4 mixers × (4 grid values + 2 more
+// seeds), plus 2 more seeds × 4 mixers of the shared-rate comparison, fewer where a chosen rate is 3e-3), with their
+// evaluations, generation and classification. It was sized, from per-piece timings on gomlx v0.26's pure-Go
+// backend, to under an hour on 2 cores. `protolab cost` estimates its compute from the configuration; a stored run's
+// provenance records the seconds each phase took.
 func Small() Config {
 	c := Quick()
 	c.Seeds = []uint64{1, 2, 3}

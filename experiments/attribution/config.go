@@ -86,14 +86,12 @@ type Settings struct {
 // the reference is timed; EK-FAC on the blocks and on P is timed end to end on 3 queries per model at the memory of
 // the default cached method.
 //
-// Budget (a design estimate from timing each piece once at this preset, in process CPU seconds on this 2-core
-// machine; wall-clock ran 1.5–2× that under other load): one training of the Small model ≈ 26 s, so an LDS
-// retraining with its query losses ≈ 27 s; per model, building the caches ≈ 33 s, the 500 timed queries of the cached
-// methods ≈ 10 s, the reference ≈ 36 s, EK-FAC on the blocks ≈ 130 s (covariance and Λ passes over the corpus, the
-// batched scoring pass, three matched-memory queries of ≈ 16 s), EK-FAC on P ≈ 35–60 s. That is ≈ 5 min per model
-// before the LDS and ≈ 7 min of retraining with 16 subsets: ≈ 36 min for three models, ≈ 60 min at the wall-clock
-// rate seen under load. M = 16 subsets is what the hour leaves (the spec's M = 50 would add ≈ 15 min per model); the
-// bootstrap resamples the subsets as well as the queries, so the interval states what 16 subsets can resolve.
+// Budget: per model, the caches, the 500 timed queries of the cached methods, the reference, EK-FAC on the blocks and
+// on P, then the LDS retrainings. It was sized, from per-piece timings on gomlx v0.26's pure-Go backend, to about an
+// hour on 2 cores for three models; M = 16 subsets is what that hour left (the spec's M = 50 retrains about three
+// times as often). The bootstrap resamples the subsets as well as the queries, so the interval states what 16 subsets
+// can resolve. `protolab cost` estimates its compute from the configuration; a stored run's provenance records the
+// seconds each phase took.
 func Small() Config {
 	c := Quick()
 	a := &c.Attribution

@@ -168,18 +168,12 @@ func Quick() Config {
 // 20,000 steps, lr 1e-3, H = 128, GELU, no growing) to fit the budget, for every model alike: 32 contexts per step
 // sharing their tokens, ReLU key MLPs of width 32, lr 1e-2 with a cosine decay to 1%.
 //
-// Budget, as a design estimate from the one-core CPU time per step measured at these sizes: at batch 32, A costs
-// about 2.8, 8.8, 15 and 21 ms per step at depths 1…4 (its key MLPs run per context and token), A′ and B 2–5 ms,
-// C about 1 ms; evaluating 1000 contexts costs about 2.5 s for A at depth 4 and 2 s for B; the best-design search
-// at M = 4 about 45 s. With [3000, 3000, 6000, 24,000] steps per depth, a chain of A costs about 625 s, of B 155 s,
-// of A′ 135 s, of C 30 s: three seeds of the five tree rows about 4700 CPU-s. On the Gaussian prior A costs about
-// 5, 13, 25 and 37 ms per step at M = 2, 4, 8, 12, so [1000, 1000, 3000, 3000] steps make about 650 CPU-s for
-// three seeds of A, B and C. Validation, test and held-out evaluations and patching add about 900 CPU-s, the theory
-// about 100: about 6400 CPU-s, some 55 minutes on 2 otherwise idle cores. Most steps go to the largest M of the
-// tree sweep, where the claims are judged, and to M ≥ D on the Gaussian prior, where the models learn slowest. The
-// batch is the largest that keeps A's chains (whose cost grows with it, unlike B's, A′'s and C's) within the hour.
-// Whether every model reached the plateau criterion (sweep.plateau_tail, sweep.plateau_tol) is a check of the run
-// (Result.Checks), not an assumption.
+// Budget: most steps go to the largest M of the tree sweep, where the claims are judged, and to M ≥ D on the
+// Gaussian prior, where the models learn slowest. The batch is the largest that kept A's chains (whose cost grows
+// with it, unlike B's, A′'s and C's) within the hour when the protocol was sized, from per-step timings on gomlx
+// v0.26's pure-Go backend, for 2 cores. Whether every model reached the plateau criterion (sweep.plateau_tail,
+// sweep.plateau_tol) is a check of the run (Result.Checks), not an assumption. `protolab cost` estimates its compute
+// from the configuration; a stored run's provenance records the seconds each phase took.
 func Small() Config {
 	m := linattn.DefaultConfig()
 	m.Hidden = 32         // key MLPs of A and B and query MLPs of A′

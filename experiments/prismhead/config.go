@@ -106,13 +106,11 @@ func Quick() Config {
 // rate chosen from {1e-3, 3e-3, 1e-2} on seed 1's validation split, replicated over the training seeds 2, 3, 4 (none
 // used for a choice), and measured on 400 fresh documents of seed 3001 (seed 3002 kept back).
 //
-// Budget (a design estimate from timing one piece of each kind at this size on the 2-core machine with the pure-Go
-// backend, the machine shared): a dense run ≈ 20 s, a PRISM run ≈ 50 s, the curvature study of one PRISM model
-// ≈ 2 min (the exact Hessian on M·D = 384 columns ≈ 100 s; the clustering-only Hessian ≈ 1 s; the spectra a few
-// seconds), the evaluation of one PRISM/dense pair on 400 documents (≈ 25k tokens) ≈ 10 s. Tuning:
-// 3 × (20 + 50) s ≈ 3.5 min; replicates: 3 × 20 s + 9 × (50 + 10) s ≈ 10 min; curvature: 9 × 2 min ≈ 18 min; in all
-// ≈ 30–35 min, under the hour with room for a loaded machine. Three seeds is the fewest a claim allows; each further
-// seed adds ≈ 10 min.
+// Budget: tuning (three dense and three PRISM runs), replicates (three dense runs, nine PRISM runs and the
+// evaluation of each PRISM/dense pair on 400 documents) and the curvature study of nine PRISM models (the exact
+// Hessian on M·D = 384 columns dominates it). It was sized, from per-piece timings on gomlx v0.26's pure-Go backend,
+// to well under an hour on 2 cores. Three seeds is the fewest a claim allows. `protolab cost` estimates its compute
+// from the configuration; a stored run's provenance records the seconds each phase took.
 func Small() Config {
 	c := lm.PrismSmall()
 	c.Seed = 2

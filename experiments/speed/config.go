@@ -94,12 +94,9 @@ func Tiny() Config {
 // measured before the chunked form existed); MixerAttentionChunked runs the same decoder with attention.kind=chunked
 // (blocks of attention.DefaultBlockSize) at every context, which gives the attention row at T = 8192.
 //
-// Budget (design estimate, CPU seconds on this 2-core machine, pure-Go backend, timed per configuration with one
-// step each): a training step of this decoder costs about 2.5–6 s at T ≤ 1024 (Mamba the slowest), about 28 s for
-// attention at T = 4096 (its T² scores), and 3.5–13 s for the other mixers at T = 4096 and 8192 (there one
-// sequence of 8,192 tokens); 13 steps per configuration give about 500 s for attention and 200–450 s for each
-// other mixer, about 25 minutes in all; decoding costs milliseconds per step plus a few seconds of compilation per
-// configuration, a few minutes. Under an hour with room for a busier machine.
+// Budget: 13 training steps per (mixer, context), attention's at T = 4096 the longest (its T² scores), then the
+// decoding steps and a compilation per decoding configuration. It was sized on gomlx v0.26's pure-Go backend to
+// under an hour on 2 cores. The result's provenance records the seconds each mode took.
 func Small() Config {
 	pt := protot.DefaultConfig()
 	pt.ChunkSize = 16

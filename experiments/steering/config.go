@@ -117,11 +117,11 @@ type SAESettings struct {
 //     prototypes' sparsity), trained 1,000 steps of 256 rows on the hidden states of 64 training batches;
 //   - the held-back evaluation (doc seed 3102, split seeds 33 and 34) is not run.
 //
-// Budget (design estimate, single-threaded CPU time on this machine's cores, timed on pieces of one model): a PRISM
-// model trains in about 25 s and its dense baseline in about 20 s; each SAE in about 15 s; one split (the forward
-// passes of both models and the fits of the four controllers on the four tasks) takes about 55 s. Per model
-// 45 + 30 + 2·55 ≈ 185 s, so about 16 minutes for five models, well within the hour; the models are stored under
-// run.Out/models and shared with the other PRISM studies that train the same recipe and seeds.
+// Budget: per model, a PRISM model, its dense baseline and the SAEs train once, then each split runs the forward
+// passes of both models and fits the four controllers on the four tasks. It was sized, from timings of the pieces of
+// one model on gomlx v0.26's pure-Go backend, to well within the hour for five models; the models are stored under
+// run.Out/models and shared with the other PRISM studies that train the same recipe and seeds. `protolab cost`
+// estimates its compute from the configuration; a stored run's provenance records the seconds each phase took.
 func Small() Config {
 	c := Quick()
 	c.Seeds = []uint64{1, 2, 3, 4, 5}

@@ -122,10 +122,10 @@ type Settings struct {
 //     3202); perplexities on up to 256 sequences of each kind cut from 1,200 fresh documents (text seed 3203).
 //     The held-back evaluation (seeds 3301–3303) is not run.
 //
-// Budget (design estimate, single-threaded CPU time on this machine's cores): one update of the K = 2048 model
-// takes about 0.12 s and one of the K = 512 model about 0.07 s, so the six models take about 3·9.5 + 3·5.7 ≈ 46 min;
-// Suppress takes about 19 s plus 0.15 s per sample (three modes), about 1.6 min per model at 512 samples, 10 min
-// for six. About 55 minutes in all; the models are stored under run.Out/models, so a rerun only evaluates.
+// Budget: six models (three at K = 2048, three at K = 512), then Suppress with 512 samples per model in three
+// modes. It was sized on gomlx v0.26's pure-Go backend to about an hour on 2 cores; the models are stored under
+// run.Out/models, so a rerun only evaluates. `protolab cost` estimates its compute from the configuration; a stored
+// run's provenance records the seconds each phase took.
 func Small() Config {
 	c := Quick()
 	c.Seeds = []uint64{1, 2, 3}

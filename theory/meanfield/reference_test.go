@@ -8,7 +8,7 @@ import (
 )
 
 // This file holds slow, plain-loop float64 oracles written directly from the spec's equations, with full θ_σ
-// vectors and no tree tricks (STYLE.md §1.2).
+// vectors and no tree tricks (docs/STYLE.md §1.2).
 
 // referenceThetas returns θ_σ of every leaf as a full D-vector, built from eq. (2.4) by walking the path.
 func referenceThetas(t prior.Tree) [][]float64 {
