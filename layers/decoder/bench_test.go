@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/gomlx/compute/dtypes"
-	"github.com/gomlx/compute/shapes"
 	. "github.com/gomlx/gomlx/core/graph"
 	"github.com/gomlx/gomlx/core/tensors"
 	"github.com/gomlx/gomlx/ml/model"
@@ -128,21 +126,8 @@ func BenchmarkMatMul(b *testing.B) {
 	cases = append(cases, stepProducts("small", small, 4096/256, 256)...)
 	for _, c := range cases {
 		b.Run(c.name, func(b *testing.B) {
-			backend := wbtest.Backend(b)
-			exec := MustNewExec(backend, func(x, y *Node) *Node {
-				if c.batch == 1 {
-					return MatMul(x, y)
-				}
-				return Einsum("bmk,bkn->bmn", x, y)
-			})
-			xd, yd := []int{c.m, c.k}, []int{c.k, c.n}
-			if c.batch > 1 {
-				xd, yd = append([]int{c.batch}, xd...), append([]int{c.batch}, yd...)
-			}
-			x := tensors.FromShape(shapes.Make(dtypes.Float32, xd...))
-			y := tensors.FromShape(shapes.Make(dtypes.Float32, yd...))
-			exec.MustExec(x, y)[0].FinalizeAll()
-			cpu := timeLoop(b, func() { exec.MustExec(x, y)[0].FinalizeAll() })
+			run := wbtest.MatMulRunner(b, c.batch, c.m, c.k, c.n)
+			cpu := timeLoop(b, run)
 			reportRates(b, 2*float64(c.batch*c.m*c.k*c.n), cpu)
 		})
 	}

@@ -5,8 +5,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gomlx/compute/dtypes"
-	"github.com/gomlx/compute/shapes"
 	. "github.com/gomlx/gomlx/core/graph"
 	"github.com/gomlx/gomlx/core/tensors"
 	"github.com/gomlx/gomlx/ml/model"
@@ -61,29 +59,16 @@ func trainProducts(cfg decoder.Config, B, T int) []product {
 // compiles. It is the matrix-product time of a step that ran at the backend's roof for its own shapes.
 func roofSeconds(b *testing.B, ps []product) float64 {
 	best := map[product]float64{} // shape (count 1) → seconds
-	backend := wbtest.Backend(b)
 	total := 0.0
 	for _, p := range ps {
 		shape := product{p.batch, p.m, p.k, p.n, 1}
 		sec, ok := best[shape]
 		if !ok {
-			exec := MustNewExec(backend, func(x, y *Node) *Node {
-				if p.batch == 1 {
-					return MatMul(x, y)
-				}
-				return Einsum("bmk,bkn->bmn", x, y)
-			})
-			xd, yd := []int{p.m, p.k}, []int{p.k, p.n}
-			if p.batch > 1 {
-				xd, yd = append([]int{p.batch}, xd...), append([]int{p.batch}, yd...)
-			}
-			x := tensors.FromShape(shapes.Make(dtypes.Float32, xd...))
-			y := tensors.FromShape(shapes.Make(dtypes.Float32, yd...))
-			exec.MustExec(x, y)[0].FinalizeAll()
+			run := wbtest.MatMulRunner(b, p.batch, p.m, p.k, p.n)
 			sec = math.Inf(1)
 			for range 5 {
 				start := time.Now()
-				exec.MustExec(x, y)[0].FinalizeAll()
+				run()
 				sec = min(sec, time.Since(start).Seconds())
 			}
 			best[shape] = sec

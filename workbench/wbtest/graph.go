@@ -3,6 +3,8 @@ package wbtest
 import (
 	"testing"
 
+	"github.com/gomlx/compute/dtypes"
+	"github.com/gomlx/compute/shapes"
 	. "github.com/gomlx/gomlx/core/graph"
 	"github.com/gomlx/gomlx/core/tensors"
 )
@@ -65,4 +67,26 @@ func CheckGradients(t testing.TB, names []string, values [][]float64, dims [][]i
 		f := func(x []float64) float64 { return Flat64(lossExec.MustExec(args(i, x)...)[0])[0] }
 		RequireGradient(t, "d loss/d "+name, f, values[i], Flat64(grads[i]), GradTol)
 	}
+}
+
+// MatMulRunner returns a function that runs one float32 product batch × ([m, k] × [k, n]) on the test backend, as one
+// DotGeneral in its natural layout (MatMul when batch is 1, else batched); the graph is compiled and run once
+// before it returns. The matmul benchmarks time it.
+func MatMulRunner(t testing.TB, batch, m, k, n int) func() {
+	t.Helper()
+	exec := MustNewExec(Backend(t), func(x, y *Node) *Node {
+		if batch == 1 {
+			return MatMul(x, y)
+		}
+		return Einsum("bmk,bkn->bmn", x, y)
+	})
+	xd, yd := []int{m, k}, []int{k, n}
+	if batch > 1 {
+		xd, yd = append([]int{batch}, xd...), append([]int{batch}, yd...)
+	}
+	x := tensors.FromShape(shapes.Make(dtypes.Float32, xd...))
+	y := tensors.FromShape(shapes.Make(dtypes.Float32, yd...))
+	run := func() { exec.MustExec(x, y)[0].FinalizeAll() }
+	run()
+	return run
 }
