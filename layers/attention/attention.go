@@ -115,13 +115,21 @@ func attend(q, k, v *Node, seqAxis, headAxis int, mask *Node) (out, probs *Node)
 	q5 := Reshape(MulScalar(q, 1/math.Sqrt(float64(Dh))), B, T, Hkv, G, Dh)
 	logits := DotGeneral(q5, []int{4}, []int{0, 2}, k, []int{3}, []int{0, headAxis}) // [B, Hkv, T, G, S]
 	if mask != nil {
-		// An additive bias of the mask's own size, 0 where allowed and maskedLogit where masked, broadcast in the Add:
-		// the same logits as a Where on the full-size mask (x + 0 = x, and maskedLogit absorbs any finite logit),
-		// without a full-size mask, and with no gradient op (the Add passes the cotangent through unchanged).
 		m := maskLayout(mask, B, H, Hkv, T, S)
-		dims := m.Shape().Dimensions
-		zero, masked := Scalar(q.Graph(), q.DType(), 0), Scalar(q.Graph(), q.DType(), maskedLogit(q.DType()))
-		logits = Add(logits, Where(m, BroadcastToDims(zero, dims...), BroadcastToDims(masked, dims...)))
+		g, dt := q.Graph(), q.DType()
+		masked := Scalar(g, dt, maskedLogit(dt))
+		if dt == dtypes.Float16 {
+			// float16's masked logit (−65504) does not absorb a logit: the sum would round or overflow to −∞.
+			logits = Where(BroadcastToDims(m, B, Hkv, T, G, S), logits, masked)
+		} else {
+			// An additive bias of the mask's own size, 0 where allowed and maskedLogit where masked, broadcast in
+			// the Add: the same logits as a Where on the full-size mask (x + 0 = x, and −1e30 absorbs any logit
+			// below 1e22 in float32, bfloat16 and float64), without a full-size mask, and with no gradient op (the
+			// Add passes the cotangent through unchanged).
+			dims := m.Shape().Dimensions
+			bias := Where(m, BroadcastToDims(Scalar(g, dt, 0), dims...), BroadcastToDims(masked, dims...))
+			logits = Add(logits, bias)
+		}
 	}
 	probs = fused.Softmax(logits, -1)
 	out = DotGeneral(probs, []int{4}, []int{0, 1}, v, []int{seqAxis}, []int{0, headAxis}) // [B, Hkv, T, G, D_h]

@@ -236,3 +236,33 @@ func TestStep_MatchesMixer(t *testing.T) {
 		})
 	}
 }
+
+// A fully masked query row gets uniform weights (the mean of the values), not NaN, and a partly masked row gives its
+// masked keys weight exactly 0, also with logits in the hundreds (maskedLogit must absorb them).
+func TestAttend_MaskedRowsWithLargeLogits(t *testing.T) {
+	const B, T, S, H, Dh = 2, 3, 4, 2, 4
+	rng := wbtest.RNG(9)
+	q, k, v := wbtest.Normal(rng, B*T*H*Dh, 30), wbtest.Normal(rng, B*S*H*Dh, 30), wbtest.Normal(rng, B*S*H*Dh, 1)
+	mask := make([]bool, B*T*S)
+	for i := range mask {
+		mask[i] = i%3 != 0
+	}
+	full := 1 // row (b=0, t=1) is fully masked
+	for s := range S {
+		mask[full*S+s] = false
+	}
+	got := wbtest.ExecFlat(t, func(in []*Node) []*Node { return []*Node{Attend(in[0], in[1], in[2], in[3])} },
+		wbtest.Tensor64(q, B, T, H, Dh), wbtest.Tensor64(k, B, S, H, Dh), wbtest.Tensor64(v, B, S, H, Dh),
+		tensors.FromFlatDataAndDimensions(mask, B, T, S))[0]
+	want := referenceAttend(q, k, v, B, T, S, H, H, Dh, func(b, _, t, s int) bool { return mask[(b*T+t)*S+s] })
+	for h := range H { // the reference divides 0 by 0 there: the fully masked row's answer is the mean of v
+		for d := range Dh {
+			mean := 0.0
+			for s := range S {
+				mean += v[(s*H+h)*Dh+d] / S
+			}
+			want[(full*H+h)*Dh+d] = mean
+		}
+	}
+	wbtest.RequireClose(t, "Attend", want, got, tolParity)
+}
