@@ -14,7 +14,8 @@
 #   --ctx     the context T; --set takes `protolab keys speed` keys (width, num_layers, vocab, token_budget, ...)
 #   --bin     a protolab binary (default: built here with `go build -tags noxla`, GOEXPERIMENT=simd)
 # The configurations the closing notes and README quote (recipes in README, "PyTorch beside the speed study"):
-#   baseline  --label attention --ctx 256 --set 'width=128;num_layers=4;vocab=2048;token_budget=2048;attention.num_heads=4'
+#   baseline  --label attention --ctx 256
+#             --set 'width=128;num_layers=4;vocab=2048;token_budget=2048;attention.num_heads=4'
 #   Small     --label attention|protot --ctx 256 (the speed study's Small decoder)
 # Exit status: 0; 1 on a failed run; 2 on bad arguments; 3 when no python3 imports torch.
 set -euo pipefail
@@ -52,12 +53,14 @@ keys="steps=$steps;warmup=$warmup${set:+;$set}"
 
 go_round() { # $1 = round; prints nothing, writes $out/go-$1.path
   "$bin" bench throughput --preset small --set "$keys" --mixers "$label" --ctx "$ctx" --out "$out/go-$1" \
-    >"$out/go-$1.log" 2>&1 || { cat "$out/go-$1.log" >&2; echo "peer_throughput: the Go run of round $1 failed" >&2; exit 1; }
+    >"$out/go-$1.log" 2>&1 ||
+    { cat "$out/go-$1.log" >&2; echo "peer_throughput: the Go run of round $1 failed" >&2; exit 1; }
   sed -n 's/^results in //p' "$out/go-$1.log" | tail -1 >"$out/go-$1.path"
   last_go=$(cat "$out/go-$1.path")
 }
 torch_round() { # $1 = round
-  tb=$("$py" -c 'import json,sys; r=json.load(open(sys.argv[1])); r=r.get("value", r); print(r["provenance"]["config"]["token_budget"])' "$last_go")
+  tb=$("$py" -c 'import json, sys; r = json.load(open(sys.argv[1])); r = r.get("value", r)
+print(r["provenance"]["config"]["token_budget"])' "$last_go")
   "$py" "$root/scripts/torch_throughput.py" --go-result "$last_go" --label "$label" --contexts "$ctx" \
     --token-budget "$tb" --steps "$steps" --warmup "$warmup" --out "$out/torch-$1.json" >"$out/torch-$1.log" 2>&1 ||
     { cat "$out/torch-$1.log" >&2; echo "peer_throughput: the PyTorch run of round $1 failed" >&2; exit 1; }
@@ -111,7 +114,8 @@ lines = ["# Go against PyTorch: %s, T = %d, B = %d (%d rounds, alternated)" % (l
              res["go_backend"], res["go_simd"], res["gomlx_version"], res["git_commit"], res["torch"],
              res["torch_threads"], ", ".join(os.path.basename(b) for b in res["torch_blas"] or []) or "unknown",
              res["cpu"], res["num_cpu"]), "",
-         "| round | first | Go tokens/s | PyTorch tokens/s | ratio | Go tokens/cpu-s | PyTorch tokens/cpu-s | ratio (CPU) | Go GFLOP/s | roof |",
+         "| round | first | Go tokens/s | PyTorch tokens/s | ratio | Go tokens/cpu-s | PyTorch tokens/cpu-s "
+         "| ratio (CPU) | Go GFLOP/s | roof |",
          "|---|---|---|---|---|---|---|---|---|---|"]
 for r in rows:
     lines.append("| %d | %s | %.0f | %.0f | %.2f | %.0f | %.0f | %.2f | %.1f | %.0f%% of %.0f |" % (

@@ -225,14 +225,15 @@ func WriteThroughputTable(w io.Writer, res *Result) error {
 		"rel cpu\trel pred\tagree\tvs att\tvs att pred\tpeak MB\tΔ MB\test MB\t")
 	for _, r := range res.Throughput {
 		if r.Skipped != "" {
-			fmt.Fprintf(tw, "%s\t%d\t%d\tskipped\t-\t-\t0\t-\t-\t-\t%.0f\t-\t-\t-\t-\t-\t-\t-\t-\t%.0f\t\n", r.Label(), r.T,
-				r.Batch, r.PredictedTokensPerSec, r.EstimatedMB)
+			fmt.Fprintf(tw, "%s\t%d\t%d\tskipped\t-\t-\t0\t-\t-\t-\t%.0f\t-\t-\t-\t-\t-\t-\t-\t-\t%.0f\t\n",
+				r.Label(), r.T, r.Batch, r.PredictedTokensPerSec, r.EstimatedMB)
 			continue
 		}
 		sp := r.Spread
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%.0f\t%.0f–%.0f\t%.0f–%.0f\t%d\t%s\t%.1f\t%.0f%%\t%.0f\t%.3f\t%.3f\t%.3f\t%.2f\t%s\t"+
-			"%s\t%.0f\t%.0f\t%.0f\t\n", r.Label(), r.T, r.Batch, r.TokensPerSec, sp.Q1, sp.Q3, sp.Min, sp.Max, sp.N,
-			unmeasured(r.TokensPerCPUSec, "%.0f"), r.GFLOPsPerSec, 100*r.RoofFraction, r.PredictedTokensPerSec, r.MeasuredRel, r.MeasuredRelCPU, r.PredictedRel, r.Agreement,
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%.0f\t%.0f–%.0f\t%.0f–%.0f\t%d\t%s\t%.1f\t%.0f%%\t%.0f\t%.3f\t%.3f\t%.3f\t"+
+			"%.2f\t%s\t%s\t%.0f\t%.0f\t%.0f\t\n", r.Label(), r.T, r.Batch, r.TokensPerSec, sp.Q1, sp.Q3, sp.Min,
+			sp.Max, sp.N, unmeasured(r.TokensPerCPUSec, "%.0f"), r.GFLOPsPerSec, 100*r.RoofFraction,
+			r.PredictedTokensPerSec, r.MeasuredRel, r.MeasuredRelCPU, r.PredictedRel, r.Agreement,
 			optional(r.MeasuredSpeedup), optional(r.PredictedSpeedup), r.PeakMB, r.PeakMB-r.BaseMB, r.EstimatedMB)
 	}
 	if err := tw.Flush(); err != nil {

@@ -40,7 +40,8 @@ func TestSoftmax_MatchesReference(t *testing.T) {
 	x := wbtest.Normal(wbtest.RNG(1), 30, 40)
 	for _, axis := range []int{0, 1, -1} {
 		want := referenceSoftmax(x, dims, (axis+3)%3)
-		for name, fn := range map[string]func(*graph.Node, int) *graph.Node{"Softmax": Softmax, "decomposed": decomposedSoftmax} {
+		forms := map[string]func(*graph.Node, int) *graph.Node{"Softmax": Softmax, "decomposed": decomposedSoftmax}
+		for name, fn := range forms {
 			got := wbtest.ExecFlat(t, func(in []*graph.Node) []*graph.Node {
 				a := axis
 				if name == "decomposed" && a < 0 {

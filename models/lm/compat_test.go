@@ -21,8 +21,8 @@ import (
 const v026Run = "testdata/v026-run"
 
 // float32Rel is the tolerance for the same float32 computation on gomlx v0.26's and v0.28's matmul kernels, which sum
-// in different orders: a few units of float32 rounding (2⁻²³ ≈ 1.2e-7) per reduction, accumulated over a
-// handful of training steps of a one-layer model.
+// in different orders: the house float32 parity tolerance (docs/STYLE.md §11.1), room for a few units of float32
+// rounding (2⁻²³ ≈ 1.2e-7) per reduction accumulated over a handful of training steps of a one-layer model.
 const float32Rel = 1e-5
 
 func copyRun(t *testing.T) string {

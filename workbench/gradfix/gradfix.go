@@ -23,11 +23,11 @@
 //
 // gomlx v0.26.0 also needed replacements for the Dot and Slice rules and for every DotGeneral (a broadcast product
 // where a second DotGeneral belongs, and a Pad the pure-Go backend lacked); v0.28.2 fixed those. The package's tests
-// check every rule against finite differences, and fail once upstream defines Rsqrt's, Expm1's, Reverse's or FusedSoftmax's
-// rule or gets the out-of-order DotGeneral right, so that the rule can be reconsidered.
+// check every rule against finite differences, and fail once upstream defines Rsqrt's, Expm1's, Reverse's or
+// FusedSoftmax's rule or gets the out-of-order DotGeneral right, so that the rule can be reconsidered.
 //
-// The DotGeneral and FusedSoftmax rules read the node's axes through reflection on unexported gomlx fields (gomlx exposes no
-// accessor); a gomlx upgrade must re-run this package's tests, which fail loudly if the fields move.
+// The DotGeneral, Reverse and FusedSoftmax rules read the node's axes through reflection on unexported gomlx fields
+// (gomlx exposes no accessor); a gomlx upgrade must re-run this package's tests, which fail loudly if the fields move.
 package gradfix
 
 import (

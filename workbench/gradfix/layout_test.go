@@ -41,7 +41,8 @@ func TestDotGeneralRule_OperandsInBackendLayouts(t *testing.T) {
 		{"lm head btd,vd", []int{2, 5, 3}, []int{11, 3}, []int{2}, nil, []int{1}, nil, 2*5*3 + 11*3},
 		// Attention scores q[b,h,t,d]·k[b,h,s,d] → v[b,h,t,s]: dq = v·k needs no copy; dk contracts t, so v (b·h·t·s)
 		// is transposed, which beats transposing q and the [b,h,d,s] result (b·h·t·d + b·h·s·d).
-		{"scores bhtd,bhsd", []int{2, 3, 5, 4}, []int{2, 3, 6, 4}, []int{3}, []int{0, 1}, []int{3}, []int{0, 1}, 2 * 3 * 5 * 6},
+		{"scores bhtd,bhsd", []int{2, 3, 5, 4}, []int{2, 3, 6, 4}, []int{3}, []int{0, 1}, []int{3}, []int{0, 1},
+			2 * 3 * 5 * 6},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			g := NewGraph(backend(t), "layout")
@@ -98,7 +99,8 @@ func TestPackCost_CountsWhatTheBackendWouldCopy(t *testing.T) {
 		}
 		before := len(g.Nodes())
 		packedDot(c.lhs, c.lc, c.lb, c.rhs, c.rc, c.rb)
-		sawTranspose := slices.ContainsFunc(g.Nodes()[before:], func(n *Node) bool { return n.Type() == NodeTypeTranspose })
+		isTranspose := func(n *Node) bool { return n.Type() == NodeTypeTranspose }
+		sawTranspose := slices.ContainsFunc(g.Nodes()[before:], isTranspose)
 		if sawTranspose != c.wantTransposed {
 			t.Errorf("%s: packedDot transposed=%v, want %v", c.name, sawTranspose, c.wantTransposed)
 		}
