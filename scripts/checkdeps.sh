@@ -3,7 +3,7 @@
 #   theory/…      → theory/… only, and never gomlx or go-echarts;
 #   layers/…      → layers/… only (tests may also import workbench/wbtest);
 #   workbench/…   → workbench/… only; workbench/gradfix imports nothing of ours; workbench/wbtest only gradfix;
-#   models/x      → layers, workbench, models/… (the trainable models every study shares), never experiments or theory;
+#   models/x      → layers, workbench, theory, models/… (what studies compute on trained models), never experiments;
 #   experiments/x → models, layers, workbench, theory, docs, never experiments/y (experiments/cmd/… may import
 #                   every study);
 #   docs          → nothing of ours (it embeds the specs and the papers' numbers; anything may import it);
@@ -39,8 +39,8 @@ check() { # pkg imp kind
     workbench/wbtest*) [[ $t == workbench/gradfix ]] || { echo "$pkg -> $t ($kind): wbtest imports only gradfix"; fail=1; } ;;
     workbench/*) [[ $t == workbench/* ]] || { echo "$pkg -> $t ($kind): workbench imports only workbench"; fail=1; } ;;
     models/*)
-      if [[ $t != layers/* && $t != workbench/* && $t != models/* ]]; then
-        echo "$pkg -> $t ($kind): models import only layers, workbench and models"; fail=1
+      if [[ $t != layers/* && $t != workbench/* && $t != models/* && $t != theory/* ]]; then
+        echo "$pkg -> $t ($kind): models import only layers, workbench, theory and models"; fail=1
       fi ;;
     experiments/cmd/*) ;;
     experiments/*)

@@ -17,6 +17,7 @@ import (
 	"github.com/protolab/protolab/layers/hook"
 	"github.com/protolab/protolab/layers/prism"
 	"github.com/protolab/protolab/models/lm"
+	"github.com/protolab/protolab/workbench/host"
 	"github.com/protolab/protolab/workbench/influence"
 	"github.com/protolab/protolab/workbench/run"
 )
@@ -260,8 +261,8 @@ func (a *attrGraphs) batchInputs(rows [][]int32, B int, ceWeights [][]float64, a
 		}
 	}
 	dt := a.mc.DTypeOf()
-	return []any{tensors.FromFlatDataAndDimensions(toks, B, T1), lm.FloatTensor(noise, dt, B, T, V),
-		lm.FloatTensor(wc, dt, B, T), lm.FloatTensor(we, dt, B, T)}
+	return []any{tensors.FromFlatDataAndDimensions(toks, B, T1), host.Tensor(noise, dt, B, T, V),
+		host.Tensor(wc, dt, B, T), host.Tensor(we, dt, B, T)}
 }
 
 // gumbel draws −log(−log U), U uniform in (0, 1).

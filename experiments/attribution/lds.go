@@ -11,6 +11,7 @@ import (
 	"github.com/pkg/errors"
 
 	"github.com/protolab/protolab/models/lm"
+	"github.com/protolab/protolab/workbench/host"
 	"github.com/protolab/protolab/workbench/influence"
 	"github.com/protolab/protolab/workbench/run"
 )
@@ -130,7 +131,7 @@ func queryLosses(m *lm.Model, qs []queryRow) ([]float64, error) {
 		toks, w = append(toks, q.tokens...), append(w, q.weights...)
 	}
 	out, err := exec.Exec(tensors.FromFlatDataAndDimensions(toks, len(qs), T1),
-		lm.FloatTensor(w, m.Config.Model.DTypeOf(), len(qs), T1-1))
+		host.Tensor(w, m.Config.Model.DTypeOf(), len(qs), T1-1))
 	if err != nil {
 		return nil, errors.Wrap(err, "attribution: query losses")
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/protolab/protolab/layers/decoder"
 	"github.com/protolab/protolab/layers/prism"
 	"github.com/protolab/protolab/models/lm"
+	"github.com/protolab/protolab/workbench/host"
 	"github.com/protolab/protolab/workbench/run"
 )
 
@@ -391,7 +392,7 @@ func TestAttributor_RoutedMethodsMatchDenseInfluence(t *testing.T) {
 				w[row*T+pos] = weights[pos]
 			}
 		}
-		res, err := exec.Exec(batch, lm.FloatTensor(w, mc.DTypeOf(), len(rows), T))
+		res, err := exec.Exec(batch, host.Tensor(w, mc.DTypeOf(), len(rows), T))
 		require.NoError(t, err)
 		g := tensors.MustCopyFlatData[float64](res[0]) // [K, D]
 		cols := make([][]float64, K)

@@ -5,7 +5,6 @@ import (
 	"slices"
 
 	"github.com/gomlx/compute"
-	"github.com/gomlx/compute/dtypes"
 	"github.com/gomlx/gomlx/core/graph"
 	"github.com/gomlx/gomlx/core/tensors"
 	"github.com/gomlx/gomlx/ml/model"
@@ -14,6 +13,7 @@ import (
 	"github.com/protolab/protolab/layers/linattn"
 	"github.com/protolab/protolab/theory/prior"
 	"github.com/protolab/protolab/workbench/fit"
+	"github.com/protolab/protolab/workbench/host"
 	"github.com/protolab/protolab/workbench/run"
 )
 
@@ -220,24 +220,11 @@ func (t *trained) runChunk(b *Batch, donor, mask []float32) (out evalOut, err er
 	if err != nil {
 		return out, errors.Wrapf(err, "evaluating model %s (M=%d)", t.cfg.Kind, M)
 	}
-	out.se = toFloat64(outs[0])
-	out.workspace = toFloat64(outs[1])
+	out.se = host.MustFloats(outs[0])
+	out.workspace = host.MustFloats(outs[1])
 	out.keys = tensors.MustCopyFlatData[float32](outs[2])
 	for _, o := range outs {
 		o.FinalizeAll()
 	}
 	return out, nil
-}
-
-// toFloat64 copies a float32 or float64 tensor.
-func toFloat64(t *tensors.Tensor) []float64 {
-	if t.DType() == dtypes.Float64 {
-		return tensors.MustCopyFlatData[float64](t)
-	}
-	f := tensors.MustCopyFlatData[float32](t)
-	out := make([]float64, len(f))
-	for i, v := range f {
-		out[i] = float64(v)
-	}
-	return out
 }

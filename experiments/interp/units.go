@@ -15,6 +15,7 @@ import (
 	"github.com/protolab/protolab/layers/protot"
 	"github.com/protolab/protolab/models/lm"
 	"github.com/protolab/protolab/models/pair"
+	"github.com/protolab/protolab/workbench/host"
 	"github.com/protolab/protolab/workbench/naming"
 	"github.com/protolab/protolab/workbench/probe"
 	"github.com/protolab/protolab/workbench/run"
@@ -128,7 +129,7 @@ func variable64(vars *model.Store, name string, scopes ...string) ([]float64, er
 	if err != nil {
 		return nil, errors.Wrapf(err, "interp: reading %s", v.Path())
 	}
-	out, err := lm.Floats(t)
+	out, err := host.Floats(t)
 	return out, errors.WithMessagef(err, "interp: variable %s", v.Path())
 }
 

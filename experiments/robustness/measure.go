@@ -11,6 +11,7 @@ import (
 	"github.com/protolab/protolab/models/lm"
 	"github.com/protolab/protolab/models/pair"
 	"github.com/protolab/protolab/workbench/data"
+	"github.com/protolab/protolab/workbench/host"
 	"github.com/protolab/protolab/workbench/lmdata"
 	"github.com/protolab/protolab/workbench/naming"
 	"github.com/protolab/protolab/workbench/run"
@@ -173,7 +174,7 @@ func compare(m *lm.Model, rows [][]int32, lens []int, pairs []PromptPair, kinds 
 		if err != nil {
 			return ModelStats{}, errors.WithMessage(err, "robustness: prompts")
 		}
-		logits, err := lm.Floats(c.Output)
+		logits, err := host.Floats(c.Output)
 		if err != nil {
 			return ModelStats{}, err
 		}

@@ -136,7 +136,7 @@ func bootstrap(curves [][]point, stat func([][]point) float64) report.Estimate {
 	}
 	e := report.Estimate{Value: v, Seeds: 1}
 	if len(draws) > 1 {
-		e.Lo, e.Hi = Quantile(draws, 0.025), Quantile(draws, 0.975)
+		e.Lo, e.Hi = stats.Quantile(draws, 0.025), stats.Quantile(draws, 0.975)
 	}
 	return e
 }

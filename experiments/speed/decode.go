@@ -19,7 +19,7 @@ import (
 // cfg, with the state filled with random values and attention's KV cache holding context positions, next to
 // theory/cost's predicted work and state size (DecodeRow). The step is compiled once per configuration, run
 // cfg.Warmup times untimed, then cfg.DecodeTokens times, feeding each new state back; the median step time is
-// ms/token, and its spread is kept (Spread).
+// ms/token, and its spread is kept (stats.Spread).
 func (b *bench) decode() error {
 	cfg := b.cfg
 	for _, mixer := range cfg.Mixers {
@@ -131,7 +131,7 @@ func (b *bench) decodeOne(mixer string, n int) (DecodeRow, error) {
 		}
 	}
 	row.MsPerToken = stats.Median(row.StepMs)
-	row.Spread = NewSpread(row.StepMs)
+	row.Spread = stats.NewSpread(row.StepMs)
 	row.CPUMsPerToken = 1e3 * (meter.CPUSeconds() - cpu0) / float64(len(row.StepMs))
 	row.CPUResolutionMs = 1e3 * meter.CPUResolution() / float64(len(row.StepMs))
 	for _, s := range state {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/protolab/protolab/workbench/meter"
 	"github.com/protolab/protolab/workbench/plot"
+	"github.com/protolab/protolab/workbench/stats"
 )
 
 // benchCurve is one measured curve, its optional band (the spread of the repetitions) and its dashed companion (a
@@ -98,7 +99,7 @@ type benchPoint struct {
 	mixer   string
 	x, y    float64
 	rel     float64
-	spread  Spread
+	spread  stats.Spread
 	skipped bool
 }
 

@@ -13,6 +13,7 @@ import (
 	"github.com/protolab/protolab/models/lm"
 	"github.com/protolab/protolab/workbench/meter"
 	"github.com/protolab/protolab/workbench/run"
+	"github.com/protolab/protolab/workbench/stats"
 	"github.com/protolab/protolab/workbench/store"
 )
 
@@ -42,9 +43,9 @@ type ThroughputRow struct {
 	StepSeconds  []float64 `json:"step_seconds"`   // wall time of each timed step
 	TokensPerSec float64   `json:"tokens_per_sec"` // the median over the timed steps of B·T / step time
 	// Spread is the spread of the timed steps' tokens/s (B·T / step time): median, quartiles and extremes.
-	Spread          Spread  `json:"spread"`
-	TokensPerCPUSec float64 `json:"tokens_per_cpu_sec"` // B·T·steps / process CPU seconds of the timed steps
-	Loss            float64 `json:"loss"`               // the last step's loss (a sanity check)
+	Spread          stats.Spread `json:"spread"`
+	TokensPerCPUSec float64      `json:"tokens_per_cpu_sec"` // B·T·steps / process CPU seconds of the timed steps
+	Loss            float64      `json:"loss"`               // the last step's loss (a sanity check)
 
 	// Memory: the process's resident set (VmRSS, sampled every 5 ms, and VmHWM after resetting it) over the
 	// configuration's whole run (compilation, warm-up and timed steps); BaseMB is the RSS just before, after a GC.
@@ -83,10 +84,10 @@ type DecodeRow struct {
 	Mixer   string `json:"mixer"`
 	Context int    `json:"context"`
 
-	MsPerToken    float64   `json:"ms_per_token"`     // median wall time of one step
-	CPUMsPerToken float64   `json:"cpu_ms_per_token"` // process CPU time per step
-	StepMs        []float64 `json:"step_ms"`          // every timed step
-	Spread        Spread    `json:"spread"`           // of StepMs: median, quartiles and extremes
+	MsPerToken    float64      `json:"ms_per_token"`     // median wall time of one step
+	CPUMsPerToken float64      `json:"cpu_ms_per_token"` // process CPU time per step
+	StepMs        []float64    `json:"step_ms"`          // every timed step
+	Spread        stats.Spread `json:"spread"`           // of StepMs: median, quartiles and extremes
 	// CPUResolutionMs is the CPU clock's resolution divided by the timed steps: CPUMsPerToken below ten of these
 	// is not quoted (meter.FormatResolved); 0 in results stored before it was recorded.
 	CPUResolutionMs float64 `json:"cpu_resolution_ms,omitempty"`

@@ -15,6 +15,7 @@ import (
 	"github.com/protolab/protolab/models/lm"
 	"github.com/protolab/protolab/theory/cost"
 	"github.com/protolab/protolab/workbench/run"
+	"github.com/protolab/protolab/workbench/stats"
 )
 
 // costConfigs returns decoder configurations that exercise every zero-value rule and form of the four mixers:
@@ -312,11 +313,11 @@ func TestBenchFigures_OptionJSON(t *testing.T) {
 
 	// With repetitions each measured curve gets a band over their interquartile range, in its own colour.
 	banded := benchSample()
-	banded.Throughput[0].Spread = Spread{N: 10, Q1: 900, Median: 1000, Q3: 1100}
+	banded.Throughput[0].Spread = stats.Spread{N: 10, Q1: 900, Median: 1000, Q3: 1100}
 	bopt := ThroughputChart(banded).RenderSnippet().Option
 	require.Contains(t, bopt, `"id":"band-0-hi"`)
 	require.Contains(t, bopt, "interquartile range")
-	banded.Decode[2].Spread = Spread{N: 10, Q1: 0.9, Median: 1, Q3: 1.2}
+	banded.Decode[2].Spread = stats.Spread{N: 10, Q1: 0.9, Median: 1, Q3: 1.2}
 	require.Contains(t, DecodeChart(banded).RenderSnippet().Option, `"id":"band-1-hi"`)
 
 	dopt := DecodeChart(res).RenderSnippet().Option

@@ -23,7 +23,7 @@ import (
 
 // throughput measures training throughput and peak memory for every (mixer, T) of the config, next to
 // theory/cost's predictions (ThroughputRow). Each configuration is compiled once, run cfg.Warmup untimed steps, then
-// cfg.Steps timed ones, whose median gives tokens/s and whose spread is kept (Spread). A configuration whose estimated memory exceeds max_memory_gb is skipped with the reason
+// cfg.Steps timed ones, whose median gives tokens/s and whose spread is kept (stats.Spread). A configuration whose estimated memory exceeds max_memory_gb is skipped with the reason
 // recorded.
 func (b *bench) throughput() error {
 	cfg := b.cfg
@@ -129,7 +129,7 @@ func (b *bench) trainOne(mixer string, T int) (ThroughputRow, error) {
 	for i, sec := range row.StepSeconds {
 		perStep[i] = float64(tokens) / sec
 	}
-	row.Spread = NewSpread(perStep)
+	row.Spread = stats.NewSpread(perStep)
 	row.TokensPerSec = stats.Median(perStep)
 	row.GFLOPsPerSec = row.TrainFLOPs * row.TokensPerSec / 1e9
 	row.RoofFraction = meter.Ratio(row.GFLOPsPerSec, b.res.Machine.RoofGFLOPs)

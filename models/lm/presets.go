@@ -14,14 +14,7 @@ import (
 // 4×16 tokens at learning rate 0.01 (8 of them cross-entropy only).
 func PrismTiny() Config {
 	c := PrismSmall()
-	c.Data.Synthetic.NumDocs = 80
-	c.Data.Tokenizer.VocabSize = 300
-	c.Data.SeqLen = 16
-	c.Data.BatchSize = 4
-	c.Model.Width = 16
-	c.Model.NumLayers = 1
-	c.Model.MaxLen = 64
-	c.Model.VocabSize = c.Data.Tokenizer.VocabSize
+	Shape{Docs: 80, Vocab: 300, SeqLen: 16, Batch: 4, Width: 16, Layers: 1, MaxLen: 64}.Apply(&c.Data, &c.Model)
 	c.Prism.NumPrototypes = 16
 	c.Prism.TopK = 4
 	c.Train.Steps = 40
@@ -39,18 +32,7 @@ func PrismTiny() Config {
 // range, and its k ablation), 400 updates of 8×32 tokens of which 100 are cross-entropy only,
 // λ_rec = λ_1 = λ_2 = 0.1, the bank seeded from 4 batches and rescaled.
 func PrismSmall() Config {
-	d := lmdata.DefaultConfig()
-	d.Synthetic.NumDocs = 2000
-	d.Tokenizer.VocabSize = 1024
-	d.SeqLen = 32
-	d.BatchSize = 8
-	m := decoder.DefaultConfig()
-	m.Width = 32
-	m.NumLayers = 2
-	m.Attention.NumHeads = 2
-	m.Attention.RoPEBase = 10_000
-	m.MaxLen = 128
-	m.VocabSize = d.Tokenizer.VocabSize
+	d, m := Base(SmallShape)
 	p := prism.DefaultConfig()
 	p.NumPrototypes = 256
 	p.TopK = 8
@@ -90,4 +72,53 @@ func PrismPaper() Config {
 	c.Prism.SeedBatches = 4
 	c.EvalBatches = 0
 	return c
+}
+
+// Shape is the size of a preset's corpus, batches and decoder: the handful of values in which the studies' presets
+// differ. Apply writes every non-zero field and leaves a zero one as it is, so a Tiny preset reads as its Small one
+// with the sizes it shrinks.
+type Shape struct {
+	Docs   int // data.synthetic.num_docs
+	Vocab  int // data.tokenizer.vocab_size, and model.vocab_size when that is set (not left to the tokenizer)
+	SeqLen int // data.seq_len
+	Batch  int // data.batch_size
+	Width  int // model.width
+	Layers int // model.num_layers
+	Heads  int // model.attention.num_heads
+	MaxLen int // model.max_len
+}
+
+// Apply writes s's non-zero sizes into d and m. The model's vocabulary follows the tokenizer's when m fixes one (a
+// non-zero vocab_size); a model that takes it from the tokenizer (0) keeps 0.
+func (s Shape) Apply(d *lmdata.Config, m *decoder.Config) {
+	set := func(dst *int, v int) {
+		if v != 0 {
+			*dst = v
+		}
+	}
+	set(&d.Synthetic.NumDocs, s.Docs)
+	set(&d.Tokenizer.VocabSize, s.Vocab)
+	set(&d.SeqLen, s.SeqLen)
+	set(&d.BatchSize, s.Batch)
+	set(&m.Width, s.Width)
+	set(&m.NumLayers, s.Layers)
+	set(&m.Attention.NumHeads, s.Heads)
+	set(&m.MaxLen, s.MaxLen)
+	if m.VocabSize != 0 {
+		m.VocabSize = d.Tokenizer.VocabSize
+	}
+}
+
+// SmallShape is the size most Small presets start from: 2000 synthetic documents, a 1024-token BPE, batches of 8×32
+// tokens, a two-layer decoder of width 32 with 2 heads and positions up to 128. Base applies it to the defaults.
+var SmallShape = Shape{Docs: 2000, Vocab: 1024, SeqLen: 32, Batch: 8, Width: 32, Layers: 2, Heads: 2, MaxLen: 128}
+
+// Base returns the default corpus and decoder configurations (lmdata.DefaultConfig, decoder.DefaultConfig, with
+// RoPE base 10 000) at shape s, the model's vocabulary equal to the tokenizer's.
+func Base(s Shape) (lmdata.Config, decoder.Config) {
+	d, m := lmdata.DefaultConfig(), decoder.DefaultConfig()
+	m.Attention.RoPEBase = 10_000
+	s.Apply(&d, &m)
+	m.VocabSize = d.Tokenizer.VocabSize
+	return d, m
 }

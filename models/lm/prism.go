@@ -10,6 +10,7 @@ import (
 	"github.com/protolab/protolab/layers/decoder"
 	"github.com/protolab/protolab/layers/prism"
 	"github.com/protolab/protolab/workbench/fit"
+	"github.com/protolab/protolab/workbench/host"
 	"github.com/protolab/protolab/workbench/run"
 )
 
@@ -72,7 +73,7 @@ func (m *Model) seedBank(batches []*tensors.Tensor) error {
 	if v == nil {
 		return errors.New("prism: the bank variable does not exist yet")
 	}
-	if err := v.SetValue(FloatTensor(bank, v.DType(), K, D)); err != nil {
+	if err := v.SetValue(host.Tensor(bank, v.DType(), K, D)); err != nil {
 		return errors.Wrap(err, "prism: setting the seeded bank")
 	}
 	if !p.RescaleSeed {
@@ -104,7 +105,7 @@ func (m *Model) seedBank(batches []*tensors.Tensor) error {
 	for i := range bank {
 		bank[i] *= num / den
 	}
-	return errors.Wrap(v.SetValue(FloatTensor(bank, v.DType(), K, D)), "prism: setting the rescaled bank")
+	return errors.Wrap(v.SetValue(host.Tensor(bank, v.DType(), K, D)), "prism: setting the rescaled bank")
 }
 
 // TrainTensors returns the first n training batches [B, T+1] in the order training sees them.
@@ -231,6 +232,6 @@ func variableFloats(v *model.Variable) ([]float64, error) {
 	if err != nil {
 		return nil, errors.Wrapf(err, "reading %s", v.Path())
 	}
-	out, err := Floats(t)
+	out, err := host.Floats(t)
 	return out, errors.WithMessage(err, v.Path())
 }

@@ -82,33 +82,3 @@ func (m *Model) Coverage(batches []*tensors.Tensor) (*prism.Coverage, *prism.Usa
 	}
 	return cov, usage, nil
 }
-
-// Floats returns the values of a float32 or float64 tensor as float64, in row-major order: host copies of a model's
-// weights or outputs for analysis. Other dtypes are an error.
-func Floats(t *tensors.Tensor) ([]float64, error) {
-	switch t.DType() {
-	case dtypes.Float64:
-		return tensors.MustCopyFlatData[float64](t), nil
-	case dtypes.Float32:
-		f := tensors.MustCopyFlatData[float32](t)
-		out := make([]float64, len(f))
-		for i, x := range f {
-			out[i] = float64(x)
-		}
-		return out, nil
-	}
-	return nil, errors.Errorf("lm.Floats: tensor of dtype %s, want float32 or float64", t.DType())
-}
-
-// FloatTensor returns values as a tensor of dtype dt (float32, rounding each value, or float64, copying them) with
-// the given dims, whose product must be len(values): graph inputs of a model's dtype built from host float64 values.
-func FloatTensor(values []float64, dt dtypes.DType, dims ...int) *tensors.Tensor {
-	if dt == dtypes.Float64 {
-		return tensors.FromFlatDataAndDimensions(append([]float64(nil), values...), dims...)
-	}
-	f := make([]float32, len(values))
-	for i, x := range values {
-		f[i] = float32(x)
-	}
-	return tensors.FromFlatDataAndDimensions(f, dims...)
-}

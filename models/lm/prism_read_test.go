@@ -124,29 +124,3 @@ func TestCoverage_MatchesCosinesFromHeadStats(t *testing.T) {
 	_, _, err = dense.Coverage(vals)
 	require.ErrorContains(t, err, "no prototype head")
 }
-
-// TestFloatTensor_DTypes: float64 values are copied, float32 ones rounded, with the given dims.
-func TestFloatTensor_DTypes(t *testing.T) {
-	x := []float64{1, 0.1, -3}
-	t64 := FloatTensor(x, dtypes.Float64, 3, 1)
-	require.Equal(t, []int{3, 1}, t64.Shape().Dimensions)
-	require.Equal(t, x, tensors.MustCopyFlatData[float64](t64))
-	x[0] = 2 // the tensor holds a copy
-	require.Equal(t, 1.0, tensors.MustCopyFlatData[float64](t64)[0])
-	t32 := FloatTensor(x, dtypes.Float32, 1, 3)
-	require.Equal(t, []float32{2, float32(0.1), -3}, tensors.MustCopyFlatData[float32](t32))
-}
-
-func TestFloats_BothFloatTypes(t *testing.T) {
-	got, err := Floats(tensors.FromValue([][]float32{{1, 2}, {3, 4.5}}))
-	require.NoError(t, err)
-	require.Equal(t, []float64{1, 2, 3, 4.5}, got)
-	got, err = Floats(tensors.FromValue([]float64{-1, 0.25}))
-	require.NoError(t, err)
-	require.Equal(t, []float64{-1, 0.25}, got)
-	_, err = Floats(tensors.FromValue([]int32{1}))
-	require.ErrorContains(t, err, "Int32")
-	back, err := Floats(FloatTensor([]float64{0.5, -2}, dtypes.Float32, 2))
-	require.NoError(t, err)
-	require.Equal(t, []float64{0.5, -2}, back)
-}

@@ -14,6 +14,7 @@ import (
 	"github.com/gomlx/gomlx/core/tensors"
 	"github.com/gomlx/gomlx/ml/model"
 	"github.com/pkg/errors"
+	"github.com/protolab/protolab/workbench/host"
 )
 
 // TokenLossFn builds the per-token negative log-likelihood: batch [B,T+1] int32 → nll [B,T].
@@ -200,7 +201,10 @@ func (d *Decoder) GenerateContext(interrupt stdctx.Context, prompts [][]int32, c
 		for i := range state {
 			state[i] = res[1+i]
 		}
-		logits := logitsRows(res[0])
+		logits, err := host.Rows(res[0])
+		if err != nil {
+			return nil, stats, err
+		}
 		finished := func(r int) bool { return done[r] || len(out[r]) >= cfg.MaxNewTokens }
 		allFinished := true
 		for r, p := range prompts {
@@ -223,26 +227,6 @@ func (d *Decoder) GenerateContext(interrupt stdctx.Context, prompts [][]int32, c
 	stats.TokensPerS = float64(stats.PromptTokens+stats.GeneratedTokens) / stats.Seconds
 	stats.MsPerStep = 1000 * stats.Seconds / float64(steps)
 	return out, stats, nil
-}
-
-// logitsRows returns a [B,V] tensor of any float dtype as float64 rows.
-func logitsRows(t *tensors.Tensor) [][]float64 {
-	dims := t.Shape().Dimensions
-	b, v := dims[0], dims[len(dims)-1]
-	flat := make([]float64, t.Shape().Size())
-	switch t.DType() {
-	case dtypes.Float32:
-		for i, x := range tensors.MustCopyFlatData[float32](t) {
-			flat[i] = float64(x)
-		}
-	default:
-		flat = tensors.MustCopyFlatData[float64](t)
-	}
-	rows := make([][]float64, b)
-	for r := range rows {
-		rows[r] = flat[r*v : (r+1)*v]
-	}
-	return rows
 }
 
 // Sample draws a token from logits: argmax when temperature is 0, else from softmax(logits/temperature) restricted to

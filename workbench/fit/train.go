@@ -245,9 +245,7 @@ func (tr *trainer) loop() error {
 		lossV, normV, lrV := scalar(outs[0]), scalar(outs[1]), scalar(outs[2])
 		if math.IsNaN(lossV) || math.IsInf(lossV, 0) || math.IsNaN(normV) || math.IsInf(normV, 0) {
 			tr.prog.finish(tr.status(lossV))
-			return errors.Errorf("fit.Train: step %d: loss=%g, gradient norm=%g: not finite; stopped without "+
-				"applying this update (the context holds the weights after step %d; no checkpoint was written "+
-				"for step %d)", next, lossV, normV, tr.step, next)
+			return &DivergedError{Step: next, Loss: lossV, GradNorm: normV}
 		}
 		tr.step = next
 		dt := time.Since(stepStart).Seconds()

@@ -222,7 +222,8 @@ func TestTrain_NaNStopsAtStep(t *testing.T) {
 			atStep2 = snapshot(vars)
 		}
 	}))
-	if r.err == nil || !strings.Contains(r.err.Error(), "step 3") || !strings.Contains(r.err.Error(), "not finite") {
+	if r.err == nil || !IsDiverged(r.err) || !strings.Contains(r.err.Error(), "step 3") ||
+		!strings.Contains(r.err.Error(), "not finite") {
 		t.Fatalf("err = %v, want a not-finite error naming step 3", r.err)
 	}
 	if len(r.hist.Steps) != 2 {

@@ -8,6 +8,7 @@ import (
 	"github.com/gomlx/gomlx/core/tensors"
 	"github.com/gomlx/gomlx/ml/model"
 	"github.com/pkg/errors"
+	"github.com/protolab/protolab/workbench/host"
 )
 
 // Greedy picks the index of the largest logit (the first one on ties).
@@ -161,7 +162,7 @@ func (r *Runner) Generate(prompt []int32, n int, pick func(logits []float32) int
 		}
 		outputs = append(outputs, out)
 		if pos >= len(prompt)-1 && pos < T-1 {
-			logits, err := float64s(outs[0])
+			logits, err := host.Floats(outs[0])
 			if err != nil {
 				return nil, nil, errors.WithMessage(err, "probe.Generate: the step output")
 			}

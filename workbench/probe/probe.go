@@ -14,6 +14,7 @@ import (
 	"github.com/gomlx/gomlx/core/tensors"
 	"github.com/gomlx/gomlx/ml/model"
 	"github.com/pkg/errors"
+	"github.com/protolab/protolab/workbench/host"
 )
 
 // Filter selects the probe names whose activations a Runner caches. A nil Filter caches nothing (a Runner then
@@ -77,7 +78,7 @@ func (c *Cache) Float64(name string) (values []float64, dims []int, err error) {
 	if !ok {
 		return nil, nil, errors.Errorf("probe: %q is not in the cache (%s)", name, nearNames(name, c.Names))
 	}
-	values, err = float64s(t)
+	values, err = host.Floats(t)
 	if err != nil {
 		return nil, nil, errors.WithMessagef(err, "probe: cached %q", name)
 	}

@@ -1,7 +1,6 @@
 package probe
 
 import (
-	"github.com/gomlx/compute/dtypes/bfloat16"
 	"github.com/gomlx/compute/shapes"
 	"github.com/gomlx/gomlx/core/tensors"
 	"github.com/pkg/errors"
@@ -9,43 +8,6 @@ import (
 
 // Host-side tensor plumbing for Generate: slicing one position out of a patch value, stacking and concatenating
 // per-step activations. All of it copies raw row-major bytes, so it works for every dtype.
-
-// float64s returns t's values as float64, row-major.
-func float64s(t *tensors.Tensor) ([]float64, error) {
-	out := make([]float64, 0, t.Size())
-	var bad bool
-	err := t.ConstFlatData(func(flat any) {
-		switch v := flat.(type) {
-		case []float64:
-			out = append(out, v...)
-		case []float32:
-			for _, x := range v {
-				out = append(out, float64(x))
-			}
-		case []bfloat16.BFloat16:
-			for _, x := range v {
-				out = append(out, float64(x.Float32()))
-			}
-		case []int32:
-			for _, x := range v {
-				out = append(out, float64(x))
-			}
-		case []int64:
-			for _, x := range v {
-				out = append(out, float64(x))
-			}
-		default:
-			bad = true
-		}
-	})
-	if err != nil {
-		return nil, errors.Wrap(err, "probe: reading a tensor")
-	}
-	if bad {
-		return nil, errors.Errorf("probe: dtype %s is not convertible to float64", t.DType())
-	}
-	return out, nil
-}
 
 // bytesOf returns a copy of t's raw data.
 func bytesOf(t *tensors.Tensor) ([]byte, error) {

@@ -1,12 +1,12 @@
-package speed
+package stats
 
 import (
 	"math"
 	"slices"
 )
 
-// Spread summarises repeated timings of one configuration (spec §7.2: the median of 10 after 3 warm-ups): the
-// median, the quartiles Q1 and Q3 (the interquartile range) and the extremes, over N repetitions.
+// Spread summarises N repeated measurements (timings, for example: the speed study keeps one per configuration):
+// the median, the quartiles Q1 and Q3 (the interquartile range) and the extremes.
 type Spread struct {
 	N      int     `json:"n"`
 	Min    float64 `json:"min"`
