@@ -2,7 +2,7 @@
 // "Prototype Language Models", arXiv:2607.00510 (docs/spec/prism.md §6–§8): it ranks the training sequences of a
 // PRISM model (models/lm) for a query from cached prototype-space statistics, and measures that ranking against
 // counterfactual retraining (the linear datamodeling score), against a full prototype-space reference and against
-// EK-FAC, with its speed at equal memory (the generic methods are in workbench/influence).
+// EK-FAC, with its speed at equal memory (the generic methods are in models/influence).
 //
 // # Equations
 //

@@ -5,7 +5,7 @@ import (
 
 	"github.com/pkg/errors"
 
-	"github.com/protolab/protolab/workbench/influence"
+	"github.com/protolab/protolab/models/influence"
 )
 
 // EK-FAC and gradient dot products (spec §7) over (i) the backbone's linear layers and (ii) the bank P alone.

@@ -18,7 +18,7 @@ import (
 	"github.com/protolab/protolab/layers/prism"
 	"github.com/protolab/protolab/models/lm"
 	"github.com/protolab/protolab/workbench/host"
-	"github.com/protolab/protolab/workbench/influence"
+	"github.com/protolab/protolab/models/influence"
 	"github.com/protolab/protolab/workbench/run"
 )
 

@@ -12,7 +12,7 @@ import (
 	"github.com/protolab/protolab/layers/decoder"
 	"github.com/protolab/protolab/layers/prism"
 	"github.com/protolab/protolab/models/lm"
-	"github.com/protolab/protolab/workbench/influence"
+	"github.com/protolab/protolab/models/influence"
 	"github.com/protolab/protolab/workbench/run"
 	"github.com/protolab/protolab/workbench/wbtest"
 )

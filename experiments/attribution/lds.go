@@ -12,7 +12,7 @@ import (
 
 	"github.com/protolab/protolab/models/lm"
 	"github.com/protolab/protolab/workbench/host"
-	"github.com/protolab/protolab/workbench/influence"
+	"github.com/protolab/protolab/models/influence"
 	"github.com/protolab/protolab/workbench/run"
 )
 

@@ -5,7 +5,7 @@ import (
 
 	"github.com/pkg/errors"
 
-	"github.com/protolab/protolab/workbench/influence"
+	"github.com/protolab/protolab/models/influence"
 	"github.com/protolab/protolab/workbench/stats"
 )
 

@@ -6,7 +6,7 @@ import (
 
 	"github.com/pkg/errors"
 
-	"github.com/protolab/protolab/workbench/influence"
+	"github.com/protolab/protolab/models/influence"
 )
 
 // reference is the full prototype-space reference of spec §6.3: per-sequence gradients in float64, solved with

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/protolab/protolab/workbench/influence"
+	"github.com/protolab/protolab/models/influence"
 	"github.com/protolab/protolab/workbench/meter"
 	"github.com/protolab/protolab/workbench/run"
 	"github.com/protolab/protolab/workbench/stats"

@@ -4,7 +4,7 @@ import (
 	"github.com/pkg/errors"
 
 	"github.com/protolab/protolab/models/lm"
-	"github.com/protolab/protolab/workbench/influence"
+	"github.com/protolab/protolab/models/influence"
 	"github.com/protolab/protolab/workbench/run"
 )
 
