@@ -69,9 +69,10 @@ func NotebookConfig[C Config](study string, preset func(name string) (C, error),
 }
 
 // SettingsSummary returns what a notebook's settings cell prints, one line each: the preset $PROTOLAB_PRESET names,
-// the keys cfg changes from base (the preset the cell started from), a pointer to the list of keys, and the file the
-// study's result of cfg is stored in under out (ShowPath) with whether it is there: stored (the cells below load
-// it) or not yet (the first of them computes it).
+// the keys cfg changes from base (the preset the cell started from), the keys the study's protocol searches over
+// instead of using their value (Searcher; with a warning when the user changed one), a pointer to the list of keys,
+// and the file the study's result of cfg is stored in under out (ShowPath) with whether it is there: stored (the
+// cells below load it) or not yet (the first of them computes it).
 func SettingsSummary(study string, base, cfg any, out string) (string, error) {
 	name, err := PresetName()
 	if err != nil {
@@ -94,6 +95,10 @@ func SettingsSummary(study string, base, cfg any, out string) (string, error) {
 	} else if ok {
 		state = "stored: the cells below load it"
 	}
-	return fmt.Sprintf("preset %s; changed: %s\nevery key with its value: protolab keys %s --preset %s\n"+
-		"result: %s (%s)\n", name, strings.Join(changed, "; "), study, name, ShowPath(path), state), nil
+	var searched string
+	for _, l := range SearchedLines(cfg, changed) {
+		searched += l + "\n"
+	}
+	return fmt.Sprintf("preset %s; changed: %s\n%severy key with its value: protolab keys %s --preset %s\n"+
+		"result: %s (%s)\n", name, strings.Join(changed, "; "), searched, study, name, ShowPath(path), state), nil
 }

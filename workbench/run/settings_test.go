@@ -104,3 +104,43 @@ func TestSettingsSummary_NamesTheChangesAndTheResult(t *testing.T) {
 	require.NoError(t, err)
 	require.Contains(t, got, "(stored: the cells below load it)")
 }
+
+// searchedCfg is a configuration whose protocol replaces lr by a search over grid when grid is set.
+type searchedCfg struct {
+	LR   float64   `json:"lr"`
+	Grid []float64 `json:"grid"`
+}
+
+func (c searchedCfg) Searched() []run.Search {
+	if len(c.Grid) == 0 {
+		return nil
+	}
+	return []run.Search{{Key: "lr", Over: "grid", Note: "every run trains at the rate chosen on validation data; " +
+		"set grid=[] to train at lr"}}
+}
+
+func (c searchedCfg) Validate() error { return nil }
+
+// TestSettingsSummary_NamesSearchedKeys: a key the protocol searches over is named, with a warning when the user
+// changed it; an empty grid switches the search off and the line goes.
+func TestSettingsSummary_NamesSearchedKeys(t *testing.T) {
+	out := t.TempDir()
+	t.Setenv(run.OutEnv, out)
+	t.Setenv(run.PresetEnv, "tiny")
+	base := searchedCfg{LR: 1e-3, Grid: []float64{1e-3, 3e-3}}
+	got, err := run.SettingsSummary("demo", base, base, out)
+	require.NoError(t, err)
+	require.Contains(t, got, "changed: none\nlr is searched over grid: every run trains at the rate chosen on "+
+		"validation data; set grid=[] to train at lr\nevery key")
+	require.NotContains(t, got, "you changed")
+	cfg := base
+	cfg.LR = 1e-2
+	got, err = run.SettingsSummary("demo", base, cfg, out)
+	require.NoError(t, err)
+	require.Contains(t, got, "set grid=[] to train at lr (you changed lr: the searched runs do not use it)\n")
+	cfg.Grid = nil
+	got, err = run.SettingsSummary("demo", base, cfg, out)
+	require.NoError(t, err)
+	require.NotContains(t, got, "searched")
+	require.Empty(t, run.SearchedOf(studyCfg{}))
+}

@@ -79,6 +79,22 @@ func TestKeys_ListsOverrides(t *testing.T) {
 		require.NoError(t, dispatch([]string{"keys", s.name, "--preset", "tiny"}, &out), s.name)
 		require.Contains(t, out.String(), "=", s.name)
 	}
+	// The keys a protocol overrides are named after the assignments, as comments (run.Searcher).
+	out.Reset()
+	require.NoError(t, dispatch([]string{"keys", "architecture", "--preset", "small"}, &out))
+	require.Contains(t, out.String(), "\n# train.lr is searched over lr_grid: ")
+	out.Reset()
+	require.NoError(t, dispatch([]string{"keys", "prismhead", "--preset", "small"}, &out))
+	require.Contains(t, out.String(), "\n# train.lr is searched over tune.lrs: ")
+	require.Contains(t, out.String(), "\n# seed is replaced by each of seeds: ")
+	for _, line := range strings.Split(strings.TrimSpace(out.String()), "\n") {
+		require.True(t, strings.HasPrefix(line, "#") || strings.Contains(line, "="), line)
+	}
+	for _, name := range []string{"steering", "suppression"} {
+		out.Reset()
+		require.NoError(t, dispatch([]string{"keys", name, "--preset", "small"}, &out))
+		require.Contains(t, out.String(), "\n# seed is replaced by each of seeds: ", name)
+	}
 	require.ErrorContains(t, dispatch([]string{"keys"}, &out), "name a study")
 	require.ErrorContains(t, dispatch([]string{"keys", "nope"}, &out), `unknown study "nope"; studies: baseline`)
 	require.ErrorContains(t, dispatch([]string{"keys", "baseline", "stray"}, &out), "unexpected")

@@ -160,6 +160,8 @@ func cmdRun(args []string, stdout io.Writer) error {
 	return nil
 }
 
+// cmdKeys prints every key of a study's configuration with the preset's value, one valid --set assignment a line,
+// then, as "#" comments, the keys that the study's protocol searches over instead of using (run.Searcher).
 func cmdKeys(args []string, stdout io.Writer) error {
 	fs := newFlags("keys", "<study> [--preset tiny|small|paper]", stdout)
 	preset := fs.String("preset", "small", "preset whose values to show")
@@ -189,6 +191,9 @@ func cmdKeys(args []string, stdout io.Writer) error {
 			v = omittedValue(cfg, k)
 		}
 		fmt.Fprintf(stdout, "%s=%s\n", k, v)
+	}
+	for _, l := range run.SearchedLines(cfg, nil) {
+		fmt.Fprintf(stdout, "# %s\n", l) // a comment: the lines above stay valid --set assignments
 	}
 	return nil
 }

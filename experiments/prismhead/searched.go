@@ -1,0 +1,18 @@
+package prismhead
+
+import "github.com/protolab/protolab/workbench/run"
+
+// Searched names the keys the protocol overrides (run.Searcher): with tune.lrs set, every model trains at its kind's
+// tuned rate, not at train.lr; the replicates train one model per seed of seeds.
+func (c Config) Searched() []run.Search {
+	var out []run.Search
+	if len(c.Tune.LRs) > 0 {
+		out = append(out, run.Search{Key: "train.lr", Over: "tune.lrs", Note: "the dense and the PRISM models each " +
+			"train at the grid rate of lowest validation loss on tune.seed; set tune.lrs=[] to train both at train.lr"})
+	}
+	if len(c.Seeds) > 0 {
+		out = append(out, run.Search{Key: "seed", Over: "seeds", How: "replaced by each of", Note: "one replicate per seed of seeds " +
+			"(seeds[0] must equal seed); set seeds=[] to train the one seed `seed`"})
+	}
+	return out
+}
