@@ -42,7 +42,7 @@
 // entries finds the next best pair. reference_test.go holds the naive trainer (full recount every step) that
 // the fast one must match merge for merge. A merge costs time proportional to the total length of the chunks
 // holding its pair, so chunks of megabytes (text with no spaces or punctuation, or mode "none" on long texts)
-// train slowly; 10 MB of ordinary text trains to V = 4096 in seconds on 2 cores (BenchmarkTrain10MB).
+// train slowly; ordinary text keeps chunks short (BenchmarkTrain10MB times 10 MB of it to V = 4096).
 //
 // A pair becomes a merge only when its count is at least Config.MinPairCount (default 2). If the corpus
 // cannot supply Config.NumMerges() such merges, Train fails with an error saying the vocabulary is larger
