@@ -6,7 +6,7 @@ the Go row trains: the model is models/lm/pytorch/protolab_lm.py's ProtoLabLM bu
 of a `protolab export` file (--export; its weights), or from the architecture the Go speed result records for the
 row (--go-result with --label; speed.Result.Architectures, with weights for timing only), so width, layers, heads,
 FFN, vocabulary, norm and tying are the Go model's (the weights do not change the speed). The protocol is the speed
-study's (experiments/speed/throughput.go): one fixed batch of B = token_budget / T rows of T + 1 uniform random tokens,
+study's (models/timing/train.go): one fixed batch of B = token_budget / T rows of T + 1 uniform random tokens,
 `warmup` untimed steps, then `steps` timed ones; tokens/s is the median over the timed steps of B·T / step time,
 tokens per CPU-second is B·T·steps / the process's CPU seconds (resource.getrusage) over the timed steps, and
 timing stops after the first timed step that ends past max_seconds since the configuration started.

@@ -2,6 +2,7 @@ package speed
 
 import (
 	"github.com/protolab/protolab/layers/decoder"
+	"github.com/protolab/protolab/models/timing"
 	"github.com/protolab/protolab/workbench/run"
 )
 
@@ -18,7 +19,7 @@ func (c Config) Cost() run.Cost {
 		for _, T := range c.Contexts {
 			if c.Mode != ModeDecode {
 				B := max(1, c.TokenBudget/T)
-				if trainBytes(mc, B, T)/(1<<20) > c.MaxMemoryGB*1024 {
+				if timing.TrainBytes(mc, B, T)/(1<<20) > c.MaxMemoryGB*1024 {
 					skipped++
 				} else {
 					tokens := int64(c.Warmup+c.Steps) * int64(B*T)
@@ -28,7 +29,7 @@ func (c Config) Cost() run.Cost {
 			if c.Mode != ModeThroughput && mixer != MixerAttentionChunked {
 				dc := c.ModelConfig(mixer)
 				dc.MaxLen = T
-				if cm, err := CostModel(dc); err == nil {
+				if cm, err := timing.CostModel(dc); err == nil {
 					total.EvalFLOPs += float64(c.DecodeTokens) * cm.Decode(T).MatMul
 				}
 			}

@@ -11,6 +11,7 @@ import (
 	"github.com/pkg/errors"
 
 	"github.com/protolab/protolab/models/lm"
+	"github.com/protolab/protolab/models/timing"
 	"github.com/protolab/protolab/workbench/meter"
 	"github.com/protolab/protolab/workbench/run"
 	"github.com/protolab/protolab/workbench/stats"
@@ -213,4 +214,9 @@ func (r *Result) String() string {
 		_ = WriteDecodeTable(&b, r)
 	}
 	return b.String()
+}
+
+// settings are models/timing's settings of a configuration with the given number of timed steps.
+func (b *bench) settings(steps int) timing.Settings {
+	return timing.Settings{Warmup: b.cfg.Warmup, Steps: steps, MaxSeconds: b.cfg.MaxSeconds, Seed: b.cfg.Seed}
 }

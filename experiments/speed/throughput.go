@@ -1,29 +1,22 @@
 package speed
 
 import (
-	stdctx "context"
 	"fmt"
-	"math/rand/v2"
 	"strings"
-	"time"
 
-	. "github.com/gomlx/gomlx/core/graph"
-
-	"github.com/gomlx/gomlx/core/tensors"
-	"github.com/gomlx/gomlx/ml/model"
 	"github.com/pkg/errors"
+
 	"github.com/protolab/protolab/layers/attention"
 	"github.com/protolab/protolab/layers/decoder"
 	"github.com/protolab/protolab/models/lm"
-	"github.com/protolab/protolab/workbench/fit"
+	"github.com/protolab/protolab/models/timing"
 	"github.com/protolab/protolab/workbench/meter"
-	"github.com/protolab/protolab/workbench/run"
-	"github.com/protolab/protolab/workbench/stats"
 )
 
-// throughput measures training throughput and peak memory for every (mixer, T) of the config, next to
-// theory/cost's predictions (ThroughputRow). Each configuration is compiled once, run cfg.Warmup untimed steps, then
-// cfg.Steps timed ones, whose median gives tokens/s and whose spread is kept (stats.Spread). A configuration whose estimated memory exceeds max_memory_gb is skipped with the reason
+// throughput measures training throughput and peak memory for every (mixer, T) of the config (models/timing's
+// Train), next to theory/cost's predictions (ThroughputRow). Each configuration is compiled once, run cfg.Warmup
+// untimed steps, then cfg.Steps timed ones, whose median gives tokens/s and whose spread is kept (stats.Spread). A
+// configuration whose estimated memory (timing.TrainBytes) exceeds max_memory_gb is skipped with the reason
 // recorded.
 func (b *bench) throughput() error {
 	cfg := b.cfg
@@ -42,7 +35,8 @@ func (b *bench) throughput() error {
 				b.logf("%-9s T=%-6d skipped: %s", mixer, T, row.Skipped)
 			} else {
 				b.logf("%-9s T=%-6d B=%-4d %9.0f tokens/s %9.0f tokens/cpu-s (predicted %.0f), peak %.0f MB",
-					row.Label(), T, row.Batch, row.TokensPerSec, row.TokensPerCPUSec, row.PredictedTokensPerSec, row.PeakMB)
+					row.Label(), T, row.Batch, row.TokensPerSec, row.TokensPerCPUSec, row.PredictedTokensPerSec,
+					row.PeakMB)
 			}
 			if err := b.save(); err != nil {
 				return err
@@ -52,12 +46,11 @@ func (b *bench) throughput() error {
 	return nil
 }
 
-// trainOne runs one training configuration.
+// trainOne runs one training configuration: B = token_budget/T sequences of T tokens.
 func (b *bench) trainOne(mixer string, T int) (ThroughputRow, error) {
 	cfg := b.cfg
 	mcfg := cfg.ModelConfig(mixer)
 	B := max(1, cfg.TokenBudget/T)
-	tokens := B * T
 	row := ThroughputRow{Mixer: mixer, T: T, Batch: B}
 	if mcfg.Mixer == decoder.MixerAttention {
 		row.Form = attention.KindFull
@@ -65,7 +58,7 @@ func (b *bench) trainOne(mixer string, T int) (ThroughputRow, error) {
 			row.Form = attention.KindChunked
 		}
 	}
-	cm, err := CostModel(mcfg)
+	cm, err := timing.CostModel(mcfg)
 	if err != nil {
 		return row, err
 	}
@@ -76,66 +69,26 @@ func (b *bench) trainOne(mixer string, T int) (ThroughputRow, error) {
 	pred := cm.Train(T)
 	row.TrainFLOPs, row.TrainElementwise = pred.MatMul, pred.Elementwise
 	row.PredictedTokensPerSec = 1 / pred.Seconds(b.res.Machine.MatMulGFLOPs*1e9, b.res.Machine.ElementwiseGops*1e9)
-	row.EstimatedMB = trainBytes(mcfg, B, T) / (1 << 20)
+	row.EstimatedMB = timing.TrainBytes(mcfg, B, T) / (1 << 20)
 	if limit := cfg.MaxMemoryGB * 1024; row.EstimatedMB > limit {
 		row.Skipped = fmt.Sprintf("estimated peak memory %.1f GB exceeds max_memory_gb=%g", row.EstimatedMB/1024,
 			cfg.MaxMemoryGB)
 		return row, nil
 	}
 
-	rng := rand.New(rand.NewPCG(cfg.Seed, uint64(T)))
-	data := make([][]int32, B)
-	for i := range data {
-		data[i] = make([]int32, T+1)
-		for j := range data[i] {
-			data[i][j] = int32(rng.IntN(cfg.Vocab))
-		}
-	}
-	batches, err := fit.NewSliceBatches([][]*tensors.Tensor{{tensors.FromValue(data)}})
+	tr, err := timing.Train(b.o.Context, b.backend, mcfg, B, T, b.settings(cfg.Steps))
 	if err != nil {
 		return row, err
 	}
-	fc := fit.DefaultConfig()
-	fc.Steps, fc.WarmupSteps, fc.EvalEvery, fc.LR, fc.Seed = cfg.Warmup+cfg.Steps, 0, 0, 1e-3, cfg.Seed
-	lossFn := func(scope *model.Scope, in []*Node) *Node { return decoder.NextTokenLoss(scope, mcfg, in[0]) }
-
-	goCtx, cancel := stdctx.WithCancel(b.o.Context)
-	defer cancel()
-	start := time.Now()
-	var cpuMark float64
-	var cpuTimed float64
-	onStep := func(step int, m fit.Metrics) {
-		now := meter.CPUSeconds()
-		if step > cfg.Warmup {
-			row.StepSeconds = append(row.StepSeconds, float64(tokens)/m.TokensPerSec)
-			cpuTimed += now - cpuMark
-			row.Loss = m.Loss
-			if cfg.MaxSeconds > 0 && time.Since(start).Seconds() > cfg.MaxSeconds && step < fc.Steps {
-				row.Note = fmt.Sprintf("%d of %d timed steps (max_seconds=%g)", len(row.StepSeconds), cfg.Steps,
-					cfg.MaxSeconds)
-				cancel()
-			}
-		}
-		cpuMark = now
+	if tr.Stopped {
+		row.Note = fmt.Sprintf("%d of %d timed steps (max_seconds=%g)", len(tr.StepSeconds), cfg.Steps,
+			cfg.MaxSeconds)
 	}
-	mem := meter.StartMemory()
-	_, err = fit.Train(b.backend, run.NewStore(cfg.Seed), lossFn, batches, nil, fc, fit.Progress(nil),
-		fit.TokensPerBatch(tokens), fit.OnStep(onStep), fit.WithContext(goCtx), fit.NoDecay(mcfg.NoDecay()...))
-	row.PeakMB, row.BaseMB, row.PeakHeapMB = mem.Stop()
-	if err != nil && !(row.Note != "" && errors.Is(err, stdctx.Canceled) && b.o.Err() == nil) {
-		return row, err
-	}
-	perStep := make([]float64, len(row.StepSeconds))
-	for i, sec := range row.StepSeconds {
-		perStep[i] = float64(tokens) / sec
-	}
-	row.Spread = stats.NewSpread(perStep)
-	row.TokensPerSec = stats.Median(perStep)
+	row.StepSeconds, row.TokensPerSec, row.Spread, row.TokensPerCPUSec = tr.StepSeconds, tr.TokensPerSec, tr.Spread,
+		tr.TokensPerCPUSec
+	row.Loss, row.PeakMB, row.BaseMB, row.PeakHeapMB = tr.Loss, tr.PeakMB, tr.BaseMB, tr.PeakHeapMB
 	row.GFLOPsPerSec = row.TrainFLOPs * row.TokensPerSec / 1e9
 	row.RoofFraction = meter.Ratio(row.GFLOPsPerSec, b.res.Machine.RoofGFLOPs)
-	if meter.CPUResolved(cpuTimed) { // else 0, not measured: the CPU clock cannot resolve the timed steps
-		row.TokensPerCPUSec = float64(tokens*len(row.StepSeconds)) / cpuTimed
-	}
 	return row, nil
 }
 
@@ -178,7 +131,8 @@ func NormaliseThroughput(rows []ThroughputRow) {
 // Label names the row's mixer for tables and logs: the mixer, followed by the attention form in brackets when the
 // name does not already say it ("attention[chunked]" when attention.kind chose the chunked form).
 func (r ThroughputRow) Label() string {
-	if r.Form == "" || strings.HasSuffix(r.Mixer, r.Form) || (r.Mixer == decoder.MixerAttention && r.Form == attention.KindFull) {
+	if r.Form == "" || strings.HasSuffix(r.Mixer, r.Form) ||
+		(r.Mixer == decoder.MixerAttention && r.Form == attention.KindFull) {
 		return r.Mixer
 	}
 	return r.Mixer + "[" + r.Form + "]"

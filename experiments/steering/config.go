@@ -9,6 +9,7 @@ import (
 	"github.com/protolab/protolab/layers/sae"
 	"github.com/protolab/protolab/models/dictionary"
 	"github.com/protolab/protolab/models/lm"
+	"github.com/protolab/protolab/models/steer"
 	"github.com/protolab/protolab/workbench/fit"
 	"github.com/protolab/protolab/workbench/run"
 )
@@ -58,7 +59,7 @@ var AllControllers = []string{ControllerPrototype, ControllerSAE, ControllerSAEP
 
 // Settings configures the controller study (docs/spec/prism.md §9) on one frozen model.
 type Settings struct {
-	// Tasks lists the multiple-choice tasks (AllTasks): "number", "gender", "topic", "country".
+	// Tasks lists the multiple-choice tasks (models/steer.AllTasks): "number", "gender", "topic", "country".
 	Tasks []string `json:"tasks"`
 	// Docs is the number of documents of the fresh synthetic corpus the items are drawn from (the data section's
 	// synthetic settings with seed DocSeed); > 0.
@@ -136,9 +137,9 @@ func Small() Config {
 // controllers (the bias fits add little to the forward passes). About a minute of CPU time.
 func Quick() Config {
 	m := lm.PrismSmall()
-	return Config{Config: m, Seeds: []uint64{m.Seed}, Steering: Settings{Tasks: slices.Clone(AllTasks), Docs: 1000,
-		DocSeed: 1001, ItemsPerTask: 300, Options: 4, HeldOut: 0.5, Select: 0.2, Betas: []float64{1e-4, 1e-3, 1e-2},
-		Steps: 200, LR: 1e-2, Splits: []uint64{7}, BatchSize: 32,
+	return Config{Config: m, Seeds: []uint64{m.Seed}, Steering: Settings{Tasks: slices.Clone(steer.AllTasks),
+		Docs: 1000, DocSeed: 1001, ItemsPerTask: 300, Options: 4, HeldOut: 0.5, Select: 0.2,
+		Betas: []float64{1e-4, 1e-3, 1e-2}, Steps: 200, LR: 1e-2, Splits: []uint64{7}, BatchSize: 32,
 		Controllers: []string{ControllerPrototype, ControllerBias}, SAE: defaultSAE()},
 		HeldBack: Eval{DocSeed: 3102, Splits: []uint64{33, 34}}}
 }
@@ -161,7 +162,7 @@ func Tiny() Config {
 	c.Config = lm.PrismTiny()
 	c.Seeds = []uint64{1, 2}
 	s := &c.Steering
-	s.Tasks = []string{TaskNumber, TaskTopic}
+	s.Tasks = []string{steer.TaskNumber, steer.TaskTopic}
 	s.Docs, s.ItemsPerTask, s.Options, s.Steps, s.BatchSize = 60, 24, 3, 30, 16
 	s.SAE.Train.Steps, s.SAE.Batches, s.SAE.BatchSize = 100, 8, 64
 	return c
@@ -283,8 +284,8 @@ func (s Settings) Validate() error {
 		}
 	}
 	for i, t := range s.Tasks {
-		if !slices.Contains(AllTasks, t) {
-			return errors.Errorf("tasks[%d]=%q, want one of %v", i, t, AllTasks)
+		if !slices.Contains(steer.AllTasks, t) {
+			return errors.Errorf("tasks[%d]=%q, want one of %v", i, t, steer.AllTasks)
 		}
 	}
 	for i, c := range s.Controllers {

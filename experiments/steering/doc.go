@@ -4,37 +4,23 @@
 // that names prototypes (and so their training neighbourhoods) can steer the model. The same fit over the features
 // of a sparse autoencoder (spec §9's baseline) and a bias-only controller tell what the prototypes add.
 //
-// # Tasks
+// # Tasks and fit
 //
-// The spec's four tasks are unknown; ours come from the labels of the synthetic concept corpus (tasks.go), drawn
-// from fresh documents (lm.Model.FreshCorpus, seed steering.doc_seed): the verb form after a subject (number), the
-// possessive after a referent (gender), a topic verb among verbs of other topics (topic) and a city among cities of
-// other countries (country). An item is a document prefix and candidate next words; the correct one is the word the
-// document has. Items are split by document into calibration and held-out parts (spec §9: 50/50).
+// The spec's four tasks are unknown; ours come from the labels of the synthetic concept corpus (models/steer's
+// BuildTasks), drawn from fresh documents (lm.Model.FreshCorpus, seed steering.doc_seed): number, gender, topic and
+// country. Items are split by document into calibration and held-out parts (spec §9: 50/50).
 //
-// # Equations
-//
-// Spec §9, with l_t the frozen logits, K_t the selected prototypes of position t and a_{t,i} their activations:
-//
-//	(S1) l′_t = l_t + Σ_{i∈K_t} γ_i·a_{t,i}·(W p_i)                         active prototype i scaled by 1 + γ_i
-//	(S2) score(o) = Σ_{t ∈ tokens of option o} log softmax(l′_t)[y_t]
-//	(S3) L(γ) = mean_items −log softmax_o(score(o))[correct] + β‖γ‖₁
-//	(S4) ∂score(o)/∂γ_i = Σ_t a_{t,i}·((W p_i)[y_t] − E_{softmax(l′_t)}[W p_i])
-//	(S5) γ_i ← sign(x_i)·max(|x_i| − lr·β/(√v̂_i + ε), 0),   x = the Adam step of the cross-entropy part
-//	(S6) l′_t = l_t + b,   b ∈ R^V:   ∂score(o)/∂b_v = Σ_t (δ_{v,y_t} − softmax(l′_t)_v)     (bias-only controller)
-//
-// Adam (lr, β₁ = 0.9, β₂ = 0.999, full batch, steering.steps steps) minimises the cross-entropy part of (S3); the L1
-// part is applied as its proximal step (S5) in Adam's diagonal metric, which leaves exact zeros (our choice; the spec
-// names the penalty, not the solver). With max_active > 0 only the max_active largest |γ_i| survive each step. β is
-// chosen among steering.betas on a steering.select fraction of the calibration items (ties: the larger β). With
-// γ_i = −1 on a set Ω, (S1) is layers/prism's zero-mode suppression (spec §10).
+// The controllers are theory/steer's (equations S1–S6 in its doc.go): gains fitted by Adam on the cross-entropy of
+// the correct option with an L1 proximal step, steering.steps full-batch steps at steering.lr, at most max_active
+// non-zero gains when it is > 0, β chosen among steering.betas on a steering.select fraction of the calibration
+// items (ties: the larger β). models/steer reads the frozen model's rows at the option tokens.
 //
 // Accuracies count an item as right when its correct option has the strictly highest score; their standard errors
 // are binomial, √(p(1−p)/n), and the gain's is the standard error of the mean paired difference (workbench/stats).
 //
 // # Controllers
 //
-// Every controller is fitted by (S2)–(S5) with the same β grid, steps and learning rate (run.go):
+// Every controller is fitted by (S2)–(S5) with the same β grid, steps and learning rate (steerTask in run.go):
 //
 //   - "prototype": (S1) on the PRISM model.
 //   - "sae" (spec §9's baseline): (S1) with the features of an SAE (models/dictionary) for the prototypes: f_{t,j}

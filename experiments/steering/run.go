@@ -1,146 +1,19 @@
 package steering
 
 import (
-	"fmt"
 	"math"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/pkg/errors"
 
 	"github.com/protolab/protolab/models/dictionary"
 	"github.com/protolab/protolab/models/lm"
+	"github.com/protolab/protolab/models/steer"
+	control "github.com/protolab/protolab/theory/steer"
 	"github.com/protolab/protolab/workbench/run"
 	"github.com/protolab/protolab/workbench/stats"
 )
-
-// Study is the name under which results are stored (run.Out/<Study>/) and the CLI runs the study.
-const Study = "steering"
-
-// ControllerWeight is one non-zero gain γ_u of a fitted controller: unit u's slice is scaled by 1 + γ_u (u a
-// prototype's bank index or an SAE feature), or token u's logit is raised by γ_u (the bias-only controller).
-type ControllerWeight struct {
-	Unit int     `json:"unit"`
-	Gain float64 `json:"gain"`
-}
-
-// TaskResult is one controller's result on one task. Accuracies are fractions of items; SEs are binomial
-// (√(p(1−p)/n)), and GainSE is the standard error of the mean paired difference over the held-out items.
-type TaskResult struct {
-	Task        string  `json:"task"`
-	Calibration int     `json:"calibration"` // calibration items (β selection uses Select of them)
-	HeldOut     int     `json:"held_out"`    // held-out items (other documents)
-	Chance      float64 `json:"chance"`      // mean 1/options over the held-out items
-	// Beta is the chosen L1 weight; BetaAccuracy the β-selection accuracy of each of Settings.Betas.
-	Beta         float64   `json:"beta"`
-	BetaAccuracy []float64 `json:"beta_accuracy"`
-	CalibBefore  float64   `json:"calib_before"` // calibration accuracy of the frozen model (γ = 0)
-	CalibAfter   float64   `json:"calib_after"`  // calibration accuracy with the controller
-	Before       float64   `json:"before"`       // held-out accuracy of the frozen model
-	After        float64   `json:"after"`        // held-out accuracy with the controller
-	BeforeSE     float64   `json:"before_se"`
-	AfterSE      float64   `json:"after_se"`
-	GainSE       float64   `json:"gain_se"`
-	// Support is the number of units active at the calibration and held-out items' option positions (V for the
-	// bias-only controller): the gains that can be non-zero. ActiveWeights is the number that are.
-	Support       int                `json:"support"`
-	ActiveWeights int                `json:"active_weights"`
-	Weights       []ControllerWeight `json:"weights"` // the non-zero gains, by decreasing |γ|
-	// FVU is the SAE's fraction of variance unexplained on the task's rows (SAE controllers; 0 otherwise).
-	FVU float64 `json:"fvu,omitempty"`
-}
-
-// ControllerRun is one controller on every task of one split.
-type ControllerRun struct {
-	Controller string       `json:"controller"`
-	Model      string       `json:"model"` // the steered model (lm.Config.Name): the PRISM model or its dense baseline
-	Tasks      []TaskResult `json:"tasks"`
-	MeanBefore float64      `json:"mean_before"` // held-out accuracy averaged over tasks
-	MeanAfter  float64      `json:"mean_after"`
-}
-
-// SplitRun is every controller on one split seed.
-type SplitRun struct {
-	Seed        uint64          `json:"seed"`
-	Controllers []ControllerRun `json:"controllers"` // Settings.Controllers order
-}
-
-// SAEStats describes one SAE of an SAE controller on its training rows.
-type SAEStats struct {
-	Controller string `json:"controller"`
-	Rows       int    `json:"rows"` // training hidden states
-	dictionary.Stats
-	Seconds float64 `json:"seconds"`
-}
-
-// ModelRun is the study on one training seed: its PRISM model (and dense baseline), SAEs and splits.
-type ModelRun struct {
-	Seed    uint64     `json:"seed"`
-	Run     string     `json:"run"`   // the PRISM model (lm.Config.Name)
-	Dense   string     `json:"dense"` // its dense baseline ("" without the "sae" controller)
-	SAE     []SAEStats `json:"sae"`
-	Splits  []SplitRun `json:"splits"`
-	Seconds float64    `json:"seconds"`
-}
-
-// Controller returns the named controller's run on split i, or nil.
-func (r *ModelRun) Controller(split int, name string) *ControllerRun {
-	for j := range r.Splits[split].Controllers {
-		if c := &r.Splits[split].Controllers[j]; c.Controller == name {
-			return c
-		}
-	}
-	return nil
-}
-
-// Result is the controller study: one ModelRun per training seed and, per controller, the average over tasks and
-// splits of each model, summarised over models (Summary).
-type Result struct {
-	Provenance *run.Provenance `json:"provenance"`
-	// Config is the steering settings as run (with the held-back seeds when HeldBack is set).
-	Config    Settings   `json:"config"`
-	HeldBack  bool       `json:"held_back"` // the evaluation is the held-back one
-	Models    []ModelRun `json:"models"`
-	Summaries []Summary  `json:"summaries"` // Settings.Controllers order
-	Seconds   float64    `json:"seconds"`
-}
-
-// Summary returns the named controller's summary, or nil.
-func (r *Result) Summary(controller string) *Summary {
-	for i := range r.Summaries {
-		if r.Summaries[i].Controller == controller {
-			return &r.Summaries[i]
-		}
-	}
-	return nil
-}
-
-// String is the study's report: per controller the held-out accuracy before and after and the gain with its
-// interval over training seeds, then the gain per task.
-func (r *Result) String() string {
-	var b strings.Builder
-	ev := "protocol evaluation"
-	if r.HeldBack {
-		ev = "held-back evaluation"
-	}
-	fmt.Fprintf(&b, "steering (%s; %d models × %d splits; held-out accuracy averaged over tasks, gains in points "+
-		"with 95%% t-intervals over training seeds)\n", ev, len(r.Models), len(r.Config.Splits))
-	for _, s := range r.Summaries {
-		fmt.Fprintf(&b, "%-10s %.3f → %.3f  gain %+.2f [%+.2f, %+.2f]", s.Controller, s.Before.Mean, s.After.Mean,
-			100*s.Gain.Mean, 100*s.Gain.Lo, 100*s.Gain.Hi)
-		if s.Controller != ControllerPrototype {
-			fmt.Fprintf(&b, "  prototype − this %+.2f [%+.2f, %+.2f]", 100*s.VsPrototype.Mean, 100*s.VsPrototype.Lo,
-				100*s.VsPrototype.Hi)
-		}
-		fmt.Fprintf(&b, "  (%.1f non-zero gains per fit)\n", s.ActiveWeights)
-		for _, t := range s.Tasks {
-			fmt.Fprintf(&b, "    %-8s %.3f → %.3f  gain %+.2f ± %.2f (chance %.3f)\n", t.Task, t.Before.Mean,
-				t.After.Mean, 100*t.Gain.Mean, 100*t.Gain.SE, t.Chance)
-		}
-	}
-	return strings.TrimSuffix(b.String(), "\n")
-}
 
 // LoadOrRun returns the result stored for cfg under run.Out, or runs the study: it trains (or loads, from
 // run.Out/models) the PRISM model of every seed (and its dense baseline for the "sae" controller) and runs Steer on
@@ -240,12 +113,8 @@ func Steer(m, dense *lm.Model, s Settings, opts ...run.Option) (*ModelRun, error
 	if err != nil {
 		return nil, err
 	}
-	d, err := m.Data()
-	if err != nil {
-		return nil, err
-	}
 	for _, seed := range s.Splits {
-		tasks, err := BuildTasks(corpus, s.Tasks, s.ItemsPerTask, s.Options, seed)
+		tasks, err := steer.BuildTasks(corpus, s.Tasks, s.ItemsPerTask, s.Options, seed)
 		if err != nil {
 			return nil, err
 		}
@@ -263,39 +132,35 @@ func Steer(m, dense *lm.Model, s Settings, opts ...run.Option) (*ModelRun, error
 			}
 			ctxTokens := s.ContextTokens
 			if ctxTokens == 0 {
-				longest := 0
-				for _, it := range task.Items {
-					for _, opt := range it.Options {
-						longest = max(longest, len(d.Tokenizer.Encode(opt)))
-					}
+				if ctxTokens, err = steer.ContextTokens(m, task); err != nil {
+					return nil, err
 				}
-				ctxTokens = max(1, m.Config.Data.SeqLen-longest)
 			}
-			rows, err := collectRows(m, task, ctxTokens, s.BatchSize)
+			rows, err := steer.Collect(m, task, ctxTokens, s.BatchSize)
 			if err != nil {
 				return nil, err
 			}
-			var denseRows *ctrlData
+			var denseRows *steer.Rows
 			if dense != nil && slices.Contains(s.Controllers, ControllerSAE) {
-				if denseRows, err = collectRows(dense, task, ctxTokens, s.BatchSize); err != nil {
+				if denseRows, err = steer.Collect(dense, task, ctxTokens, s.BatchSize); err != nil {
 					return nil, err
 				}
 			}
 			for ci, c := range s.Controllers {
-				var p *ctrlProblem
+				var p *control.Problem
 				var fvu float64
 				switch c {
 				case ControllerPrototype:
-					p, err = rows.prototypeProblem(m)
+					p, err = rows.PrototypeProblem(m)
 				case ControllerBias:
-					p = rows.biasProblem(V)
+					p = rows.BiasProblem(V)
 				case ControllerSAE, ControllerSAEPrism:
 					src := rows
 					if c == ControllerSAE {
 						src = denseRows
 					}
 					var st dictionary.Stats
-					p, st, err = src.featureProblem(saes[c].dict, saes[c].w, V)
+					p, st, err = src.FeatureProblem(saes[c].dict, saes[c].w, V)
 					fvu = st.FVU
 				}
 				if err != nil {
@@ -322,36 +187,23 @@ func Steer(m, dense *lm.Model, s Settings, opts ...run.Option) (*ModelRun, error
 	return mr, nil
 }
 
-// trainSAE trains the dictionary of an SAE controller on the final hidden states of model's first batches training
-// batches (never the items), with F = K and k active features unless sae sets them, seeded by the model's seed.
+// trainSAE trains the dictionary of an SAE controller on the final hidden states of model's first sae.batches
+// training batches (steer.TrainDictionary, never the items), with F = K and k active features unless sae sets them.
 func trainSAE(model *lm.Model, s SAESettings, K, k int) (*dictionary.Dictionary, SAEStats, error) {
 	start := time.Now()
-	D := model.Config.Model.Width
-	cfg, err := s.resolved(K, k, D)
+	cfg, err := s.resolved(K, k, model.Config.Model.Width)
 	if err != nil {
 		return nil, SAEStats{}, err
 	}
-	batches, err := model.TrainTensors(s.Batches)
+	dict, st, rows, err := steer.TrainDictionary(model, cfg, s.Batches, "steering/sae")
 	if err != nil {
 		return nil, SAEStats{}, err
 	}
-	hs, err := model.HeadStats(batches)
-	if err != nil {
-		return nil, SAEStats{}, err
-	}
-	dict, err := dictionary.Train(model.Backend, hs.Z, hs.N, D, cfg, model.Config.Seed, "steering/sae")
-	if err != nil {
-		return nil, SAEStats{}, err
-	}
-	_, st, err := dict.Encode(hs.Z, hs.N)
-	if err != nil {
-		return nil, SAEStats{}, err
-	}
-	return dict, SAEStats{Rows: hs.N, Stats: st, Seconds: time.Since(start).Seconds()}, nil
+	return dict, SAEStats{Rows: rows, Stats: st, Seconds: time.Since(start).Seconds()}, nil
 }
 
 // steerTask splits the task's items by document (split seed), selects β, fits the controller and measures it.
-func steerTask(p *ctrlProblem, task MCTask, s Settings, seed uint64) (TaskResult, error) {
+func steerTask(p *control.Problem, task steer.Task, s Settings, seed uint64) (TaskResult, error) {
 	var calib, held []int
 	for i, it := range task.Items {
 		if heldOutDoc(it.Doc, seed, s.HeldOut) {
@@ -364,18 +216,18 @@ func steerTask(p *ctrlProblem, task MCTask, s Settings, seed uint64) (TaskResult
 		return TaskResult{}, errors.Errorf("steering: task %q splits into %d calibration and %d held-out items; "+
 			"raise steering.docs or steering.items_per_task", task.Name, len(calib), len(held))
 	}
-	f := ctrlFit{steps: s.Steps, lr: s.LR, maxActive: s.MaxActive}
-	best, betaAcc := p.selectBeta(calib, s.Betas, s.Select, seed, f)
-	f.beta = s.Betas[best]
-	gamma := p.fit(calib, f)
-	zero := make([]float64, p.units())
-	ts := TaskResult{Task: task.Name, Calibration: len(calib), HeldOut: len(held), Beta: f.beta,
-		BetaAccuracy: betaAcc, Support: p.units()}
-	ts.CalibBefore, _ = p.accuracy(zero, calib)
-	ts.CalibAfter, _ = p.accuracy(gamma, calib)
+	f := control.FitConfig{Steps: s.Steps, LR: s.LR, MaxActive: s.MaxActive}
+	best, betaAcc := p.SelectBeta(calib, s.Betas, s.Select, seed, f)
+	f.Beta = s.Betas[best]
+	gamma := p.Fit(calib, f)
+	zero := make([]float64, p.Units())
+	ts := TaskResult{Task: task.Name, Calibration: len(calib), HeldOut: len(held), Beta: f.Beta,
+		BetaAccuracy: betaAcc, Support: p.Units()}
+	ts.CalibBefore, _ = p.Accuracy(zero, calib)
+	ts.CalibAfter, _ = p.Accuracy(gamma, calib)
 	var hb, ha []bool
-	ts.Before, hb = p.accuracy(zero, held)
-	ts.After, ha = p.accuracy(gamma, held)
+	ts.Before, hb = p.Accuracy(zero, held)
+	ts.After, ha = p.Accuracy(gamma, held)
 	n := float64(len(held))
 	ts.BeforeSE = math.Sqrt(ts.Before * (1 - ts.Before) / n)
 	ts.AfterSE = math.Sqrt(ts.After * (1 - ts.After) / n)
@@ -388,8 +240,8 @@ func steerTask(p *ctrlProblem, task MCTask, s Settings, seed uint64) (TaskResult
 			continue
 		}
 		u := c // the bias-only controller's gains are indexed by token
-		if !p.bias {
-			u = p.bankID[c]
+		if !p.Bias {
+			u = p.IDs[c]
 		}
 		ts.Weights = append(ts.Weights, ControllerWeight{Unit: u, Gain: g})
 	}

@@ -10,7 +10,7 @@
 //
 // Everything is float64 or int and depends only on the standard library. The package is part of the independent
 // theory oracle: it must not import gomlx, layers/… or any other ProtoLab package. It has its own configuration
-// structs; experiments/speed checks that its matrix-product counts equal the layers' FLOPsPerToken exactly, so
+// structs; models/timing checks that its matrix-product counts equal the layers' FLOPsPerToken exactly, so
 // the two cannot drift.
 //
 // # Units
@@ -40,10 +40,11 @@
 // chunk states with their read (4·R·D_v), and the carry of the states across chunks by one n×n decay matrix per
 // prototype (2·R·n²·(D_v + 1)/T per token: linear in T at fixed Q, as T/Q²). G is formed by an elementwise
 // product and a sum over R; it is counted here as product FLOPs, as layers/protot does. layers/protot's
-// FLOPsPerToken omits the carry term; experiments/speed's test checks that this is the only difference. (3) is the chunkwise delta rule with chunks of
-// C = min(chunk, T rounded up to a power of two) and d = d_k = d_v: the inverse (I + A)⁻¹ by block doubling,
-// W and U, QKᵀ and its product with U′, and the three state products. (4) is independent of T: the projections
-// and the read-out y = h·c, counted twice (once for the inter-chunk term); the scan itself is elementwise.
+// FLOPsPerToken omits the carry term; models/timing's test checks that this is the only difference. (3) is the
+// chunkwise delta rule with chunks of C = min(chunk, T rounded up to a power of two) and d = d_k = d_v: the inverse
+// (I + A)⁻¹ by block doubling, W and U, QKᵀ and its product with U′, and the three state products. (4) is
+// independent of T: the projections and the read-out y = h·c, counted twice (once for the inter-chunk term); the
+// scan itself is elementwise.
 // With T = Q, (2) grows linearly in T; with fixed Q only the carry term grows, by 2·R·(D_v + 1)/Q² per token
 // of context: ProtoT's training cost per token is flat while that term is small next to the rest (Q ≳ √T).
 //

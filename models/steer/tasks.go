@@ -1,4 +1,4 @@
-package steering
+package steer
 
 import (
 	"math/rand/v2"
@@ -28,18 +28,18 @@ const (
 // AllTasks lists the tasks BuildTasks knows, in the order of the presets.
 var AllTasks = []string{TaskNumber, TaskGender, TaskTopic, TaskCountry}
 
-// MCItem is one multiple-choice item: a document prefix and candidate continuations.
-type MCItem struct {
+// Item is one multiple-choice item: a document prefix and candidate continuations.
+type Item struct {
 	Context string   `json:"context"` // the document text before the answer, without the separating space
 	Options []string `json:"options"` // candidate next words, each with its leading space (" plays")
 	Correct int      `json:"correct"` // index of the word the document has
 	Doc     int      `json:"doc"`     // document index in the corpus the item comes from
 }
 
-// MCTask is a named list of multiple-choice items.
-type MCTask struct {
-	Name  string   `json:"name"`
-	Items []MCItem `json:"items"`
+// Task is a named list of multiple-choice items.
+type Task struct {
+	Name  string `json:"name"`
+	Items []Item `json:"items"`
 }
 
 // BuildTasks derives the named tasks (AllTasks) from a labelled synthetic corpus: for each, up to perTask items
@@ -48,24 +48,25 @@ type MCTask struct {
 // the corpus uses in that slot); number and gender have 2. Option order is shuffled. It returns an error for an
 // unlabelled corpus, a corpus without the concept a task needs, an unknown task, numOptions < 2, or a task with
 // fewer than 2 items.
-func BuildTasks(c *data.Corpus, names []string, perTask, numOptions int, seed uint64) ([]MCTask, error) {
+func BuildTasks(c *data.Corpus, names []string, perTask, numOptions int, seed uint64) ([]Task, error) {
 	if c == nil || c.Labels == nil {
-		return nil, errors.New("steering.BuildTasks: the corpus has no labels (the tasks need the synthetic concept corpus)")
+		return nil, errors.New("steer.BuildTasks: the corpus has no labels (the tasks need the synthetic concept " +
+			"corpus)")
 	}
 	if perTask < 2 || numOptions < 2 {
-		return nil, errors.Errorf("steering.BuildTasks: per_task=%d, options=%d, want both ≥ 2", perTask, numOptions)
+		return nil, errors.Errorf("steer.BuildTasks: per_task=%d, options=%d, want both ≥ 2", perTask, numOptions)
 	}
 	concept := map[string]int{}
 	for _, name := range []string{"number", "gender", "topic", "country"} {
 		ci, err := c.ConceptIndex(name)
 		if err != nil {
-			return nil, errors.WithMessage(err, "steering.BuildTasks")
+			return nil, errors.WithMessage(err, "steer.BuildTasks")
 		}
 		concept[name] = ci
 	}
-	var out []MCTask
+	var out []Task
 	for ti, name := range names {
-		var cands []mcCandidate
+		var cands []candidate
 		switch name {
 		case TaskNumber, TaskGender:
 			cands = agreementCandidates(c, concept[name])
@@ -86,11 +87,11 @@ func BuildTasks(c *data.Corpus, names []string, perTask, numOptions int, seed ui
 				return w, int(k), k >= 0
 			}, func(key int) int { return key }, func(int) int { return 0 })
 		default:
-			return nil, errors.Errorf("steering.BuildTasks: unknown task %q (want one of %v)", name, AllTasks)
+			return nil, errors.Errorf("steer.BuildTasks: unknown task %q (want one of %v)", name, AllTasks)
 		}
 		rng := rand.New(rand.NewPCG(seed, uint64(ti)+0x7a5c))
 		rng.Shuffle(len(cands), func(i, j int) { cands[i], cands[j] = cands[j], cands[i] })
-		task := MCTask{Name: name}
+		task := Task{Name: name}
 		for _, cd := range cands {
 			if len(task.Items) == perTask {
 				break
@@ -98,7 +99,7 @@ func BuildTasks(c *data.Corpus, names []string, perTask, numOptions int, seed ui
 			task.Items = append(task.Items, cd.item(c, rng))
 		}
 		if len(task.Items) < 2 {
-			return nil, errors.Errorf("steering.BuildTasks: task %q has %d items in corpus %q; use more documents",
+			return nil, errors.Errorf("steer.BuildTasks: task %q has %d items in corpus %q; use more documents",
 				name, len(task.Items), c.Source)
 		}
 		out = append(out, task)
@@ -106,15 +107,15 @@ func BuildTasks(c *data.Corpus, names []string, perTask, numOptions int, seed ui
 	return out, nil
 }
 
-// mcCandidate is an eligible position: document doc, answer word index word, and the wrong options to draw from
+// candidate is an eligible position: document doc, answer word index word, and the wrong options to draw from
 // (one list per alternative value; one option is drawn from each of `draw` of them).
-type mcCandidate struct {
+type candidate struct {
 	doc, word int
 	wrong     [][]string
 	draw      int
 }
 
-func (cd mcCandidate) item(c *data.Corpus, rng *rand.Rand) MCItem {
+func (cd candidate) item(c *data.Corpus, rng *rand.Rand) Item {
 	l := &c.Labels[cd.doc]
 	text := c.Texts[cd.doc]
 	answer := text[l.Starts[cd.word]:l.Ends[cd.word]]
@@ -124,7 +125,8 @@ func (cd mcCandidate) item(c *data.Corpus, rng *rand.Rand) MCItem {
 		opts = append(opts, " "+pool[rng.IntN(len(pool))])
 	}
 	perm := rng.Perm(len(opts))
-	it := MCItem{Context: strings.TrimRight(text[:l.Starts[cd.word]], " "), Doc: cd.doc, Options: make([]string, len(opts))}
+	it := Item{Context: strings.TrimRight(text[:l.Starts[cd.word]], " "), Doc: cd.doc,
+		Options: make([]string, len(opts))}
 	for i, p := range perm {
 		it.Options[i] = opts[p]
 		if p == 0 {
@@ -135,8 +137,8 @@ func (cd mcCandidate) item(c *data.Corpus, rng *rand.Rand) MCItem {
 }
 
 // agreementCandidates lists the targets of concept ci's agreement dependencies with their alternative form.
-func agreementCandidates(c *data.Corpus, ci int) []mcCandidate {
-	var out []mcCandidate
+func agreementCandidates(c *data.Corpus, ci int) []candidate {
+	var out []candidate
 	for d, l := range c.Labels {
 		for _, a := range l.Agreements {
 			if a.Concept != ci || a.Alternative == "" {
@@ -146,7 +148,7 @@ func agreementCandidates(c *data.Corpus, ci int) []mcCandidate {
 			if w := c.Texts[d][l.Starts[a.Target]:l.Ends[a.Target]]; w != "" && w[0] >= 'A' && w[0] <= 'Z' {
 				alt = strings.ToUpper(alt[:1]) + alt[1:]
 			}
-			out = append(out, mcCandidate{doc: d, word: int(a.Target), wrong: [][]string{{alt}}, draw: 1})
+			out = append(out, candidate{doc: d, word: int(a.Target), wrong: [][]string{{alt}}, draw: 1})
 		}
 	}
 	return out
@@ -156,7 +158,7 @@ func agreementCandidates(c *data.Corpus, ci int) []mcCandidate {
 // options of a word with key k are the pools of keys with another value(k) and the same group(k), from which
 // numOptions−1 distinct values are drawn. Words whose group has too few other values are left out.
 func poolCandidates(c *data.Corpus, numOptions int, pick func(*data.DocLabels, data.Agreement) (int32, int, bool),
-	value, group func(int) int) []mcCandidate {
+	value, group func(int) int) []candidate {
 	type pos struct{ doc, word, key int }
 	var found []pos
 	pools := map[int][]string{}
@@ -180,7 +182,7 @@ func poolCandidates(c *data.Corpus, numOptions int, pick func(*data.DocLabels, d
 		keys = append(keys, k)
 	}
 	slices.Sort(keys)
-	var out []mcCandidate
+	var out []candidate
 	for _, p := range found {
 		var wrong [][]string
 		for _, k := range keys {
@@ -189,7 +191,7 @@ func poolCandidates(c *data.Corpus, numOptions int, pick func(*data.DocLabels, d
 			}
 		}
 		if len(wrong) >= numOptions-1 {
-			out = append(out, mcCandidate{doc: p.doc, word: p.word, wrong: wrong, draw: numOptions - 1})
+			out = append(out, candidate{doc: p.doc, word: p.word, wrong: wrong, draw: numOptions - 1})
 		}
 	}
 	return out

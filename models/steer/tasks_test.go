@@ -1,4 +1,4 @@
-package steering
+package steer
 
 import (
 	"slices"
@@ -57,7 +57,8 @@ func TestBuildTasks_OptionsFollowTheLabels(t *testing.T) {
 			require.True(t, strings.HasPrefix(text[len(it.Context):], answer+" ") ||
 				strings.HasPrefix(text[len(it.Context):], answer+"."), "doc %d: %q does not follow %q", it.Doc, answer,
 				it.Context)
-			require.Len(t, slices.Compact(slices.Sorted(slices.Values(it.Options))), len(it.Options), "distinct options")
+			require.Len(t, slices.Compact(slices.Sorted(slices.Values(it.Options))), len(it.Options),
+				"distinct options")
 			correctAt[it.Correct%4]++
 			switch task.Name {
 			case TaskNumber, TaskGender:
@@ -80,7 +81,8 @@ func TestBuildTasks_OptionsFollowTheLabels(t *testing.T) {
 					require.NotEmpty(t, v, "option %q marks no %s", o, concept)
 					values = append(values, v)
 				}
-				require.Len(t, slices.Compact(slices.Sorted(slices.Values(values))), 4, "options of distinct %ss", concept)
+				require.Len(t, slices.Compact(slices.Sorted(slices.Values(values))), 4, "options of distinct %ss",
+					concept)
 				docValue := c.Concepts[ci].Values[c.Labels[it.Doc].InForce[ci][0]]
 				require.Equal(t, docValue, values[it.Correct], "the correct option is the document's %s", concept)
 			}

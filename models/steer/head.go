@@ -1,4 +1,4 @@
-package steering
+package steer
 
 import (
 	"github.com/gomlx/compute/dtypes"
@@ -10,6 +10,7 @@ import (
 	"github.com/protolab/protolab/layers/decoder"
 	"github.com/protolab/protolab/models/dictionary"
 	"github.com/protolab/protolab/models/lm"
+	control "github.com/protolab/protolab/theory/steer"
 )
 
 // headRows runs the model on token rows (each of 1…T tokens, right-padded to T) in batches of B rows and calls fn
@@ -30,7 +31,7 @@ func headRows(m *lm.Model, rows [][]int32, T, B int, fn func(i int, hidden, logi
 			ConvertDType(d.Indices, dtypes.Int32), ConvertDType(d.Activations, dtypes.Float64)}
 	})
 	if err != nil {
-		return errors.Wrap(err, "steering: building the head graph")
+		return errors.Wrap(err, "steer: building the head graph")
 	}
 	D, V, k := cfg.Width, cfg.VocabSize, pc.TopK
 	flat := make([]int32, B*T)
@@ -39,13 +40,13 @@ func headRows(m *lm.Model, rows [][]int32, T, B int, fn func(i int, hidden, logi
 		for b := range B {
 			r := rows[min(start+b, len(rows)-1)] // pad the last batch with copies
 			if len(r) == 0 || len(r) > T {
-				return errors.Errorf("steering: token row %d has %d tokens, want 1…%d", start+b, len(r), T)
+				return errors.Errorf("steer: token row %d has %d tokens, want 1…%d", start+b, len(r), T)
 			}
 			copy(flat[b*T:], r)
 		}
 		out, err := exec.Exec(tensors.FromFlatDataAndDimensions(flat, B, T))
 		if err != nil {
-			return errors.Wrapf(err, "steering: head outputs of rows %d…", start)
+			return errors.Wrapf(err, "steer: head outputs of rows %d…", start)
 		}
 		hidden := tensors.MustCopyFlatData[float64](out[0])
 		var logits, act []float64
@@ -67,20 +68,38 @@ func headRows(m *lm.Model, rows [][]int32, T, B int, fn func(i int, hidden, logi
 	return nil
 }
 
-// ctrlData is a task's items run through one frozen model: per row (a position that predicts an option token) the
-// logits, the final hidden state and, for a PRISM model, its active prototypes (bank indices) and activations.
-type ctrlData struct {
-	items  []ctrlItem
-	logits [][]float64 // [rows][V]
-	hidden [][]float64 // [rows][D]
-	bank   [][]int     // [rows][≤ k] active prototypes (a > 0); nil for the dense model
-	acts   [][]float64 // [rows][≤ k]
+// ContextTokens returns the context length that lets every option sequence of the task fit the length m was trained
+// on: data.seq_len minus the task's longest option in tokens, at least 1.
+func ContextTokens(m *lm.Model, task Task) (int, error) {
+	d, err := m.Data()
+	if err != nil {
+		return 0, err
+	}
+	longest := 0
+	for _, it := range task.Items {
+		for _, opt := range it.Options {
+			longest = max(longest, len(d.Tokenizer.Encode(opt)))
+		}
+	}
+	return max(1, m.Config.Data.SeqLen-longest), nil
 }
 
-// collectRows tokenizes a task's items ([EOS] + context, cut on the left to contextTokens tokens, then each
-// option), runs the frozen model once per option sequence and keeps its outputs at the positions that predict option
-// tokens (the last context position once per item, shared by its options).
-func collectRows(m *lm.Model, task MCTask, contextTokens, batch int) (*ctrlData, error) {
+// Rows is a task's items run through one frozen model: per row (a position that predicts an option token) the
+// logits, the final hidden state and, for a PRISM model, its active prototypes (bank indices) and activations;
+// Items refer to the rows.
+type Rows struct {
+	Items  []control.Item
+	Logits [][]float64 // [rows][V] l_t
+	Hidden [][]float64 // [rows][D] z_t
+	Bank   [][]int     // [rows][≤ k] active prototypes (a > 0); nil for the dense model
+	Acts   [][]float64 // [rows][≤ k] their activations a_{t,i}
+}
+
+// Collect tokenizes the task's items ([EOS] + context, cut on the left to contextTokens tokens, then each option),
+// runs the frozen model m once per option sequence (batch sequences per forward pass) and keeps its outputs at the
+// positions that predict option tokens (the last context position once per item, shared by its options). The dense
+// model's logits are W z, computed from its head in float64.
+func Collect(m *lm.Model, task Task, contextTokens, batch int) (*Rows, error) {
 	d, err := m.Data()
 	if err != nil {
 		return nil, err
@@ -89,7 +108,7 @@ func collectRows(m *lm.Model, task MCTask, contextTokens, batch int) (*ctrlData,
 	type want struct{ pos, row int }
 	var seqs [][]int32
 	var plans [][]want
-	out := &ctrlData{}
+	out := &Rows{}
 	rows := 0
 	T := 0
 	for _, it := range task.Items {
@@ -97,17 +116,17 @@ func collectRows(m *lm.Model, task MCTask, contextTokens, batch int) (*ctrlData,
 		if len(prefix) > contextTokens {
 			prefix = prefix[len(prefix)-contextTokens:]
 		}
-		ci := ctrlItem{correct: it.Correct}
+		ci := control.Item{Correct: it.Correct}
 		shared := rows
 		rows++
 		for o, opt := range it.Options {
 			ids := tok.Encode(opt)
 			if len(ids) == 0 {
-				return nil, errors.Errorf("steering: task %q option %q encodes to no tokens", task.Name, opt)
+				return nil, errors.Errorf("steer.Collect: task %q option %q encodes to no tokens", task.Name, opt)
 			}
 			seq := append(append([]int32(nil), prefix...), ids...)
 			var plan []want
-			var toks []ctrlTok
+			var toks []control.Token
 			for j, y := range ids {
 				row := shared
 				if j > 0 {
@@ -117,38 +136,38 @@ func collectRows(m *lm.Model, task MCTask, contextTokens, batch int) (*ctrlData,
 				if j > 0 || o == 0 {
 					plan = append(plan, want{len(prefix) - 1 + j, row})
 				}
-				toks = append(toks, ctrlTok{row: row, target: y})
+				toks = append(toks, control.Token{Row: row, Target: y})
 			}
-			ci.options = append(ci.options, toks)
+			ci.Options = append(ci.Options, toks)
 			seqs = append(seqs, seq)
 			plans = append(plans, plan)
 			T = max(T, len(seq))
 		}
-		out.items = append(out.items, ci)
+		out.Items = append(out.Items, ci)
 	}
 	D, V, k := m.Config.Model.Width, m.Config.Model.VocabSize, m.Config.Prism.TopK
-	out.logits, out.hidden = make([][]float64, rows), make([][]float64, rows)
+	out.Logits, out.Hidden = make([][]float64, rows), make([][]float64, rows)
 	var w []float64 // the dense model's head W [V, D]
 	if m.Dense() {
 		if w, err = m.Unembed(); err != nil {
 			return nil, err
 		}
 	} else {
-		out.bank, out.acts = make([][]int, rows), make([][]float64, rows)
+		out.Bank, out.Acts = make([][]int, rows), make([][]float64, rows)
 	}
 	err = headRows(m, seqs, T, batch, func(i int, hidden, logits []float64, idx []int32, act []float64) {
 		for _, p := range plans[i] {
 			z := append([]float64(nil), hidden[p.pos*D:(p.pos+1)*D]...)
-			out.hidden[p.row] = z
+			out.Hidden[p.row] = z
 			if w != nil {
-				out.logits[p.row] = denseLogits(w, z, V)
+				out.Logits[p.row] = denseLogits(w, z, V)
 				continue
 			}
-			out.logits[p.row] = append([]float64(nil), logits[p.pos*V:(p.pos+1)*V]...)
+			out.Logits[p.row] = append([]float64(nil), logits[p.pos*V:(p.pos+1)*V]...)
 			for j := range k {
 				if a := act[p.pos*k+j]; a != 0 { // a non-positive cosine: no slice
-					out.bank[p.row] = append(out.bank[p.row], int(idx[p.pos*k+j]))
-					out.acts[p.row] = append(out.acts[p.row], a)
+					out.Bank[p.row] = append(out.Bank[p.row], int(idx[p.pos*k+j]))
+					out.Acts[p.row] = append(out.Acts[p.row], a)
 				}
 			}
 		}
@@ -172,45 +191,46 @@ func denseLogits(w, z []float64, V int) []float64 {
 
 // problem builds a controller problem over units: per row its active units (any ids) and activations, and the
 // signatures of the units that occur (sig returns them for the ids in order of first occurrence).
-func (d *ctrlData) problem(units [][]int, acts [][]float64, sig func(ids []int) ([][]float64, error)) (*ctrlProblem,
+func (d *Rows) problem(units [][]int, acts [][]float64, sig func(ids []int) ([][]float64, error)) (*control.Problem,
 	error) {
-	p := &ctrlProblem{items: d.items, rows: make([]ctrlRow, len(d.logits))}
+	p := &control.Problem{Items: d.Items, Rows: make([]control.Row, len(d.Logits))}
 	compact := map[int]int{}
-	for r := range p.rows {
-		row := ctrlRow{logits: d.logits[r]}
+	for r := range p.Rows {
+		row := control.Row{Logits: d.Logits[r]}
 		for j, u := range units[r] {
 			c, ok := compact[u]
 			if !ok {
-				c = len(p.bankID)
+				c = len(p.IDs)
 				compact[u] = c
-				p.bankID = append(p.bankID, u)
+				p.IDs = append(p.IDs, u)
 			}
-			row.protos = append(row.protos, c)
-			row.acts = append(row.acts, acts[r][j])
+			row.Units = append(row.Units, c)
+			row.Acts = append(row.Acts, acts[r][j])
 		}
-		p.rows[r] = row
+		p.Rows[r] = row
 	}
 	var err error
-	p.sig, err = sig(p.bankID)
+	p.Signatures, err = sig(p.IDs)
 	return p, err
 }
 
-// prototypeProblem is the prototype controller's problem (S1) on a PRISM model's rows.
-func (d *ctrlData) prototypeProblem(m *lm.Model) (*ctrlProblem, error) {
-	if d.bank == nil {
-		return nil, errors.New("steering: the dense model has no prototypes to steer")
+// PrototypeProblem is the prototype controller's problem (theory/steer S1) on the rows of m, the PRISM model that
+// produced them: the units are the active prototypes with their signatures W p_i. Errors for a dense model's rows.
+func (d *Rows) PrototypeProblem(m *lm.Model) (*control.Problem, error) {
+	if d.Bank == nil {
+		return nil, errors.New("steer: the dense model has no prototypes to steer")
 	}
-	return d.problem(d.bank, d.acts, m.Signatures)
+	return d.problem(d.Bank, d.Acts, m.Signatures)
 }
 
-// featureProblem is an SAE controller's problem: the units of a row are its non-zero SAE codes f_{t,j} and their
-// signatures W d_j (w [V, D] the model's head), the same form as (S1) with features for prototypes. It returns the
-// SAE's statistics on the rows.
-func (d *ctrlData) featureProblem(dict *dictionary.Dictionary, w []float64, V int) (*ctrlProblem, dictionary.Stats,
+// FeatureProblem is an SAE controller's problem: the units of a row are its non-zero SAE codes f_{t,j} of dict and
+// their signatures W d_j (w [V, D] the steered model's head), the same form as (S1) with features for prototypes.
+// It returns the SAE's statistics on the rows.
+func (d *Rows) FeatureProblem(dict *dictionary.Dictionary, w []float64, V int) (*control.Problem, dictionary.Stats,
 	error) {
-	N, D := len(d.hidden), dict.D
+	N, D := len(d.Hidden), dict.D
 	flat := make([]float64, 0, N*D)
-	for _, z := range d.hidden {
+	for _, z := range d.Hidden {
 		flat = append(flat, z...)
 	}
 	codes, st, err := dict.Encode(flat, N)
@@ -241,21 +261,20 @@ func (d *ctrlData) featureProblem(dict *dictionary.Dictionary, w []float64, V in
 	return p, st, err
 }
 
-// biasProblem is the bias-only controller's problem (S6): V gains, one per token, added to every row.
-func (d *ctrlData) biasProblem(V int) *ctrlProblem {
-	p := &ctrlProblem{items: d.items, rows: make([]ctrlRow, len(d.logits)), bias: true, vocab: V}
-	for r := range p.rows {
-		p.rows[r] = ctrlRow{logits: d.logits[r]}
+// BiasProblem is the bias-only controller's problem (theory/steer S6): V gains, one per token, added to every row.
+func (d *Rows) BiasProblem(V int) *control.Problem {
+	p := &control.Problem{Items: d.Items, Rows: make([]control.Row, len(d.Logits)), Bias: true, Vocab: V}
+	for r := range p.Rows {
+		p.Rows[r] = control.Row{Logits: d.Logits[r]}
 	}
 	return p
 }
 
-// ctrlProblemOf is the prototype controller's problem of a task on a PRISM model (collectRows, then
-// prototypeProblem).
-func ctrlProblemOf(m *lm.Model, task MCTask, contextTokens, batch int) (*ctrlProblem, error) {
-	d, err := collectRows(m, task, contextTokens, batch)
+// problemOf is the prototype controller's problem of a task on a PRISM model (Collect, then PrototypeProblem).
+func problemOf(m *lm.Model, task Task, contextTokens, batch int) (*control.Problem, error) {
+	d, err := Collect(m, task, contextTokens, batch)
 	if err != nil {
 		return nil, err
 	}
-	return d.prototypeProblem(m)
+	return d.PrototypeProblem(m)
 }
