@@ -6,11 +6,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/require"
+
 	"github.com/protolab/protolab/models/classify"
 	"github.com/protolab/protolab/models/generation"
 	"github.com/protolab/protolab/models/lm"
 	"github.com/protolab/protolab/workbench/plot"
-	"github.com/stretchr/testify/require"
 )
 
 // constructed results: the figure builders need no training.

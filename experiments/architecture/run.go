@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/pkg/errors"
+
 	"github.com/protolab/protolab/models/classify"
 	"github.com/protolab/protolab/models/generation"
 	"github.com/protolab/protolab/models/lm"

@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/pkg/errors"
+
 	"github.com/protolab/protolab/models/lm"
 	"github.com/protolab/protolab/workbench/stats"
 )

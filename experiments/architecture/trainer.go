@@ -2,6 +2,7 @@ package architecture
 
 import (
 	"github.com/pkg/errors"
+
 	"github.com/protolab/protolab/models/lm"
 	"github.com/protolab/protolab/workbench/fit"
 	"github.com/protolab/protolab/workbench/lmdata"
