@@ -103,8 +103,8 @@ func ratioClaim(cs claimSpec) report.Claim {
 
 // rankingClaim is the ranking row, with its rule stated and Ours empty.
 func rankingClaim(cs claimSpec) report.Claim {
-	return report.Claim{ID: "protot_ppl_ranking", Claim: fmt.Sprintf("perplexity ranking of LLaMA, Mamba, DeltaNet and ProtoT at "+
-		"equal parameters follows the paper's (%s)", cs.variant),
+	return report.Claim{ID: "protot_ppl_ranking", Claim: fmt.Sprintf("perplexity ranking of LLaMA, Mamba, DeltaNet "+
+		"and ProtoT at equal parameters follows the paper's (%s)", cs.variant),
 		Rule: report.Rule{Kind: report.RuleHolds, Test: fmt.Sprintf("holds when every pair of mixers whose paper "+
 			"perplexities (papers.md protot_ppl_*) differ by more than %g%% is in the paper's order, the mean "+
 			"per-seed log ratio of test perplexities more than 2 s.e. from 0; ours: the pairs that are", 100*TieTol)}}

@@ -21,7 +21,7 @@ func handComparison(init, lrMode string, factors map[string]float64, seeds int) 
 			p := 10 * factors[m] * []float64{1, 1.02, 0.98}[k%3]
 			ppl, loss = append(ppl, p), append(loss, math.Log(p))
 		}
-		c.Scores = append(c.Scores, Score{Mixer: m, Init: init, LR: 3e-3, Seeds: seeds, Tokens: 163840,
+		c.Scores = append(c.Scores, Score{Point: Point{Mixer: m, Init: init, LR: 3e-3}, Seeds: seeds, Tokens: 163840,
 			Test: newEval(loss, 8192)})
 	}
 	return c
@@ -112,8 +112,8 @@ func TestComparisonRank_SettledHandCase(t *testing.T) {
 		return out
 	}
 	// b overtakes a at 200 tokens (first half of 400): settled.
-	c := &Comparison{Scores: []Score{{Mixer: "a", Curve: curve(3, 2.5, 2.2, 2.0)},
-		{Mixer: "b", Curve: curve(3.2, 2.4, 2.1, 1.9)}}}
+	c := &Comparison{Scores: []Score{{Point: Point{Mixer: "a"}, Curve: curve(3, 2.5, 2.2, 2.0)},
+		{Point: Point{Mixer: "b"}, Curve: curve(3.2, 2.4, 2.1, 1.9)}}}
 	c.Rank()
 	require.Len(t, c.Ranking, 4)
 	require.Equal(t, []string{"a", "b"}, c.Ranking[0].Order)
@@ -123,14 +123,6 @@ func TestComparisonRank_SettledHandCase(t *testing.T) {
 	c.Scores[1].Curve = curve(3.2, 2.6, 2.3, 1.9)
 	c.Rank()
 	require.False(t, c.Settled)
-}
-
-func TestChooseLR_SkipsDiverged(t *testing.T) {
-	lr, ok := chooseLR([]float64{1e-3, 3e-3, 1e-2}, []float64{3.1, 2.9, 0}, []bool{false, false, true})
-	require.True(t, ok)
-	require.Equal(t, 3e-3, lr)
-	_, ok = chooseLR([]float64{1e-3}, []float64{0}, []bool{true})
-	require.False(t, ok)
 }
 
 // The ratio rows of papers.md are the quotients of the paper's perplexities, rounded to the digits typed.

@@ -3,8 +3,6 @@ package architecture
 import (
 	"slices"
 
-	"github.com/protolab/protolab/layers/decoder"
-	"github.com/protolab/protolab/models/lm"
 	"github.com/protolab/protolab/workbench/lmdata"
 	"github.com/protolab/protolab/workbench/run"
 )
@@ -27,7 +25,7 @@ func (c Config) Cost() run.Cost {
 		seen[mc.Hash()] = true
 		total = total.Add(mc.Cost())
 		if p.Source == lmdata.SourceSynthetic && p.Width == c.Model.Width && p.Steps == c.Train.Steps {
-			total = total.Add(c.testCost(mc))
+			total = total.Add(mc.TestCost(c.testCorpora() * c.Test.Batches))
 		}
 	}
 	src, primary := c.Data.Source, c.primaryInit()
@@ -76,34 +74,21 @@ func (c Config) Cost() run.Cost {
 			}
 		}
 	}
-	cc := c.Classify
 	for _, m := range c.Mixers { // each mixer's first-seed model of the primary comparison
 		mc, _, err := c.ModelAt(point(m, c.Corpora[0], primary, chosen, c.Model.Width, c.Train.Steps), c.Seeds[0])
-		if err != nil {
-			continue
+		if err == nil {
+			total = total.Add(c.Classify.Cost(mc.Model))
 		}
-		// The classifier pools the hidden states: the backbone without the LM head.
-		fwd := decoder.FLOPsPerToken(mc.Model, cc.MaxTokens) - 2*float64(mc.Model.Width*mc.Model.VocabSize)
-		tokens := int64(len(cc.Tasks)) * int64(cc.Train.Steps) * int64(cc.BatchSize*cc.MaxTokens)
-		ft := run.Training(tokens, 0, fwd)
-		ft.Runs = 0 // fine-tuning, not a model trained from scratch
-		total = total.Add(ft)
 	}
 	return total.Note("lr search assumed to choose a rate other than train.lr; classification fine-tuning in the " +
 		"tokens, not in runs; generation not counted")
 }
 
-// testCost is the forward cost of a comparison model's test perplexities: test.batches batches of
-// data.eval_batch_size windows on the test corpus and on the held-back one (0 batches, all, is not counted).
-func (c Config) testCost(mc lm.Config) run.Cost {
-	eb := mc.Data.EvalBatchSize
-	if eb == 0 {
-		eb = mc.Data.BatchSize
-	}
-	corpora := 1
+// testCorpora is the number of test corpora a comparison model is scored on: the test corpus and, with
+// test.holdout_seed, the held-back one.
+func (c Config) testCorpora() int {
 	if c.Test.HoldoutSeed != 0 {
-		corpora = 2
+		return 2
 	}
-	T := mc.Data.SeqLen
-	return run.Eval(int64(corpora*c.Test.Batches)*int64(eb*T), decoder.FLOPsPerToken(mc.Model, T))
+	return 1
 }

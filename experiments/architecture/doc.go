@@ -7,9 +7,9 @@
 //     comparison);
 //   - a scaling sweep over width × training tokens, one curve per mixer (RunSweep);
 //   - generation samples with distinct-n, repetition rate and their perplexity under the best model
-//     (RunGeneration);
+//     (models/generation; RunGeneration);
 //   - downstream classification: a linear head on pooled hidden states, fine-tuned on sentence-label tasks of the
-//     synthetic corpus or on GLUE-format TSV files (RunClassify, FineTune, TSVTask);
+//     synthetic corpus (models/classify; RunClassify) or on GLUE-format TSV files (classify.TSVTask);
 //
 // and draws them (figures.go). Claims turns a stored result into the scorecard's rows. The throughput and decoding
 // benchmarks of §7.2 are the study experiments/speed.
@@ -22,15 +22,16 @@
 //     first, GPT-2's "gpt2" as the second comparison) and every mixer, one model per value of Config.LRGrid (the
 //     same grid for every mixer) is trained with the first seed on data.source; the value of lowest final loss on
 //     the validation split (documents carved from the training corpus by lmdata, eval_batches batches) is the
-//     mixer's learning rate (Tuning). A run stopped by a non-finite loss counts as diverged and is not chosen.
+//     mixer's learning rate (Tuning, fit.SearchLR). A run stopped by a non-finite loss (fit.IsDiverged) counts as
+//     diverged and is not chosen.
 //  2. Comparison. Every mixer trains at its learning rate with every seed of Config.Seeds (the search's run is the
 //     first seed's), for the same steps × batch (equal budgets) and at equal non-embedding parameters (below).
 //     With shared_lr, a further comparison trains every mixer at train.lr, the spec's §3 recipe ("use the defaults
 //     for all models").
 //  3. Test data. The reported perplexity is on Config.Test: fresh documents of the synthetic grammar (seed
-//     test.seed), tokenized by each model's tokenizer and cut into non-overlapping windows of T tokens (§7.1). No
-//     choice reads them. A second test corpus (test.holdout_seed) is evaluated by the protocol presets only, once
-//     their settings are frozen, as a check that the first was not worn out.
+//     test.seed), tokenized by each model's tokenizer and cut into non-overlapping windows of T tokens (§7.1;
+//     lm.Model.TestPerplexity). No choice reads them. A second test corpus (test.holdout_seed) is evaluated by the
+//     protocol presets only, once their settings are frozen, as a check that the first was not worn out.
 //  4. Training length. Every run records its validation loss every train.eval_every steps; Comparison.Ranking is
 //     the mixers' order by mean validation loss at each of those evaluations, and Comparison.Settled says whether
 //     the order at every evaluation of the last half of training (tokens ≥ half the final count) equals the final
@@ -62,25 +63,13 @@
 // Within a run, the warmup scales with the run's steps; the data split and batch order follow the run's seed. The
 // final perplexity is over EvalBatches fixed validation batches (non-overlapping windows of T tokens, §7.1).
 //
-// # Generation measures
+// # Generation and classification
 //
-// Over word n-grams (Words: split at white space) of the continuations, excluding the prompts:
-//
-//	distinct-n = |distinct n-grams over all samples| / |n-grams over all samples|     (DistinctN)
-//	rep-n      = mean over samples of (1 − |distinct n-grams of the sample| / |n-grams of the sample|)  (RepetitionRate)
-//	judge ppl  = exp( Σ NLL_judge(continuation tokens | EOS, prompt) / #continuation tokens )        (SpanPerplexity)
-//
-// The samples come from each mixer's first-seed model of the primary comparison (Result.TopModels); the judge is
-// the one of them with the lowest validation loss (Result.BestModel). The reference row applies the same measures
-// to the held-out documents' true continuations, cut to the same number of tokens.
-//
-// # Classification
-//
-// logits = Pool(decoder.Hidden(tokens), lengths)·W + b, with W [D, K] and b [K] zero-initialised under the
-// "classifier" scope; Pool is the mean over the example's tokens or its last token (spec §7.6 pools the last
-// token and fine-tunes everything; the Tiny, Quick and Small presets pool the mean, which a few dozen steps on a tiny
-// model learn more easily). The loss is cross-entropy; FineTune trains a copy of the LM (Model.Fork), every weight
-// or the head only. Synthetic tasks are the sentence labels (SentenceTasks: topic, gender, number, …) of a corpus
-// generated with another seed, split by document; accuracy is reported with its binomial s.e. against the
-// majority-class baseline.
+// Generation and classification use each mixer's first-seed model of the primary comparison (Result.TopModels).
+// The samples' measures (distinct-n, rep-n, their perplexity under a judge) are models/generation's; the judge is
+// the model of lowest validation loss (Result.BestModel), and a reference row applies the measures to the held-out
+// documents' true continuations. The classifier head, its fine-tuning (every weight, or the head only) and its
+// accuracy against the majority class are models/classify's; its tasks are the sentence labels of a corpus
+// generated with classify.synthetic.seed, split by document. Spec §7.6 pools the last token and fine-tunes
+// everything (Paper); the Tiny, Quick and Small presets pool the mean (classify.DefaultConfig).
 package architecture

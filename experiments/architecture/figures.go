@@ -3,38 +3,15 @@ package architecture
 import (
 	"fmt"
 	"math"
-	"os"
 	"path/filepath"
 	"strings"
 
 	"github.com/go-echarts/go-echarts/v2/charts"
 
-	"github.com/protolab/protolab/workbench/data/wordnet"
+	"github.com/protolab/protolab/models/classify"
+	"github.com/protolab/protolab/models/generation"
 	"github.com/protolab/protolab/workbench/plot"
-	"github.com/protolab/protolab/workbench/run"
 )
-
-// FromEnv returns the preset named by $PROTOLAB_PRESET (tiny|small|paper; default small), as notebooks use it.
-func FromEnv() (Config, error) { return run.FromEnv(Preset) }
-
-// WordNetAvailable reports whether the "wordnet" data source can be loaded and, if not, why. When neither
-// $PROTOLAB_WORDNET nor the current folder's module finds the database, it also looks under $PROTOLAB_ROOT (the
-// repository a notebook runs from) and, when found there, sets $PROTOLAB_WORDNET so the data source uses it.
-func WordNetAvailable() (bool, string) {
-	_, err := wordnet.Dir()
-	if err == nil {
-		return true, ""
-	}
-	if root := os.Getenv("PROTOLAB_ROOT"); root != "" && os.Getenv(wordnet.EnvDir) == "" {
-		dir := filepath.Join(root, wordnet.DefaultSubdir)
-		if _, statErr := os.Stat(filepath.Join(dir, "data.noun")); statErr == nil {
-			if os.Setenv(wordnet.EnvDir, dir) == nil {
-				return true, ""
-			}
-		}
-	}
-	return false, err.Error() + " (`make wordnet` installs it; `make run` and `make test` run it)"
-}
 
 // siCount formats a parameter count: 98.3k, 1.25M.
 func siCount(n int) string {
@@ -204,9 +181,9 @@ func WidthChart(s *Sweep, steps int) *charts.Line {
 
 // GenerationChart draws the n-gram measures of every generation row (each mixer and the reference text) as
 // grouped bars: distinct-1, -2, -3 and seq-rep-n.
-func GenerationChart(g *Generation) *charts.Bar {
+func GenerationChart(g *generation.Result) *charts.Bar {
 	var cats []string
-	for _, n := range DistinctNs {
+	for _, n := range generation.DistinctNs {
 		cats = append(cats, fmt.Sprintf("distinct-%d", n))
 	}
 	repN := 0
@@ -225,7 +202,7 @@ func GenerationChart(g *Generation) *charts.Bar {
 
 // JudgeChart draws the perplexity of each row's continuations under the judge (the primary comparison's model
 // of lowest validation loss).
-func JudgeChart(g *Generation) *charts.Bar {
+func JudgeChart(g *generation.Result) *charts.Bar {
 	var cats []string
 	var vals []float64
 	for _, r := range g.Rows {
@@ -243,7 +220,7 @@ func JudgeChart(g *Generation) *charts.Bar {
 
 // ClassifyChart draws the test accuracy of every fine-tuned model on every task, next to the majority-class
 // baseline.
-func ClassifyChart(r *ClassifyReport) *charts.Bar {
+func ClassifyChart(r *classify.Report) *charts.Bar {
 	var cats []string
 	maj := plot.BarGroup{Name: "majority class"}
 	for _, t := range r.Tasks {
@@ -263,7 +240,7 @@ func ClassifyChart(r *ClassifyReport) *charts.Bar {
 			}
 		}
 	}
-	pool, head := PoolMean, "all weights"
+	pool, head := classify.PoolMean, "all weights"
 	if len(r.Results) > 0 {
 		pool = r.Results[0].Pool
 		if r.Results[0].HeadOnly {
@@ -271,7 +248,8 @@ func ClassifyChart(r *ClassifyReport) *charts.Bar {
 		}
 	}
 	return plot.Bars("Downstream classification: test accuracy", cats, append(groups, maj),
-		plot.AxisNames("task", "test accuracy (fraction)"), plot.Subtitle(fmt.Sprintf("%s pooling, fine-tuning %s", pool, head)))
+		plot.AxisNames("task", "test accuracy (fraction)"),
+		plot.Subtitle(fmt.Sprintf("%s pooling, fine-tuning %s", pool, head)))
 }
 
 func nanSlice(n int) []float64 {
@@ -282,8 +260,8 @@ func nanSlice(n int) []float64 {
 	return out
 }
 
-// Figures are the figures notebooks/10_protot_architecture.ipynb shows from r, named for plot.ExportFigures:
-// the perplexity bars of every comparison (named by corpus, init policy and learning-rate mode), the learning-rate search,
+// Figures are the figures notebooks/10_protot_architecture.ipynb shows from r, named for plot.ExportFigures: the
+// perplexity bars of every comparison (named by corpus, init policy and learning-rate mode), the learning-rate search,
 // the loss curves of the synthetic comparison, the sweep's scaling curves when r has a sweep, and the generation and
 // classification bars when r has them.
 func Figures(r *Result) []plot.Figure {

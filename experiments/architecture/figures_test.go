@@ -6,9 +6,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/require"
+
+	"github.com/protolab/protolab/models/classify"
+	"github.com/protolab/protolab/models/generation"
 	"github.com/protolab/protolab/models/lm"
 	"github.com/protolab/protolab/workbench/plot"
-	"github.com/stretchr/testify/require"
 )
 
 // constructed results: the figure builders need no training.
@@ -18,7 +21,7 @@ func fakeSweep() *Sweep {
 		for _, w := range sw.Widths {
 			for _, st := range sw.Steps {
 				loss := 5 - float64(w)/32 - float64(st)/400
-				sw.Scores = append(sw.Scores, Score{Mixer: m, Source: "synthetic", Width: w, Steps: st,
+				sw.Scores = append(sw.Scores, Score{Point: Point{Mixer: m, Source: "synthetic", Width: w, Steps: st},
 					Tokens: st * 256, Loss: loss, LossSE: 0.01, Seeds: 2, Match: lm.ParamMatch{Achieved: w * w * 24}})
 			}
 		}
@@ -28,8 +31,8 @@ func fakeSweep() *Sweep {
 
 func TestFigures_OptionJSON(t *testing.T) {
 	cmp := &Comparison{Source: "synthetic", Width: 32, Steps: 300, Scores: []Score{
-		{Mixer: "attention", Perplexity: 12.5, Seeds: 1, Match: lm.ParamMatch{Achieved: 98304}},
-		{Mixer: "protot", Perplexity: 13.25, Seeds: 1, Match: lm.ParamMatch{Achieved: 98280}},
+		{Point: Point{Mixer: "attention"}, Perplexity: 12.5, Seeds: 1, Match: lm.ParamMatch{Achieved: 98304}},
+		{Point: Point{Mixer: "protot"}, Perplexity: 13.25, Seeds: 1, Match: lm.ParamMatch{Achieved: 98280}},
 	}}
 	opt := PerplexityChart(cmp).RenderSnippet().Option
 	require.Contains(t, opt, "attention (98.3k)")
@@ -72,10 +75,10 @@ func TestFigures_OptionJSON(t *testing.T) {
 	require.Contains(t, WidthChart(nil, 0).RenderSnippet().Option, "no sweep in this result")
 	require.Contains(t, PerplexityChart(nil).RenderSnippet().Option, "no comparison on this corpus")
 
-	g := &Generation{Judge: "attention-synthetic-d32-s300-seed1", Rows: []GenerationRow{
+	g := &generation.Result{Judge: "attention-synthetic-d32-s300-seed1", Rows: []generation.Row{
 		{Name: "attention", Distinct: []float64{0.5, 0.75, 0.875}, Repetition: 0.125, RepetitionN: 4,
 			JudgePerplexity: 9.5, JudgeTokens: 10},
-		{Name: ReferenceName, Distinct: []float64{0.25, 0.5, 1}, RepetitionN: 4},
+		{Name: generation.ReferenceName, Distinct: []float64{0.25, 0.5, 1}, RepetitionN: 4},
 	}}
 	opt = GenerationChart(g).RenderSnippet().Option
 	for _, s := range []string{"distinct-1", "distinct-3", "rep-4", `"name":"reference"`, "0.875"} {
@@ -85,15 +88,16 @@ func TestFigures_OptionJSON(t *testing.T) {
 	require.Contains(t, opt, "9.5")
 	require.Contains(t, opt, "judge: attention-synthetic-d32-s300-seed1")
 
-	rep := &ClassifyReport{
-		Tasks: []TaskSummary{{Name: "topic", Classes: make([]string, 6), Majority: 0.2},
+	rep := &classify.Report{
+		Tasks: []classify.TaskSummary{{Name: "topic", Classes: make([]string, 6), Majority: 0.2},
 			{Name: "gender", Classes: make([]string, 2), Majority: 0.5}},
-		Results: []ClassifyResult{{Task: "topic", Mixer: "attention", Accuracy: 0.625, Pool: PoolMean},
-			{Task: "gender", Mixer: "attention", Accuracy: 0.875, Pool: PoolMean},
-			{Task: "topic", Mixer: "protot", Accuracy: 0.75, Pool: PoolMean}},
+		Results: []classify.Result{{Task: "topic", Mixer: "attention", Accuracy: 0.625, Pool: classify.PoolMean},
+			{Task: "gender", Mixer: "attention", Accuracy: 0.875, Pool: classify.PoolMean},
+			{Task: "topic", Mixer: "protot", Accuracy: 0.75, Pool: classify.PoolMean}},
 	}
 	opt = ClassifyChart(rep).RenderSnippet().Option
-	for _, s := range []string{"topic (6 classes)", `"name":"majority class"`, `"name":"protot"`, "0.625", "mean pooling"} {
+	for _, s := range []string{"topic (6 classes)", `"name":"majority class"`, `"name":"protot"`, "0.625",
+		"mean pooling"} {
 		require.Contains(t, opt, s)
 	}
 

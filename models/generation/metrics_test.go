@@ -1,4 +1,4 @@
-package architecture
+package generation
 
 import (
 	"math"
@@ -79,7 +79,7 @@ func TestWordsAndEncodeText_TreatEOSAsOneToken(t *testing.T) {
 	tok := tinyTokenizer(t)
 	eos, ok := tok.SpecialID(EOSToken)
 	require.True(t, ok)
-	ids := encodeText(tok, "the cat"+EOSToken+"a dog")
+	ids := EncodeText(tok, "the cat"+EOSToken+"a dog")
 	want := append(append(tok.Encode("the cat"), eos), tok.Encode("a dog")...)
 	require.Equal(t, want, ids)
 	require.Equal(t, "the cat"+EOSToken+"a dog", tok.DecodeString(ids))

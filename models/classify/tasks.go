@@ -1,4 +1,4 @@
-package architecture
+package classify
 
 import (
 	"bufio"
@@ -59,17 +59,17 @@ func (t *Task) Majority() (class int, accuracy float64) {
 // It returns an error for an unlabelled corpus, an unknown concept, or a split without examples on either side.
 func SentenceTasks(c *data.Corpus, concepts []string, testFraction float64, seed uint64) ([]*Task, error) {
 	if c.Labels == nil {
-		return nil, errors.Errorf("architecture.SentenceTasks: corpus %q has no labels", c.Source)
+		return nil, errors.Errorf("classify.SentenceTasks: corpus %q has no labels", c.Source)
 	}
 	train, test, err := c.Split(testFraction, seed)
 	if err != nil {
-		return nil, errors.WithMessage(err, "architecture.SentenceTasks")
+		return nil, errors.WithMessage(err, "classify.SentenceTasks")
 	}
 	var tasks []*Task
 	for _, name := range concepts {
 		ci, err := c.ConceptIndex(name)
 		if err != nil {
-			return nil, errors.WithMessage(err, "architecture.SentenceTasks")
+			return nil, errors.WithMessage(err, "classify.SentenceTasks")
 		}
 		t := &Task{Name: name, Classes: slices.Clone(c.Concepts[ci].Values)}
 		collect := func(part *data.Corpus) []Example {
@@ -85,7 +85,7 @@ func SentenceTasks(c *data.Corpus, concepts []string, testFraction float64, seed
 		}
 		t.Train, t.Test = collect(train), collect(test)
 		if len(t.Train) == 0 || len(t.Test) == 0 {
-			return nil, errors.Errorf("architecture.SentenceTasks: concept %q has %d training and %d test sentences; "+
+			return nil, errors.Errorf("classify.SentenceTasks: concept %q has %d training and %d test sentences; "+
 				"want both > 0 (more documents or another test fraction)", name, len(t.Train), len(t.Test))
 		}
 		tasks = append(tasks, t)
@@ -115,11 +115,11 @@ type TSVRow struct {
 // fields, an empty label, or a file without examples.
 func ReadTSV(path string, textColumns []string, labelColumn string) ([]TSVRow, error) {
 	if len(textColumns) == 0 || labelColumn == "" {
-		return nil, errors.Errorf("architecture.ReadTSV %s: want at least one text column and a label column", path)
+		return nil, errors.Errorf("classify.ReadTSV %s: want at least one text column and a label column", path)
 	}
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, errors.Wrapf(err, "architecture.ReadTSV")
+		return nil, errors.Wrapf(err, "classify.ReadTSV")
 	}
 	defer f.Close()
 	r := bufio.NewReader(f)
@@ -130,7 +130,7 @@ func ReadTSV(path string, textColumns []string, labelColumn string) ([]TSVRow, e
 	for line := 1; ; line++ {
 		s, err := r.ReadString('\n')
 		if err != nil && err != io.EOF {
-			return nil, errors.Wrapf(err, "architecture.ReadTSV %s:%d", path, line)
+			return nil, errors.Wrapf(err, "classify.ReadTSV %s:%d", path, line)
 		}
 		done := err == io.EOF
 		s = strings.TrimRight(s, "\r\n")
@@ -141,24 +141,24 @@ func ReadTSV(path string, textColumns []string, labelColumn string) ([]TSVRow, e
 			for _, col := range textColumns {
 				i := slices.Index(header, col)
 				if i < 0 {
-					return nil, errors.Errorf("architecture.ReadTSV %s:%d: no column %q in the header %q", path, line, col,
+					return nil, errors.Errorf("classify.ReadTSV %s:%d: no column %q in the header %q", path, line, col,
 						header)
 				}
 				textIdx = append(textIdx, i)
 			}
 			if labelIdx = slices.Index(header, labelColumn); labelIdx < 0 {
-				return nil, errors.Errorf("architecture.ReadTSV %s:%d: no label column %q in the header %q", path, line,
+				return nil, errors.Errorf("classify.ReadTSV %s:%d: no label column %q in the header %q", path, line,
 					labelColumn, header)
 			}
 		default:
 			fields := strings.Split(s, "\t")
 			if len(fields) != len(header) {
-				return nil, errors.Errorf("architecture.ReadTSV %s:%d: %d fields, but the header has %d", path, line,
+				return nil, errors.Errorf("classify.ReadTSV %s:%d: %d fields, but the header has %d", path, line,
 					len(fields), len(header))
 			}
 			label := strings.TrimSpace(fields[labelIdx])
 			if label == "" {
-				return nil, errors.Errorf("architecture.ReadTSV %s:%d: empty label in column %q", path, line, labelColumn)
+				return nil, errors.Errorf("classify.ReadTSV %s:%d: empty label in column %q", path, line, labelColumn)
 			}
 			texts := make([]string, len(textIdx))
 			for i, j := range textIdx {
@@ -171,10 +171,10 @@ func ReadTSV(path string, textColumns []string, labelColumn string) ([]TSVRow, e
 		}
 	}
 	if header == nil {
-		return nil, errors.Errorf("architecture.ReadTSV %s: empty file, want a header row", path)
+		return nil, errors.Errorf("classify.ReadTSV %s: empty file, want a header row", path)
 	}
 	if len(rows) == 0 {
-		return nil, errors.Errorf("architecture.ReadTSV %s: no examples after the header", path)
+		return nil, errors.Errorf("classify.ReadTSV %s: no examples after the header", path)
 	}
 	return rows, nil
 }
@@ -202,7 +202,7 @@ func TSVTask(name string, cfg TSVConfig) (*Task, error) {
 		for i, r := range rows {
 			k := slices.Index(t.Classes, r.Label)
 			if k < 0 {
-				return nil, errors.Errorf("architecture.TSVTask %s:%d: label %q does not occur in the training file %s "+
+				return nil, errors.Errorf("classify.TSVTask %s:%d: label %q does not occur in the training file %s "+
 					"(classes %q)", path, r.Line, r.Label, cfg.Train, t.Classes)
 			}
 			out[i] = Example{Text: r.Text, Label: k}

@@ -1,4 +1,4 @@
-package architecture
+package classify
 
 import (
 	"math/rand/v2"
@@ -29,7 +29,8 @@ func TestReadTSV_GLUEFormat(t *testing.T) {
 		{Line: 4, Text: "awful , awful", Label: "0"}}, rows)
 
 	// Sentence pairs (RTE/MNLI layout): columns picked by name, joined with PairSeparator.
-	p = writeFile(t, dir, "pairs.tsv", "index\tsentence1\tsentence2\tlabel\n0\tA man sleeps.\tA man rests.\tentailment\n")
+	p = writeFile(t, dir, "pairs.tsv",
+		"index\tsentence1\tsentence2\tlabel\n0\tA man sleeps.\tA man rests.\tentailment\n")
 	rows, err = ReadTSV(p, []string{"sentence1", "sentence2"}, "label")
 	require.NoError(t, err)
 	require.Equal(t, "A man sleeps."+PairSeparator+"A man rests.", rows[0].Text)

@@ -1,4 +1,4 @@
-package architecture
+package classify
 
 import (
 	"math"
@@ -14,12 +14,11 @@ import (
 
 	"github.com/protolab/protolab/layers/decoder"
 	"github.com/protolab/protolab/models/lm"
-	"github.com/protolab/protolab/workbench/data"
 	"github.com/protolab/protolab/workbench/fit"
 	"github.com/protolab/protolab/workbench/run"
 )
 
-// Pooling modes of ClassifyConfig.Pool.
+// Pooling modes of Config.Pool.
 const (
 	PoolMean = "mean" // mean of the hidden states of the example's tokens
 	PoolLast = "last" // hidden state of the example's last token (docs/spec/protot.md §7.6)
@@ -36,7 +35,7 @@ const (
 // integers in [1, T]): their mean (PoolMean) or the last of them (PoolLast). Panics on bad shapes or mode.
 func Pool(h, lengths *Node, mode string) *Node {
 	if h.Rank() != 3 || lengths.Rank() != 1 || lengths.Shape().Dim(0) != h.Shape().Dim(0) {
-		panic(errors.Errorf("architecture.Pool: h.shape=%s, lengths.shape=%s, want [B, T, D] and [B]", h.Shape(),
+		panic(errors.Errorf("classify.Pool: h.shape=%s, lengths.shape=%s, want [B, T, D] and [B]", h.Shape(),
 			lengths.Shape()))
 	}
 	B, T := h.Shape().Dim(0), h.Shape().Dim(1)
@@ -51,17 +50,17 @@ func Pool(h, lengths *Node, mode string) *Node {
 	case PoolLast:
 		w = ConvertDType(Equal(pos, AddScalar(n, -1)), h.DType())
 	default:
-		panic(errors.Errorf("architecture.Pool: mode=%q, want %q or %q", mode, PoolMean, PoolLast))
+		panic(errors.Errorf("classify.Pool: mode=%q, want %q or %q", mode, PoolMean, PoolLast))
 	}
 	out := Einsum("bt,btd->bd", w, h)
 	out.AssertDims(B, h.Shape().Dim(2))
 	return out
 }
 
-// ClassifierLogits runs the decoder on tokens [B, T], pools its final hidden states (decoder.Hidden) over
+// Logits runs the decoder on tokens [B, T], pools its final hidden states (decoder.Hidden) over
 // lengths [B] and applies the linear head of K classes, created zero-initialised under HeadScope: → logits [B, K].
 // Panics if cfg is invalid or on bad shapes.
-func ClassifierLogits(scope *model.Scope, cfg decoder.Config, numClasses int, pool string, tokens, lengths *Node) *Node {
+func Logits(scope *model.Scope, cfg decoder.Config, numClasses int, pool string, tokens, lengths *Node) *Node {
 	h := decoder.Hidden(scope, cfg, tokens) // [B, T, D]
 	x := Pool(h, lengths, pool)             // [B, D]
 	c := scope.At(HeadScope).WithInitializer(initializer.Zero)
@@ -72,8 +71,8 @@ func ClassifierLogits(scope *model.Scope, cfg decoder.Config, numClasses int, po
 	return logits
 }
 
-// ClassifyResult is the outcome of fine-tuning one model on one task.
-type ClassifyResult struct {
+// Result is the outcome of fine-tuning one model on one task.
+type Result struct {
 	Task    string `json:"task"`
 	Model   string `json:"model"` // run name of the language model
 	Mixer   string `json:"mixer"`
@@ -96,7 +95,7 @@ type ClassifyResult struct {
 func encodeExamples(m *lm.Model, ex []Example, maxTokens int) (ids [][]int32, lengths, labels []int32, err error) {
 	eos, ok := m.Tokenizer.SpecialID("<|eos|>")
 	if !ok {
-		return nil, nil, nil, errors.New("architecture: the tokenizer has no <|eos|> token")
+		return nil, nil, nil, errors.New("classify: the tokenizer has no <|eos|> token")
 	}
 	for _, e := range ex {
 		row := append([]int32{eos}, m.Tokenizer.Encode(e.Text)...)
@@ -115,19 +114,19 @@ func encodeExamples(m *lm.Model, ex []Example, maxTokens int) (ids [][]int32, le
 // task.Train, fine-tuning every weight or, with cc.HeadOnly, the head alone, for cc.Train.Steps steps of
 // cc.BatchSize examples (reshuffled every epoch with the seed of m's run), and reports the test accuracy against the
 // majority-class baseline. Each example is [EOS, its tokens] cut to cc.MaxTokens.
-func FineTune(m *lm.Model, task *Task, cc ClassifyConfig, opts ...run.Option) (*ClassifyResult, error) {
+func FineTune(m *lm.Model, task *Task, cc Config, opts ...run.Option) (*Result, error) {
 	res, _, err := fineTune(m, task, cc, run.NewOptions(opts...))
 	return res, err
 }
 
 // fineTune is FineTune, also returning the fine-tuned model's variables.
-func fineTune(m *lm.Model, task *Task, cc ClassifyConfig, o run.Options) (*ClassifyResult, *model.Store, error) {
-	if err := cc.validate(); err != nil {
-		return nil, nil, errors.WithMessage(err, "architecture.FineTune")
+func fineTune(m *lm.Model, task *Task, cc Config, o run.Options) (*Result, *model.Store, error) {
+	if err := cc.Validate(); err != nil {
+		return nil, nil, errors.WithMessage(err, "classify.FineTune")
 	}
 	if len(task.Train) == 0 || len(task.Test) == 0 || len(task.Classes) < 2 {
-		return nil, nil, errors.Errorf("architecture.FineTune: task %q has %d training and %d test examples and %d classes; "+
-			"want examples on both sides and ≥ 2 classes", task.Name, len(task.Train), len(task.Test),
+		return nil, nil, errors.Errorf("classify.FineTune: task %q has %d training and %d test examples and %d "+
+			"classes; want examples on both sides and ≥ 2 classes", task.Name, len(task.Train), len(task.Test),
 			len(task.Classes))
 	}
 	start := time.Now()
@@ -165,17 +164,17 @@ func fineTune(m *lm.Model, task *Task, cc ClassifyConfig, o run.Options) (*Class
 	}
 	mc, K, pool := m.Config.Model, len(task.Classes), cc.Pool
 	lossFn := func(scope *model.Scope, in []*Node) *Node {
-		logits := ClassifierLogits(scope, mc, K, pool, in[0], in[1])
+		logits := Logits(scope, mc, K, pool, in[0], in[1])
 		return ReduceAllMean(decoder.CrossEntropy(InsertAxes(logits, 1), InsertAxes(in[2], 1)))
 	}
-	res := &ClassifyResult{Task: task.Name, Model: m.Config.Name(), Mixer: mc.Mixer, Classes: K,
+	res := &Result{Task: task.Name, Model: m.Config.Name(), Mixer: mc.Mixer, Classes: K,
 		Train: len(task.Train), Test: len(task.Test), Pool: pool, HeadOnly: cc.HeadOnly}
 	tc := cc.Train
 	tc.Seed = m.Config.Seed
 	if res.History, err = fit.Train(m.Backend, vars, lossFn, trainB, nil, tc,
 		fit.Progress(o.Progress), fit.TokensPerBatch(B*cc.MaxTokens), fit.NoDecay(mc.NoDecay()...),
 		fit.WithContext(o.Context)); err != nil {
-		return nil, nil, errors.WithMessagef(err, "architecture.FineTune %s on %s", m.Config.Name(), task.Name)
+		return nil, nil, errors.WithMessagef(err, "classify.FineTune %s on %s", m.Config.Name(), task.Name)
 	}
 	pred, err := predict(m, vars, task, cc)
 	if err != nil {
@@ -208,17 +207,17 @@ func gatherBatch(idx []int, ids [][]int32, lengths, labels []int32) []*tensors.T
 
 // predict returns the predicted class of every test example, in batches of cc.BatchSize (the last one padded
 // with repeats of the first example, whose predictions are dropped).
-func predict(m *lm.Model, vars *model.Store, task *Task, cc ClassifyConfig) ([]int, error) {
+func predict(m *lm.Model, vars *model.Store, task *Task, cc Config) ([]int, error) {
 	ids, lengths, labels, err := encodeExamples(m, task.Test, cc.MaxTokens)
 	if err != nil {
 		return nil, err
 	}
 	mc, K := m.Config.Model, len(task.Classes)
 	e, err := model.NewExec(m.Backend, vars, func(scope *model.Scope, tokens, lengths *Node) *Node {
-		return ArgMax(ClassifierLogits(scope, mc, K, cc.Pool, tokens, lengths), -1, dtypes.Int32)
+		return ArgMax(Logits(scope, mc, K, cc.Pool, tokens, lengths), -1, dtypes.Int32)
 	})
 	if err != nil {
-		return nil, errors.Wrap(err, "architecture.FineTune: prediction graph")
+		return nil, errors.Wrap(err, "classify.FineTune: prediction graph")
 	}
 	var out []int
 	for lo := 0; lo < len(ids); lo += cc.BatchSize {
@@ -231,7 +230,7 @@ func predict(m *lm.Model, vars *model.Store, task *Task, cc ClassifyConfig) ([]i
 		b := gatherBatch(idx, ids, lengths, labels)
 		res, err := e.Exec(b[0], b[1])
 		if err != nil {
-			return nil, errors.Wrap(err, "architecture.FineTune: predicting")
+			return nil, errors.Wrap(err, "classify.FineTune: predicting")
 		}
 		p := tensors.MustCopyFlatData[int32](res[0])
 		for i := 0; i < cc.BatchSize && lo+i < len(ids); i++ {
@@ -241,10 +240,10 @@ func predict(m *lm.Model, vars *model.Store, task *Task, cc ClassifyConfig) ([]i
 	return out, nil
 }
 
-// ClassifyReport holds every (model, task) fine-tuning of RunClassify.
-type ClassifyReport struct {
-	Tasks   []TaskSummary    `json:"tasks"`
-	Results []ClassifyResult `json:"results"` // model-major, then task
+// Report holds every (model, task) fine-tuning of FineTuneAll.
+type Report struct {
+	Tasks   []TaskSummary `json:"tasks"`
+	Results []Result      `json:"results"` // model-major, then task
 }
 
 // TaskSummary describes a task of a report.
@@ -256,29 +255,10 @@ type TaskSummary struct {
 	Majority float64  `json:"majority"` // share of the test set's most frequent class (Task.Majority)
 }
 
-// RunClassify fine-tunes each of the given language models (e.g. Sweep.TopModels) on each synthetic task of
-// cfg.Classify: sentences of a corpus generated with classify.synthetic (documents unseen in pretraining when its
-// seed differs from data.synthetic.seed), split by document with the first seed.
-func RunClassify(cfg Config, models []*lm.Model, opts ...run.Option) (*ClassifyReport, error) {
-	if err := cfg.Validate(); err != nil {
-		return nil, err
-	}
-	corpus, err := data.Synthetic(cfg.Classify.Synthetic)
-	if err != nil {
-		return nil, err
-	}
-	tasks, err := SentenceTasks(corpus, cfg.Classify.Tasks, cfg.Classify.TestFraction, cfg.Seeds[0])
-	if err != nil {
-		return nil, err
-	}
-	return ClassifyModels(models, tasks, cfg.Classify, opts...)
-}
-
-// ClassifyModels fine-tunes every model on every task (FineTune) and collects the results.
-func ClassifyModels(models []*lm.Model, tasks []*Task, cc ClassifyConfig, opts ...run.Option) (*ClassifyReport,
-	error) {
+// FineTuneAll fine-tunes every model on every task (FineTune) and collects the results, model-major.
+func FineTuneAll(models []*lm.Model, tasks []*Task, cc Config, opts ...run.Option) (*Report, error) {
 	o := run.NewOptions(opts...)
-	rep := &ClassifyReport{}
+	rep := &Report{}
 	for _, t := range tasks {
 		_, maj := t.Majority()
 		rep.Tasks = append(rep.Tasks, TaskSummary{Name: t.Name, Classes: t.Classes, Train: len(t.Train),
@@ -289,7 +269,7 @@ func ClassifyModels(models []*lm.Model, tasks []*Task, cc ClassifyConfig, opts .
 			if err := o.Err(); err != nil {
 				return nil, err
 			}
-			o.Logf(Study, "fine-tuning %s on %s (%d classes, %d examples)", m.Config.Name(), t.Name,
+			o.Logf("classify", "fine-tuning %s on %s (%d classes, %d examples)", m.Config.Name(), t.Name,
 				len(t.Classes), len(t.Train))
 			res, err := FineTune(m, t, cc, run.With(o))
 			if err != nil {

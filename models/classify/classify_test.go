@@ -1,4 +1,4 @@
-package architecture
+package classify
 
 import (
 	"math"
@@ -11,6 +11,7 @@ import (
 
 	"github.com/protolab/protolab/models/lm"
 	"github.com/protolab/protolab/workbench/data"
+	"github.com/protolab/protolab/workbench/fit"
 	"github.com/protolab/protolab/workbench/run"
 	"github.com/protolab/protolab/workbench/wbtest"
 )
@@ -65,15 +66,33 @@ func TestPool_MatchesReference(t *testing.T) {
 	})
 }
 
-// tinyModel trains the Tiny attention model in memory (about a second).
+// tinyModel trains a small attention LM in memory (about a second): experiments/architecture's Tiny model of
+// attention (the same lm.Config, so the same trained run).
 func tinyModel(t *testing.T) *lm.Model {
 	t.Helper()
-	cfg := Tiny()
-	mc, _, err := cfg.ModelFor("attention", "synthetic", cfg.Model.Width, cfg.Train.Steps, 1)
+	d, m := lm.Base(lm.SmallShape)
+	lm.Shape{Docs: 120, Vocab: 320, Width: 24, MaxLen: 96}.Apply(&d, &m)
+	m.DeltaNet.NumHeads = 2
+	m.ProtoT.NumPrototypes = 8
+	m.ProtoT.ChunkSize = 32
+	m.FFNHidden = 64
+	tc := fit.DefaultConfig()
+	tc.Steps, tc.LR, tc.WarmupSteps = 30, 3e-3, 3
+	tc.EvalEvery, tc.EvalBatches, tc.CheckpointEvery = 15, 2, 0
+	mc := lm.Config{Seed: 1, Data: d, Model: m, Head: lm.HeadDense, Train: tc, EvalBatches: 4}.Resolved()
+	model, err := lm.LoadOrTrain(mc, run.Progress(nil))
 	require.NoError(t, err)
-	m, err := lm.LoadOrTrain(mc, run.Progress(nil))
-	require.NoError(t, err)
-	return m
+	return model
+}
+
+// tinyConfig is the fine-tuning of experiments/architecture's Tiny preset: the gender task, 150 documents, 60 steps.
+func tinyConfig() Config {
+	c := DefaultConfig()
+	c.Tasks = []string{"gender"}
+	c.Synthetic.NumDocs = 150
+	c.Train.Steps = 60
+	c.Train.WarmupSteps = 6
+	return c
 }
 
 // TestFineTune_BeatsMajorityOnGender fine-tunes the Tiny LM on the gender of synthetic sentences, which pronouns
@@ -83,14 +102,14 @@ func tinyModel(t *testing.T) *lm.Model {
 // deterministic).
 func TestFineTune_BeatsMajorityOnGender(t *testing.T) {
 	m := tinyModel(t)
-	cfg := Tiny()
-	corpus, err := data.Synthetic(cfg.Classify.Synthetic)
+	cfg := tinyConfig()
+	corpus, err := data.Synthetic(cfg.Synthetic)
 	require.NoError(t, err)
-	tasks, err := SentenceTasks(corpus, []string{"gender"}, cfg.Classify.TestFraction, 1)
+	tasks, err := SentenceTasks(corpus, []string{"gender"}, cfg.TestFraction, 1)
 	require.NoError(t, err)
 	task := tasks[0]
 	before := headlessWeights(t, m)
-	res, err := FineTune(m, task, cfg.Classify, run.Progress(nil))
+	res, err := FineTune(m, task, cfg, run.Progress(nil))
 	require.NoError(t, err)
 	require.Equal(t, len(task.Test), res.Test)
 	_, p0 := task.Majority()
@@ -101,7 +120,7 @@ func TestFineTune_BeatsMajorityOnGender(t *testing.T) {
 	require.Equal(t, before, headlessWeights(t, m), "FineTune trains a copy; the model is unchanged")
 
 	// Head only: the LM's weights stay as they were; only the head moves. Fully fine-tuned, they change.
-	cc := cfg.Classify
+	cc := cfg
 	cc.Train.Steps, cc.Train.WarmupSteps = 5, 1
 	for _, headOnly := range []bool{true, false} {
 		cc.HeadOnly = headOnly
