@@ -130,7 +130,7 @@ func Paper() Config {
 	c.EvalBatches = 0
 	c.Test = TestConfig{Seed: 9001, HoldoutSeed: 9002, NumDocs: 2000, Batches: 0}
 	c.Sweep = SweepConfig{Widths: []int{128, 256, 512}, Steps: []int{5000, 10_000, 20_000}}
-	c.Generate.Sample.TopK = 50
+	c.Generate.Sample.TopKTokens = 50
 	c.Generate.Sample.MaxNewTokens = 128
 	c.Generate.NumSamples = 64
 	c.Generate.PromptWords = 32

@@ -82,14 +82,14 @@ func PerplexityContext(interrupt stdctx.Context, backend compute.Backend, store 
 type SampleConfig struct {
 	MaxNewTokens int     `json:"max_new_tokens"` // tokens generated after the prompt; > 0
 	Temperature  float64 `json:"temperature"`    // 0 means greedy (argmax)
-	TopK         int     `json:"top_k"`          // sample among the k most likely tokens; 0 means all
+	TopKTokens   int     `json:"top_k_tokens"`   // sample among the k most likely tokens; 0 means all
 	StopToken    int32   `json:"stop_token"`     // generation of a row stops after this token; -1 means never
 	Seed         uint64  `json:"seed"`           // sampling seed
 }
 
 // DefaultSampleConfig returns 64 new tokens at temperature 0.8 with top-k 40 and no stop token.
 func DefaultSampleConfig() SampleConfig {
-	return SampleConfig{MaxNewTokens: 64, Temperature: 0.8, TopK: 40, StopToken: -1, Seed: 1}
+	return SampleConfig{MaxNewTokens: 64, Temperature: 0.8, TopKTokens: 40, StopToken: -1, Seed: 1}
 }
 
 // Validate checks the sampling settings.
@@ -99,8 +99,8 @@ func (c SampleConfig) Validate() error {
 		return errors.Errorf("max_new_tokens=%d, want > 0", c.MaxNewTokens)
 	case c.Temperature < 0 || math.IsNaN(c.Temperature):
 		return errors.Errorf("temperature=%g, want ≥ 0", c.Temperature)
-	case c.TopK < 0:
-		return errors.Errorf("top_k=%d, want ≥ 0", c.TopK)
+	case c.TopKTokens < 0:
+		return errors.Errorf("top_k_tokens=%d, want ≥ 0", c.TopKTokens)
 	}
 	return nil
 }
@@ -209,7 +209,7 @@ func (d *Decoder) GenerateContext(interrupt stdctx.Context, prompts [][]int32, c
 		allFinished := true
 		for r, p := range prompts {
 			if pos+1 >= len(p) && !finished(r) { // row r has read its whole prompt: sample its next token
-				tok := Sample(logits[r], cfg.Temperature, cfg.TopK, rng)
+				tok := Sample(logits[r], cfg.Temperature, cfg.TopKTokens, rng)
 				out[r] = append(out[r], tok)
 				stats.GeneratedTokens++
 				done[r] = tok == cfg.StopToken

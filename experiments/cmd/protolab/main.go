@@ -232,7 +232,7 @@ func cmdGenerate(args []string, stdout io.Writer) error {
 		return errors.Errorf("generate: --n=%d, want > 0", *n)
 	}
 	sc := eval.DefaultSampleConfig()
-	sc.MaxNewTokens, sc.Temperature, sc.TopK, sc.Seed, sc.StopToken = *tokens, *temp, *topK, *seed, -1
+	sc.MaxNewTokens, sc.Temperature, sc.TopKTokens, sc.Seed, sc.StopToken = *tokens, *temp, *topK, *seed, -1
 	switch { // every flag before loading the model
 	case *tokens <= 0:
 		return errors.Errorf("generate: --tokens=%d, want > 0", *tokens)
