@@ -41,7 +41,7 @@ type Eval struct {
 	TextSeed   uint64 `json:"text_seed"`   // fresh documents whose perplexities are measured
 }
 
-// Keyword selection rules of Settings.Rule (mprism.KeywordRule; experiments/suppression/doc.go, equations 1–3).
+// Keyword selection rules of Settings.Rule (mprism.KeywordRule, equations 1–3 of models/prism/suppress_select.go).
 const (
 	RuleContexts  = mprism.RuleContexts  // spec §10: the share of the top contexts that hold a keyword
 	RuleMass      = mprism.RuleMass      // our variant: the share of the activation mass on such contexts

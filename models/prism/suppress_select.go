@@ -13,7 +13,13 @@ import (
 	"github.com/protolab/protolab/workbench/stats"
 )
 
-// Keyword selection of prototypes (spec §10; experiments/suppression/doc.go, equations 1–4).
+// Keyword selection of prototypes (spec §10), for a prototype i with its top-activating training contexts c (a window
+// of window_before tokens before and window_after after the activating position) and a keyword set W:
+//
+//	(1) "contexts":  hit_i = #{c ∈ top_contexts(i) : c contains a keyword} / |top_contexts(i)|
+//	(2) "mass":      hit_i = Σ_{c ∋ keyword} a_c / Σ_c a_c        over every activation of i (our variant)
+//	(3) "signature": hit_i = #{v ∈ TopK(W p_i, s) : v begins a keyword and no other word} / s,   s = signature_tokens
+//	(4) Ω = {i : hit_i ≥ min_hit_rate and i has ≥ min_contexts contexts}
 
 // Keyword selection rules of KeywordRule.Rule.
 const (

@@ -12,11 +12,12 @@ import (
 	"github.com/protolab/protolab/workbench/eval"
 )
 
-// TestSuppressedNLL_EmptySetIsThePerplexity splits fresh documents by the keywords of topic "food" and checks the
-// suppressed losses on the Tiny PRISM model: with Ω = ∅ they are the model's own perplexity on the same sequences,
-// the activity of the watched set {1, 3} is counted from the unsuppressed head's codes (lm.Model.HeadStats), and
-// suppressing {1, 3} in either mode changes the losses but not the tokens or the activity.
-func TestSuppressedNLL_EmptySetIsThePerplexity(t *testing.T) {
+// TestSuppressedNLL_EmptySetIsTheModelsLoss splits fresh documents by the keywords of topic "food" and checks the
+// suppressed losses on the Tiny PRISM model: with Ω = ∅ they are the model's own losses on the same sequences
+// (lm.Model.TokenLosses), the activity of one watched prototype is its usage count (lm.Model.Coverage) and that of
+// {1, 3} lies between the larger count and their sum, and suppressing {1, 3} in either mode changes the losses but
+// not the tokens or the activity.
+func TestSuppressedNLL_EmptySetIsTheModelsLoss(t *testing.T) {
 	m, _ := qualityTinyPair(t)
 	kw, err := data.SyntheticWords("topic", "food")
 	require.NoError(t, err)
@@ -38,27 +39,30 @@ func TestSuppressedNLL_EmptySetIsThePerplexity(t *testing.T) {
 	watch[1], watch[3] = 1, 1
 	ref, err := SuppressedNLL(m, other, none, watch, lprism.SuppressZero)
 	require.NoError(t, err)
-	var rows []*tensors.Tensor
-	for _, s := range other {
-		rows = append(rows, tensors.FromFlatDataAndDimensions(append([]int32(nil), s...), 1, len(s)))
-	}
-	pr, err := m.Perplexity(rows)
+	losses, err := m.TokenLosses(other) // the unsuppressed model's own losses, [N, T]
 	require.NoError(t, err)
-	require.InDelta(t, pr.Perplexity, ref.Perplexity(), 1e-4*pr.Perplexity)
-	st, err := m.HeadStats(rows)
-	require.NoError(t, err)
-	active := 0
-	for n := range st.N {
-		for j := range st.TopK {
-			if i := st.Indices[n*st.TopK+j]; (i == 1 || i == 3) && st.Acts[n*st.TopK+j] > 0 {
-				active++
-				break
-			}
+	sum := 0.0
+	for _, row := range losses {
+		for _, l := range row {
+			sum += l
 		}
 	}
-	require.Equal(t, st.N, ref.Tokens)
-	require.Equal(t, active, ref.Active)
-	require.Greater(t, active, 0, "Ω = {1, 3} is used somewhere")
+	require.Equal(t, len(other)*m.Config.Data.SeqLen, ref.Tokens)
+	require.InDelta(t, sum, ref.Sum, 1e-4*sum)
+	// A token uses a prototype at most once, so the activity of one watched prototype is its usage count.
+	_, usage, err := m.Coverage([]*tensors.Tensor{tensors.FromValue(other)})
+	require.NoError(t, err)
+	counts := usage.Counts()
+	for _, j := range []int{1, 3} {
+		one := make([]float64, K)
+		one[j] = 1
+		s, err := SuppressedNLL(m, other, none, one, lprism.SuppressZero)
+		require.NoError(t, err)
+		require.Equal(t, int(counts[j]), s.Active, "prototype %d", j)
+	}
+	require.GreaterOrEqual(t, ref.Active, int(max(counts[1], counts[3])))
+	require.LessOrEqual(t, ref.Active, int(counts[1]+counts[3]))
+	require.Greater(t, ref.Active, 0, "Ω = {1, 3} is used somewhere")
 	for _, mode := range []string{lprism.SuppressZero, lprism.SuppressMask} {
 		s, err := SuppressedNLL(m, other, watch, watch, mode)
 		require.NoError(t, err)
