@@ -8,6 +8,7 @@ import (
 
 	"github.com/protolab/protolab/docs"
 	"github.com/protolab/protolab/layers/prism"
+	mprism "github.com/protolab/protolab/models/prism"
 	"github.com/protolab/protolab/workbench/report"
 )
 
@@ -36,14 +37,15 @@ func handResult(seeds []handSeed) *Result {
 		R2Weight: 0.1, Steps: 400, BatchSize: 8, SeqLen: 32, PrismLR: 3e-3, DenseLR: 3e-3}}
 	for i, s := range seeds {
 		rep := Replicate{Seed: uint64(i + 2), FixedDamping: 1,
-			Quality: Quality{RelLoss: s.relLoss, RelPerplexity: s.relPPL,
+			Quality: mprism.Quality{RelLoss: s.relLoss, RelPerplexity: s.relPPL,
 				Coverage: prism.CoverageMetrics{R1Bar: s.r1, R2: s.r2}}}
 		for w, weight := range []float64{0.01, 1} {
 			lo, hi := s.blockEig[w][0], s.blockEig[w][1]
-			exact := Score{Name: "exact", MinEig: lo, MaxEig: hi, BlockMinEig: []float64{lo, lo, lo},
+			exact := mprism.CurvatureScore{Name: "exact", MinEig: lo, MaxEig: hi,
+				BlockMinEig: []float64{lo, lo, lo},
 				BlockMaxEig: []float64{hi, hi, hi}}
 			rep.Sweep = append(rep.Sweep, SweepPoint{Weight: weight,
-				Curvature: Curvature{OffDiagonalMass: s.offDiag[w], Exact: exact, CERec: exact}})
+				Curvature: mprism.Curvature{OffDiagonalMass: s.offDiag[w], Exact: exact, CERec: exact}})
 		}
 		r.Protocol.Seeds = append(r.Protocol.Seeds, rep.Seed)
 		r.Replicates = append(r.Replicates, rep)

@@ -24,7 +24,7 @@ type Config struct {
 	Tune TuneConfig `json:"tune"`
 	// Eval is the data that quality, coverage and curvature are measured on.
 	Eval EvalConfig `json:"eval"`
-	// Curvature configures the Hessian study and the clustering-weight sweep (curvature.go, run.go).
+	// Curvature configures the Hessian study (models/prism, ComputeCurvature) and the clustering-weight sweep (run.go).
 	Curvature CurvatureConfig `json:"curvature"`
 }
 
@@ -67,7 +67,8 @@ func (e EvalConfig) DocSeed() uint64 {
 	return e.Seed
 }
 
-// CurvatureConfig configures the Hessian study of docs/spec/prism.md §5 (curvature.go) and the sweep of §3, §8.
+// CurvatureConfig configures the Hessian study of docs/spec/prism.md §5 (models/prism's ComputeCurvature) and the
+// sweep of §3, §8.
 type CurvatureConfig struct {
 	// Batches is the number of evaluation batches whose tokens the objective sums over; > 0.
 	Batches int `json:"batches"`
@@ -96,8 +97,7 @@ func Tiny() Config {
 // λ_1 = λ_2 ∈ {0.01, 0.1, 1} of spec §3), measured on the same fresh evaluation documents as Small. One seed: its
 // scorecard rows are untestable.
 func Quick() Config {
-	return Config{Config: lm.PrismSmall(),
-		Eval:      EvalConfig{Docs: 400, Seed: 3001, HeldSeed: 3002},
+	return Config{Config: lm.PrismSmall(), Eval: EvalConfig{Docs: 400, Seed: 3001, HeldSeed: 3002},
 		Curvature: CurvatureConfig{Batches: 2, Prototypes: 12, Sweep: []float64{0.01, 0.1, 1}}}
 }
 
@@ -108,28 +108,26 @@ func Quick() Config {
 //
 // Budget: tuning (three dense and three PRISM runs), replicates (three dense runs, nine PRISM runs and the
 // evaluation of each PRISM/dense pair on 400 documents) and the curvature study of nine PRISM models (the exact
-// Hessian on M·D = 384 columns dominates it). It was sized, from per-piece timings on gomlx v0.26's pure-Go backend,
-// to well under an hour on 2 cores. Three seeds is the fewest a claim allows. `protolab cost` estimates its compute
-// from the configuration; a stored run's provenance records the seconds each phase took.
+// Hessian on M·D = 384 columns dominates it), sized to docs/DESIGN.md's Small budget (about an hour per study on 2
+// cores). Three seeds is the fewest a claim allows. `protolab cost` estimates its compute from the configuration; a
+// stored run's provenance records the seconds each phase took.
 func Small() Config {
-	c := lm.PrismSmall()
-	c.Seed = 2
-	return Config{Config: c, Seeds: []uint64{2, 3, 4},
-		Tune:      TuneConfig{LRs: []float64{1e-3, 3e-3, 1e-2}, Seed: 1},
-		Eval:      EvalConfig{Docs: 400, Seed: 3001, HeldSeed: 3002},
-		Curvature: CurvatureConfig{Batches: 2, Prototypes: 12, Sweep: []float64{0.01, 0.1, 1}}}
+	c := Quick()
+	c.Seed, c.Seeds = 2, []uint64{2, 3, 4}
+	c.Tune = TuneConfig{LRs: []float64{1e-3, 3e-3, 1e-2}, Seed: 1}
+	return c
 }
 
 // Paper is spec §12's small-scale plan (lm.PrismPaper) under Small's protocol: three seeds, a learning-rate grid
 // around the preset's 6e-4, 2,000 fresh evaluation documents (with data.source other than the synthetic corpus, set
 // eval.docs=0), the Hessian on M = 16 prototypes over four batches. Meant for a GPU with XLA.
 func Paper() Config {
-	c := lm.PrismPaper()
+	c := Small()
+	c.Config = lm.PrismPaper()
 	c.Seed = 2
-	return Config{Config: c, Seeds: []uint64{2, 3, 4},
-		Tune:      TuneConfig{LRs: []float64{3e-4, 6e-4, 1.2e-3}, Seed: 1},
-		Eval:      EvalConfig{Docs: 2000, Seed: 3001, HeldSeed: 3002},
-		Curvature: CurvatureConfig{Batches: 4, Prototypes: 16, Sweep: []float64{0.01, 0.1, 1}}}
+	c.Tune.LRs, c.Eval.Docs = []float64{3e-4, 6e-4, 1.2e-3}, 2000
+	c.Curvature.Batches, c.Curvature.Prototypes = 4, 16
+	return c
 }
 
 // Preset returns the named preset: "tiny", "small" (also "") or "paper".

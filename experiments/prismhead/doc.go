@@ -3,10 +3,10 @@
 // layers/prism (the PRISM LM of models/lm), compared with the dense-head decoder of the same backbone, data and token
 // budget (lm.Config.Dense). It measures
 //
-//   - quality (quality.go; spec §3 "Weights", §4, §12 "Logging"): the loss and perplexity of both models on held-out
-//     evaluation data, the head's coverage and usage on it (the dead-prototype reset of spec §2.3 is not
-//     implemented; the dead fraction is reported instead), parameter counts and training throughput;
-//   - curvature (curvature.go, curvature_problem.go; spec §5): the Hessian of the prototype-pathway objective with
+//   - quality (models/prism's ComputeQuality; spec §3 "Weights", §4, §12 "Logging"): the loss and perplexity of both
+//     models on held-out evaluation data, the head's coverage and usage on it (the dead-prototype reset of spec §2.3
+//     is not implemented; the dead fraction is reported instead), parameter counts and training throughput;
+//   - curvature (models/prism's ComputeCurvature; spec §5): the Hessian of the prototype-pathway objective with
 //     respect to the bank, backbone frozen, computed exactly on the most used prototypes, split into its CE+REC and
 //     clustering parts, and compared with the approximations of theory/curvature (its float64 oracle);
 //   - the clustering-weight sweep (run.go, summary.go; spec §3 "Weights", §5, §8 "Conditioning sweep"): one PRISM
@@ -40,39 +40,20 @@
 // Quality: RelLoss = L_PRISM/L_dense − 1 (spec §3 "Weights": the validation loss within about 5% of the dense model)
 // and RelPerplexity = PPL_PRISM/PPL_dense − 1; ThroughputRatio is the ratio of training tokens/s (spec §4).
 //
-// The curvature study differentiates, on the N tokens of curvature.batches evaluation batches with z_t, W and the
-// residual r_t of the logits frozen (spec §5; layers/prism (17), prism.BankObjective),
+// The curvature study (models/prism's ComputeCurvature, whose file curvature.go numbers the equations (3)–(8) cited
+// here) differentiates the objective (3) of the pathway with z_t, W and the logits' residual frozen, on the N tokens
+// of curvature.batches evaluation batches, exactly on the M = curvature.prototypes most used prototypes, and scores
+// the approximations (4)–(6) of theory/curvature against it by relative error, block mass, spectrum and the damped
+// condition number (7) at spec §5's damping. The clustering terms involve one prototype each, so their Hessian is
+// block-diagonal by construction, and the spec §5 damping grows with λ_1, λ_2: a block share of H or a κ at the
+// model's own damping rises or falls with the clustering weight whatever C does. The sweep therefore also reports
+// H_CE+REC = H − H_clust (8) and
 //
-//	(3) L(P) = Σ_t [ CE(W sg(r_t) + W P a_t(P), y_t) + λ_rec·REC_t(P) + λ_2·R2_t(P) ] + λ_1·Σ_j R1_j(P)
-//
-// exactly (double backpropagation in float64; the top-k and nearest-neighbour choices held at their forward values),
-// on the principal submatrix of the M = curvature.prototypes most used prototypes J. Against it (theory/curvature
-// equations 3–17; spec §5):
-//
-//	(4) H_CE ≈ C ⊗ S,   C = Σ_t a_t a_tᵀ,   S = (1/N) Σ_t Wᵀ(diag π_t − π_t π_tᵀ)W,   π_t = softmax(l_t)
-//	(5) H ≈ C ⊗ S + 2λ_rec·C_rec ⊗ I + Δ ⊗ I,   Δ = diag(δ_j),   δ_j = 2λ_1 + 2λ_2·n_j         ("structured")
-//	(5′) H ≈ C ⊗ S + 2λ_rec·C_rec ⊗ I + B_cos                              ("structured, cosine blocks")
-//	(6) H_jj ≈ c_j S + (2λ_rec c_j^rec + δ_j) I,   off-diagonal blocks 0                         ("diagonal C")
-//
-// with C_rec = Σ_t a_t a_tᵀ/(‖z_t‖² + ε) (C with rec_norm false), n_j the tokens whose nearest prototype is j, and B_cos
-// the block-diagonal Hessian of the cosine clustering terms the model trains with (theory/curvature (10), nearest
-// choices frozen), in place of the spec's isotropic squared-L2 surrogate Δ ⊗ I. "GN routed" keeps the routing's
-// Jacobian ∂a/∂P in the Gauss–Newton matrix of CE and REC (theory/curvature (17)), "frozen routing" drops it
-// (theory/curvature (3)), both with B_cos. Every matrix A is scored against the exact H by ‖A − H‖_F/‖H‖_F, its mass on
-// the D×D diagonal blocks, its spectrum and
-//
-//	(7) κ(A + λI) = (λ_max + λ)/(λ_min + λ),   λ = 0.1 × the mean diagonal entry of (5)        (spec §5 damping)
-//
-// The clustering terms involve one prototype each, so their Hessian H_clust is block-diagonal by construction, and
-// the spec §5 damping grows with λ_1, λ_2 through δ_j: a block share of H or a κ at the model's own damping rises or
-// falls with the clustering weight whatever C does. The sweep therefore also reports
-//
-//	(8) H_CE+REC = H − H_clust                    (H_clust: the exact Hessian of the λ_1, λ_2 terms alone)
 //	(7′) κ(A + λ_fix I),   λ_fix = the damping (7) of the seed's smallest-weight model, held fixed across the sweep
 //
-// and spec §5's own coupling metric, the off-diagonal mass Σ_{i≠j}|C_ij| / Σ_ij |C_ij| of C over the whole bank. Raising
-// λ_1 = λ_2 raises the floor δ_j and, by spec §5's argument ("Why clustering helps"), makes C more nearly diagonal; the
-// sweep measures both and the loss they cost, and the claims test the second on C itself.
+// and spec §5's own coupling metric, the off-diagonal mass Σ_{i≠j}|C_ij| / Σ_ij |C_ij| of C over the whole bank.
+// Raising λ_1 = λ_2 raises the floor δ_j and, by spec §5's argument ("Why clustering helps"), makes C more nearly
+// diagonal; the sweep measures both and the loss they cost, and the claims test the second on C itself.
 //
 // # Storage
 //

@@ -8,11 +8,12 @@ import (
 
 	"github.com/go-echarts/go-echarts/v2/charts"
 
+	mprism "github.com/protolab/protolab/models/prism"
 	"github.com/protolab/protolab/workbench/plot"
 )
 
 // QualityBars shows the evaluation perplexity of one seed's PRISM and dense model (equal backbone and token budget).
-func QualityBars(q Quality) *charts.Bar {
+func QualityBars(q mprism.Quality) *charts.Bar {
 	return plot.Bars("Perplexity on held-out text", []string{"perplexity"}, []plot.BarGroup{
 		{Name: "PRISM", Values: []float64{q.Prism.Perplexity}},
 		{Name: "dense head", Values: []float64{q.Dense.Perplexity}},
@@ -38,13 +39,14 @@ func SeedQuality(r *Result) *charts.Bar {
 	return plot.Bars("PRISM against the dense head, per seed", cats, []plot.BarGroup{
 		{Name: "loss vs dense (%)", Values: loss},
 		{Name: "perplexity vs dense (%)", Values: ppl},
-	}, plot.AxisNames("training seed", "change against the dense head (%)"), plot.Subtitle(fmt.Sprintf("mean ± 2 s.e. over %d seeds: loss %+.2f ± %.2f%%, perplexity %+.2f ± %.2f%%",
-		s.Seeds, 100*s.RelLoss.Mean, 200*s.RelLoss.SE, 100*s.RelPerplexity.Mean, 200*s.RelPerplexity.SE)))
+	}, plot.AxisNames("training seed", "change against the dense head (%)"), plot.Subtitle(fmt.Sprintf(
+		"mean ± 2 s.e. over %d seeds: loss %+.2f ± %.2f%%, perplexity %+.2f ± %.2f%%", s.Seeds,
+		100*s.RelLoss.Mean, 200*s.RelLoss.SE, 100*s.RelPerplexity.Mean, 200*s.RelPerplexity.SE)))
 }
 
 // CoverageBars shows the coverage metrics of spec §4 (R̄1, R2 and their fractions above τ) and the share of
 // prototypes in use.
-func CoverageBars(q Quality) *charts.Bar {
+func CoverageBars(q mprism.Quality) *charts.Bar {
 	c := q.Coverage
 	return plot.Bars("Coverage on held-out tokens", []string{"R̄1", "R2", fmt.Sprintf("R1 > %.2g", c.Threshold),
 		fmt.Sprintf("R2 > %.2g", c.Threshold), "prototypes used"}, []plot.BarGroup{
@@ -55,7 +57,7 @@ func CoverageBars(q Quality) *charts.Bar {
 
 // UsageCurve shows the prototypes' usage counts on the validation tokens, sorted in decreasing order (log y;
 // unused prototypes leave the curve).
-func UsageCurve(q Quality) *charts.Line {
+func UsageCurve(q mprism.Quality) *charts.Line {
 	counts := slices.Clone(q.Counts)
 	slices.SortFunc(counts, func(a, b int64) int { return cmp.Compare(b, a) })
 	x, y := make([]float64, len(counts)), make([]float64, len(counts))
@@ -69,8 +71,9 @@ func UsageCurve(q Quality) *charts.Line {
 }
 
 // HessianHeatmap shows the block structure of the exact Hessian (name "exact"), of its CE+REC part ("exact CE+REC")
-// or of one of Curvature.Approx: the log10 Frobenius norm of each D×D block (i, j) over the M most used prototypes.
-func HessianHeatmap(c Curvature, name string) *charts.HeatMap {
+// or of one of c.Approx (mprism.ApproxStructured, ...): the log10 Frobenius norm of each D×D block (i, j) over the M
+// most used prototypes.
+func HessianHeatmap(c mprism.Curvature, name string) *charts.HeatMap {
 	s := c.Exact
 	switch name {
 	case c.Exact.Name:
@@ -79,7 +82,7 @@ func HessianHeatmap(c Curvature, name string) *charts.HeatMap {
 	default:
 		var ok bool
 		if s, ok = c.Approximation(name); !ok {
-			s = Score{Name: name + " (missing)"}
+			s = mprism.CurvatureScore{Name: name + " (missing)"}
 		}
 	}
 	labels := protoLabels(c.Prototypes)
@@ -100,7 +103,7 @@ func HessianHeatmap(c Curvature, name string) *charts.HeatMap {
 }
 
 // CoUsageHeatmap shows the co-usage matrix C = Σ_t a_t a_tᵀ on the M most used prototypes.
-func CoUsageHeatmap(c Curvature) *charts.HeatMap {
+func CoUsageHeatmap(c mprism.Curvature) *charts.HeatMap {
 	labels := protoLabels(c.Prototypes)
 	return plot.Heatmap("Co-usage C_ij on the most used prototypes", labels, labels, c.CoUsage,
 		plot.AxisNames("prototype j", "prototype i"), plot.ColorBar("C_ij (Σ_t a_ti a_tj)"),
@@ -118,7 +121,7 @@ func protoLabels(protos []int) []string {
 
 // ApproxErrors shows, for each approximation of the Hessian, its relative Frobenius error to the exact Hessian and
 // its mass on the diagonal blocks (the exact Hessian's and its CE+REC part's block masses are the reference bars).
-func ApproxErrors(c Curvature) *charts.Bar {
+func ApproxErrors(c mprism.Curvature) *charts.Bar {
 	names := []string{c.Exact.Name, c.CERec.Name}
 	errs, mass := []float64{0, 0}, []float64{c.Exact.BlockMass, c.CERec.BlockMass}
 	for _, s := range c.Approx {
@@ -222,7 +225,7 @@ func Figures(r *Result) []plot.Figure {
 			plot.Figure{Name: "prismhead_coverage", Chart: CoverageBars(q)},
 			plot.Figure{Name: "prismhead_usage", Chart: UsageCurve(q)},
 			plot.Figure{Name: "prismhead_hessian_exact", Chart: HessianHeatmap(c, "exact")},
-			plot.Figure{Name: "prismhead_hessian_structured", Chart: HessianHeatmap(c, ApproxStructured)},
+			plot.Figure{Name: "prismhead_hessian_structured", Chart: HessianHeatmap(c, mprism.ApproxStructured)},
 			plot.Figure{Name: "prismhead_co_usage", Chart: CoUsageHeatmap(c)},
 			plot.Figure{Name: "prismhead_approximation_errors", Chart: ApproxErrors(c)})
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	mprism "github.com/protolab/protolab/models/prism"
 	"github.com/protolab/protolab/workbench/plot"
 )
 
@@ -32,19 +33,20 @@ func seriesData(o map[string]any) map[string]int {
 }
 
 // fixtureCurvature is a hand-made study result with M = 2 prototypes.
-func fixtureCurvature(w float64) Curvature {
+func fixtureCurvature(w float64) mprism.Curvature {
 	blocks := [][]float64{{4, 0.5}, {0.5, 2}}
-	return Curvature{R1Weight: w, R2Weight: w, Tokens: 10, D: 3, Prototypes: []int{7, 2},
-		Exact: Score{Name: "exact", BlockMass: 0.9, DampedCond: 12, BlockCondMedian: 3, Blocks: blocks},
-		CERec: Score{Name: "exact CE+REC", BlockMass: 0.7, Blocks: blocks},
-		Approx: []Score{{Name: ApproxStructured, RelFrobenius: 0.4, BlockMass: 0.95, DampedCond: 8, Blocks: blocks},
-			{Name: ApproxDiagonalC, RelFrobenius: 0.5, BlockMass: 1, DampedCond: -1, Blocks: blocks}},
+	return mprism.Curvature{R1Weight: w, R2Weight: w, Tokens: 10, D: 3, Prototypes: []int{7, 2},
+		Exact: mprism.CurvatureScore{Name: "exact", BlockMass: 0.9, DampedCond: 12, BlockCondMedian: 3, Blocks: blocks},
+		CERec: mprism.CurvatureScore{Name: "exact CE+REC", BlockMass: 0.7, Blocks: blocks},
+		Approx: []mprism.CurvatureScore{
+			{Name: mprism.ApproxStructured, RelFrobenius: 0.4, BlockMass: 0.95, DampedCond: 8, Blocks: blocks},
+			{Name: mprism.ApproxDiagonalC, RelFrobenius: 0.5, BlockMass: 1, DampedCond: -1, Blocks: blocks}},
 		OffDiagonalMass: 0.3, CoUsage: [][]float64{{1, 0.2}, {0.2, 3}}}
 }
 
 // TestFigures_SeriesAndData builds every figure from fixed results and checks the series and their lengths.
 func TestFigures_SeriesAndData(t *testing.T) {
-	q := Quality{Counts: []int64{5, 0, 9, 1}, RelPerplexity: 0.01}
+	q := mprism.Quality{Counts: []int64{5, 0, 9, 1}, RelPerplexity: 0.01}
 	q.Prism.Perplexity, q.Dense.Perplexity = 10.1, 10
 	st := Stat{Mean: 0.5, SE: 0.1, N: 3}
 	var sw Summary

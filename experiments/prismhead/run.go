@@ -1,8 +1,8 @@
 package prismhead
 
 import (
+	"cmp"
 	"fmt"
-	"math"
 	"slices"
 	"strings"
 	"time"
@@ -12,6 +12,8 @@ import (
 
 	"github.com/protolab/protolab/layers/prism"
 	"github.com/protolab/protolab/models/lm"
+	mprism "github.com/protolab/protolab/models/prism"
+	"github.com/protolab/protolab/workbench/fit"
 	"github.com/protolab/protolab/workbench/run"
 	"github.com/protolab/protolab/workbench/store"
 )
@@ -29,29 +31,29 @@ type SweepPoint struct {
 	RelLoss       float64               `json:"rel_loss"`       // against the dense model
 	Coverage      prism.CoverageMetrics `json:"coverage"`
 	Usage         prism.UsageSummary    `json:"usage"`
-	Curvature     Curvature             `json:"curvature"`
+	Curvature     mprism.Curvature      `json:"curvature"`
 }
 
 // Replicate is the study at one training seed: the configured PRISM model against its dense baseline, and the
 // sweep.
 type Replicate struct {
-	Seed      uint64       `json:"seed"`
-	PrismDir  string       `json:"prism_dir"` // run folder of the configured PRISM model ("" in memory)
-	DenseDir  string       `json:"dense_dir"` // run folder of the dense model
-	Quality   Quality      `json:"quality"`   // the configured PRISM model against the dense model
-	Curvature Curvature    `json:"curvature"` // of the configured PRISM model
-	Sweep     []SweepPoint `json:"sweep"`
+	Seed      uint64           `json:"seed"`
+	PrismDir  string           `json:"prism_dir"` // run folder of the configured PRISM model ("" in memory)
+	DenseDir  string           `json:"dense_dir"` // run folder of the dense model
+	Quality   mprism.Quality   `json:"quality"`   // the configured PRISM model against the dense model
+	Curvature mprism.Curvature `json:"curvature"` // of the configured PRISM model
+	Sweep     []SweepPoint     `json:"sweep"`
 	// FixedDamping is the damping held fixed across this seed's sweep (doc.go, equation 7′): the spec §5 damping of
 	// the sweep's smallest weight (the configured model's without a sweep).
 	FixedDamping float64 `json:"fixed_damping"`
 }
 
 // Tuning records the learning-rate choice (TuneConfig): each kind's validation loss at every rate, and the rates
-// kept.
+// kept (one fit.SearchLR per kind).
 type Tuning struct {
 	Seed      uint64    `json:"seed"`
 	LRs       []float64 `json:"lrs"`
-	DenseLoss []float64 `json:"dense_loss"` // final validation loss (eval_batches batches) at each rate; −1: not finite
+	DenseLoss []float64 `json:"dense_loss"` // final validation loss (eval_batches batches) at each rate; −1: diverged
 	PrismLoss []float64 `json:"prism_loss"`
 	DenseLR   float64   `json:"dense_lr"`
 	PrismLR   float64   `json:"prism_lr"`
@@ -106,8 +108,8 @@ func (r *Result) String() string {
 		fmt.Fprintf(&b, "evaluated on the validation split (%d tokens)\n", p.EvalTokens)
 	}
 	if r.Tuning != nil {
-		fmt.Fprintf(&b, "tuning: dense loss %v, PRISM loss %v at lr %v\n", fmtFloats(r.Tuning.DenseLoss),
-			fmtFloats(r.Tuning.PrismLoss), r.Tuning.LRs)
+		fmt.Fprintf(&b, "tuning: dense loss %.4g, PRISM loss %.4g at lr %v\n", r.Tuning.DenseLoss,
+			r.Tuning.PrismLoss, r.Tuning.LRs)
 	}
 	b.WriteString(r.Summary.String())
 	if len(r.Replicates) > 0 {
@@ -117,14 +119,6 @@ func (r *Result) String() string {
 	return b.String()
 }
 
-func fmtFloats(x []float64) string {
-	s := make([]string, len(x))
-	for i, v := range x {
-		s[i] = fmt.Sprintf("%.4g", v)
-	}
-	return "[" + strings.Join(s, " ") + "]"
-}
-
 // LoadOrRun returns the result stored for cfg under run.Out, or runs the study.
 func LoadOrRun(cfg Config, opts ...run.Option) (*Result, error) {
 	return run.LoadOrRun(Study, cfg, opts, runStudy)
@@ -132,8 +126,9 @@ func LoadOrRun(cfg Config, opts ...run.Option) (*Result, error) {
 
 // Run runs the whole study even when a result is stored (doc.go, "Protocol"): it chooses the learning rates
 // (cfg.Tune), then for every seed trains (or loads, from run.Out/models) the dense baseline and one PRISM model per
-// sweep weight and the configured weights, and measures quality (ComputeQuality) and curvature (ComputeCurvature) on
-// the evaluation batches (EvalBatches); with run.Out set it stores the result there.
+// sweep weight and the configured weights, and measures quality (mprism.ComputeQuality) and curvature
+// (mprism.ComputeCurvature) on the evaluation batches (mprism.EvalBatches); with run.Out set it stores the result
+// there.
 func Run(cfg Config, opts ...run.Option) (*Result, error) {
 	return run.Recompute(Study, cfg, opts, runStudy)
 }
@@ -183,65 +178,63 @@ func runStudy(cfg Config, prov *run.Provenance, o run.Options) (*Result, error) 
 	return res, nil
 }
 
-// tune trains the dense and the configured PRISM model at every rate of cfg.Tune.LRs with seed cfg.Tune.Seed and
-// keeps, for each kind, the rate of the lowest final validation loss (ties to the earlier rate; a loss that is not
-// finite never wins).
+// tune chooses each kind's learning rate on the tuning seed: the dense model, then the configured PRISM model, each
+// searched over cfg.Tune.LRs (searchRate).
 func tune(cfg Config, o run.Options) (*Tuning, error) {
 	t := &Tuning{Seed: cfg.Tune.Seed, LRs: slices.Clone(cfg.Tune.LRs)}
 	base := cfg.Config
 	base.Seed = cfg.Tune.Seed
-	for _, lr := range t.LRs {
-		if err := o.Err(); err != nil {
-			return nil, err
-		}
-		dc, pc := base.Dense(), base
-		dc.Train.LR, pc.Train.LR = lr, lr
-		for _, k := range []struct {
-			cfg  lm.Config
-			loss *[]float64
-		}{{dc, &t.DenseLoss}, {pc, &t.PrismLoss}} {
-			m, err := lm.LoadOrTrain(k.cfg, run.With(o))
+	for _, k := range []struct {
+		name string
+		cfg  lm.Config
+		lr   *float64
+		loss *[]float64
+	}{{"dense", base.Dense(), &t.DenseLR, &t.DenseLoss}, {"PRISM", base, &t.PrismLR, &t.PrismLoss}} {
+		var err error
+		*k.lr, *k.loss, err = searchRate(t.LRs, func(lr float64) (float64, error) {
+			if err := o.Err(); err != nil {
+				return 0, err
+			}
+			c := k.cfg
+			c.Train.LR = lr
+			m, err := lm.LoadOrTrain(c, run.With(o))
 			if err != nil {
-				return nil, errors.WithMessagef(err, "tuning at lr %g", lr)
+				return 0, errors.WithMessagef(err, "tuning at lr %g", lr)
 			}
-			l := m.Result.Val.Loss
-			if math.IsNaN(l) || math.IsInf(l, 0) {
-				l = -1
-			}
-			*k.loss = append(*k.loss, l)
+			return m.Result.Val.Loss, nil
+		})
+		if err != nil {
+			return nil, errors.WithMessagef(err, "tuning the %s model", k.name)
 		}
-	}
-	var err error
-	if t.DenseLR, err = bestRate(t.LRs, t.DenseLoss); err != nil {
-		return nil, errors.WithMessage(err, "tuning the dense model")
-	}
-	if t.PrismLR, err = bestRate(t.LRs, t.PrismLoss); err != nil {
-		return nil, errors.WithMessage(err, "tuning the PRISM model")
 	}
 	o.Logf(Study, "tuned on seed %d: dense lr %g, PRISM lr %g", t.Seed, t.DenseLR, t.PrismLR)
 	return t, nil
 }
 
-// bestRate returns the rate of the lowest loss, ties to the earlier rate; a negative loss marks a run that was not
-// finite and never wins.
-func bestRate(lrs, losses []float64) (float64, error) {
-	best := -1
-	for i, l := range losses {
-		if l >= 0 && (best < 0 || l < losses[best]) {
-			best = i
+// searchRate trains at every rate of lrs with train (fit.SearchLR) and returns the rate of the lowest final
+// validation loss (ties to the earlier rate) and each rate's loss, −1 for a run that diverged (a fit.DivergedError or
+// a loss that is not finite), which never wins. A diverged run is a trial, not an error; any other error stops the
+// search.
+func searchRate(lrs []float64, train func(lr float64) (float64, error)) (float64, []float64, error) {
+	trials, best, err := fit.SearchLR(lrs, train)
+	if err != nil {
+		return 0, nil, err
+	}
+	losses := make([]float64, len(trials))
+	for i, tr := range trials {
+		losses[i] = tr.Loss
+		if tr.Diverged {
+			losses[i] = -1
 		}
 	}
-	if best < 0 {
-		return 0, errors.Errorf("no rate of %v gave a finite validation loss", lrs)
-	}
-	return lrs[best], nil
+	return lrs[best], losses, nil
 }
 
 // measured is one PRISM model's quality and curvature.
 type measured struct {
 	dir       string
-	quality   Quality
-	curvature Curvature
+	quality   mprism.Quality
+	curvature mprism.Curvature
 }
 
 // replicate trains (or loads) the dense model and the PRISM models of one seed and measures them.
@@ -257,9 +250,9 @@ func replicate(cfg Config, seed uint64, denseLR, prismLR float64, o run.Options)
 		return rep, err
 	}
 	rep.DenseDir = dm.Dir
-	batches, err := EvalBatches(dm, cfg.Eval)
+	batches, err := mprism.EvalBatches(dm, cfg.Eval.Docs, cfg.Eval.DocSeed())
 	if err != nil {
-		return rep, err
+		return rep, errors.WithMessagef(err, "eval.docs=%d", cfg.Eval.Docs)
 	}
 	done := map[string]measured{}
 	measure := func(pc lm.Config) (measured, error) {
@@ -271,11 +264,8 @@ func replicate(cfg Config, seed uint64, denseLR, prismLR float64, o run.Options)
 		if err != nil {
 			return measured{}, err
 		}
-		m := measured{dir: pm.Dir}
-		if m.quality, err = cachedQuality(pm, dm, cfg.Eval, batches); err != nil {
-			return m, err
-		}
-		if m.curvature, err = cachedCurvature(pm, cfg.Curvature, cfg.Eval, batches); err != nil {
+		m, err := measureModel(pm, dm, cfg, batches)
+		if err != nil {
 			return m, err
 		}
 		done[pc.Hash()] = m
@@ -305,48 +295,41 @@ func replicate(cfg Config, seed uint64, denseLR, prismLR float64, o run.Options)
 	rep.PrismDir, rep.Quality, rep.Curvature = m.dir, m.quality, m.curvature
 	rep.FixedDamping = rep.Curvature.Damping
 	if len(rep.Sweep) > 0 {
-		lo := slices.MinFunc(rep.Sweep, func(a, b SweepPoint) int {
-			return cmpFloat(a.Weight, b.Weight)
-		})
+		lo := slices.MinFunc(rep.Sweep, func(a, b SweepPoint) int { return cmp.Compare(a.Weight, b.Weight) })
 		rep.FixedDamping = lo.Curvature.Damping
 	}
 	return rep, nil
 }
 
-func cmpFloat(a, b float64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
-}
-
-// cachedQuality is ComputeQuality, cached in the PRISM model's run folder (none in memory) and keyed by both models'
-// configs and the evaluation data.
-func cachedQuality(pm, dm *lm.Model, ec EvalConfig, batches []*tensors.Tensor) (Quality, error) {
-	key := struct {
+// measureModel returns pm's quality against dm (mprism.ComputeQuality) and its curvature (mprism.ComputeCurvature
+// on the first curvature.batches batches), each cached in pm's run folder (none in memory): the quality keyed by both
+// models' configs and the evaluation data, the curvature by the model, the curvature settings (without the sweep
+// list, which does not change one model's study) and the evaluation data.
+func measureModel(pm, dm *lm.Model, cfg Config, batches []*tensors.Tensor) (measured, error) {
+	m := measured{dir: pm.Dir}
+	qKey := struct {
 		Prism, Dense lm.Config
 		Eval         EvalConfig
-	}{pm.Config, dm.Config, ec}
-	q, _, err := store.LoadOrCompute(pm.Dir, "quality", key, func() (Quality, error) {
-		return ComputeQuality(pm, dm, batches)
-	})
-	return q, err
-}
-
-// cachedCurvature is ComputeCurvature, cached in the PRISM model's run folder and keyed by the model, cc (without
-// the sweep list, which does not change one model's study) and the evaluation data.
-func cachedCurvature(pm *lm.Model, cc CurvatureConfig, ec EvalConfig, batches []*tensors.Tensor) (Curvature, error) {
+	}{pm.Config, dm.Config, cfg.Eval}
+	var err error
+	if m.quality, _, err = store.LoadOrCompute(pm.Dir, "quality", qKey, func() (mprism.Quality, error) {
+		return mprism.ComputeQuality(pm, dm, batches)
+	}); err != nil {
+		return m, err
+	}
+	cc := cfg.Curvature
+	if len(batches) < cc.Batches {
+		return m, errors.Errorf("%d evaluation batches, curvature.batches=%d (raise eval.docs or lower "+
+			"curvature.batches)", len(batches), cc.Batches)
+	}
 	cc.Sweep = nil
-	key := struct {
+	cKey := struct {
 		Model     lm.Config
 		Curvature CurvatureConfig
 		Eval      EvalConfig
-	}{pm.Config, cc, ec}
-	c, _, err := store.LoadOrCompute(pm.Dir, "curvature", key, func() (Curvature, error) {
-		return ComputeCurvature(pm, cc, batches)
+	}{pm.Config, cc, cfg.Eval}
+	m.curvature, _, err = store.LoadOrCompute(pm.Dir, "curvature", cKey, func() (mprism.Curvature, error) {
+		return mprism.ComputeCurvature(pm, batches[:cc.Batches], cc.Prototypes)
 	})
-	return c, err
+	return m, err
 }

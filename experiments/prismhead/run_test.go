@@ -1,14 +1,15 @@
 package prismhead
 
 import (
+	"math"
 	"path/filepath"
 	"slices"
 	"testing"
 
-	"github.com/gomlx/gomlx/core/tensors"
 	"github.com/stretchr/testify/require"
 
 	"github.com/protolab/protolab/models/lm"
+	"github.com/protolab/protolab/workbench/fit"
 	"github.com/protolab/protolab/workbench/run"
 )
 
@@ -118,46 +119,6 @@ func TestLoadOrRun_TinyStudy(t *testing.T) {
 	require.True(t, res.Provenance.Start.Equal(nb.Provenance.Start), "Notebook at tiny loads the Tiny result")
 }
 
-// TestEvalBatches_FreshDocuments checks the evaluation data at Tiny: full [B, T+1] batches, the same for every call,
-// different from the validation split's batches and from those of the held-back seed, and the validation split
-// itself with eval.docs = 0.
-func TestEvalBatches_FreshDocuments(t *testing.T) {
-	cfg := Tiny()
-	m := &lm.Model{Config: cfg.Config.Dense()} // the data and the tokenizer are all EvalBatches reads
-	fresh, err := EvalBatches(m, cfg.Eval)
-	require.NoError(t, err)
-	require.NotEmpty(t, fresh)
-	for _, b := range fresh {
-		require.Equal(t, []int{cfg.Data.BatchSize, cfg.Data.SeqLen + 1}, b.Shape().Dimensions)
-	}
-	again, err := EvalBatches(m, cfg.Eval)
-	require.NoError(t, err)
-	require.Equal(t, flat(fresh), flat(again))
-	held := cfg.Eval
-	held.UseHeld = true
-	other, err := EvalBatches(m, held)
-	require.NoError(t, err)
-	require.NotEqual(t, flat(fresh[:1]), flat(other[:1]))
-	val := cfg.Eval
-	val.Docs = 0
-	vb, err := EvalBatches(m, val)
-	require.NoError(t, err)
-	prep, err := m.Data()
-	require.NoError(t, err)
-	want, err := prep.ValTensors(cfg.EvalBatches)
-	require.NoError(t, err)
-	require.Equal(t, flat(want), flat(vb))
-	require.NotEqual(t, flat(vb[:1]), flat(fresh[:1]))
-}
-
-func flat(bs []*tensors.Tensor) []int32 {
-	var out []int32
-	for _, b := range bs {
-		out = append(out, tensors.MustCopyFlatData[int32](b)...)
-	}
-	return out
-}
-
 // TestConfig_PresetsAndErrors: every preset validates, Quick too, the model keys sit at the top level, and bad
 // values name their key.
 func TestConfig_PresetsAndErrors(t *testing.T) {
@@ -204,15 +165,32 @@ func errString(err error) string {
 	return err.Error()
 }
 
-// TestBestRate: the lowest loss wins, ties go to the earlier rate, a non-finite run (−1) never wins, and no finite
-// run is an error.
+// TestBestRate: searchRate keeps the rate of the lowest loss, ties go to the earlier rate, a run that diverged
+// (a fit.DivergedError or a loss that is not finite; −1 in the record) never wins, and no finite run is an error.
 func TestBestRate(t *testing.T) {
-	lr, err := bestRate([]float64{1, 2, 3}, []float64{0.5, 0.4, 0.4})
+	losses := func(ls ...float64) func(float64) (float64, error) {
+		return func(lr float64) (float64, error) {
+			l := ls[int(lr)-1]
+			if l < 0 {
+				return 0, &fit.DivergedError{Step: 3, Loss: math.NaN()}
+			}
+			return l, nil
+		}
+	}
+	lr, rec, err := searchRate([]float64{1, 2, 3}, losses(0.5, 0.4, 0.4))
 	require.NoError(t, err)
 	require.Equal(t, 2.0, lr)
-	lr, err = bestRate([]float64{1, 2}, []float64{-1, 3})
+	require.Equal(t, []float64{0.5, 0.4, 0.4}, rec)
+	lr, rec, err = searchRate([]float64{1, 2, 3}, func(lr float64) (float64, error) {
+		return []float64{math.Inf(1), 3, math.NaN()}[int(lr)-1], nil
+	})
 	require.NoError(t, err)
 	require.Equal(t, 2.0, lr)
-	_, err = bestRate([]float64{1, 2}, []float64{-1, -1})
-	require.ErrorContains(t, err, "no rate")
+	require.Equal(t, []float64{-1, 3, -1}, rec)
+	lr, rec, err = searchRate([]float64{1, 2}, losses(-1, 3))
+	require.NoError(t, err)
+	require.Equal(t, 2.0, lr)
+	require.Equal(t, []float64{-1, 3}, rec)
+	_, _, err = searchRate([]float64{1, 2}, losses(-1, -1))
+	require.ErrorContains(t, err, "no learning rate")
 }

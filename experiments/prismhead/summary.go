@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	mprism "github.com/protolab/protolab/models/prism"
 	"github.com/protolab/protolab/workbench/report"
 	"github.com/protolab/protolab/workbench/stats"
 )
@@ -62,11 +63,12 @@ type SweepSummary struct {
 	// H_CE+REC (without the clustering terms, which are block-diagonal by construction).
 	BlockMass      Stat `json:"block_mass"`
 	BlockMassCERec Stat `json:"block_mass_ce_rec"`
-	// BlockMassStructured and BlockMassStructuredCos are the block shares of ApproxStructured and ApproxStructuredCos.
+	// BlockMassStructured and BlockMassStructuredCos are the block shares of mprism.ApproxStructured and
+	// ApproxStructuredCos.
 	BlockMassStructured    Stat `json:"block_mass_structured"`
 	BlockMassStructuredCos Stat `json:"block_mass_structured_cos"`
 	// LogCond, LogCondCERec and LogCondStructuredCos are log10 κ(A + λ_fix I) of the exact Hessian, of H_CE+REC and of
-	// ApproxStructuredCos on J; LogBlockCond is log10 of the median over j of κ(H_jj + λ_fix I) of the exact
+	// mprism.ApproxStructuredCos on J; LogBlockCond is log10 of the median over j of κ(H_jj + λ_fix I) of the exact
 	// Hessian's diagonal blocks. λ_fix is the seed's Replicate.FixedDamping; a seed where the damped matrix is not
 	// positive definite is left out (N counts the others).
 	LogCond              Stat `json:"log_cond"`
@@ -118,10 +120,10 @@ func Summarize(reps []Replicate) Summary {
 		at := func(f func(Replicate, SweepPoint) float64) Stat {
 			return collect(func(r Replicate) float64 { return f(r, pointAt(r, w)) })
 		}
-		approx := func(p SweepPoint, name string) Score {
+		approx := func(p SweepPoint, name string) mprism.CurvatureScore {
 			a, ok := p.Curvature.Approximation(name)
 			if !ok {
-				return Score{MinEig: math.NaN(), MaxEig: math.NaN(), BlockMass: math.NaN()}
+				return mprism.CurvatureScore{MinEig: math.NaN(), MaxEig: math.NaN(), BlockMass: math.NaN()}
 			}
 			return a
 		}
@@ -134,10 +136,10 @@ func Summarize(reps []Replicate) Summary {
 			BlockMass:       at(func(_ Replicate, p SweepPoint) float64 { return p.Curvature.Exact.BlockMass }),
 			BlockMassCERec:  at(func(_ Replicate, p SweepPoint) float64 { return p.Curvature.CERec.BlockMass }),
 			BlockMassStructured: at(func(_ Replicate, p SweepPoint) float64 {
-				return approx(p, ApproxStructured).BlockMass
+				return approx(p, mprism.ApproxStructured).BlockMass
 			}),
 			BlockMassStructuredCos: at(func(_ Replicate, p SweepPoint) float64 {
-				return approx(p, ApproxStructuredCos).BlockMass
+				return approx(p, mprism.ApproxStructuredCos).BlockMass
 			}),
 			LogCond: at(func(r Replicate, p SweepPoint) float64 {
 				return math.Log10(p.Curvature.Exact.CondAt(r.FixedDamping))
@@ -146,7 +148,7 @@ func Summarize(reps []Replicate) Summary {
 				return math.Log10(p.Curvature.CERec.CondAt(r.FixedDamping))
 			}),
 			LogCondStructuredCos: at(func(r Replicate, p SweepPoint) float64 {
-				return math.Log10(approx(p, ApproxStructuredCos).CondAt(r.FixedDamping))
+				return math.Log10(approx(p, mprism.ApproxStructuredCos).CondAt(r.FixedDamping))
 			}),
 			LogBlockCond: at(func(r Replicate, p SweepPoint) float64 {
 				return math.Log10(p.Curvature.Exact.BlockCondMedianAt(r.FixedDamping))

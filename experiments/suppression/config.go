@@ -7,6 +7,7 @@ import (
 	"github.com/pkg/errors"
 
 	"github.com/protolab/protolab/models/lm"
+	mprism "github.com/protolab/protolab/models/prism"
 	"github.com/protolab/protolab/workbench/data"
 	"github.com/protolab/protolab/workbench/eval"
 	"github.com/protolab/protolab/workbench/run"
@@ -40,23 +41,12 @@ type Eval struct {
 	TextSeed   uint64 `json:"text_seed"`   // fresh documents whose perplexities are measured
 }
 
-// Keyword selection rules of Settings.Rule.
+// Keyword selection rules of Settings.Rule (mprism.KeywordRule, equations 1–3 of models/prism/suppress_select.go).
 const (
-	// RuleContexts is spec §10's rule: a prototype is selected when at least MinHitRate of its TopContexts most
-	// activating contexts contain a keyword.
-	RuleContexts = "contexts"
-	// RuleMass (our variant) weighs every activation of a prototype over the scanned tokens: it is selected when
-	// the share of its activation mass Σa on contexts with a keyword is at least MinHitRate. It favours
-	// prototypes that are specific to the concept over ones that are broadly active but peak on it.
-	RuleMass = "mass"
-	// RuleSignature (our variant) reads the prototype's card instead of its contexts: it is selected when at
-	// least MinHitRate of the SignatureTokens tokens its logit signature W p_i promotes most are keyword tokens
-	// (tokens that begin a keyword and no other word of the training text). It uses the model only.
-	RuleSignature = "signature"
+	RuleContexts  = mprism.RuleContexts  // spec §10: the share of the top contexts that hold a keyword
+	RuleMass      = mprism.RuleMass      // our variant: the share of the activation mass on such contexts
+	RuleSignature = mprism.RuleSignature // our variant: the share of the most promoted tokens that begin a keyword
 )
-
-// Rules lists the values of Settings.Rule.
-var Rules = []string{RuleContexts, RuleMass, RuleSignature}
 
 // Settings configures concept suppression (docs/spec/prism.md §10) on one model: keyword selection of the
 // prototypes Ω, then generation and perplexity with Ω suppressed.
@@ -69,25 +59,9 @@ type Settings struct {
 	Keywords []string `json:"keywords"`
 	// Prototypes, when set, is Ω itself (bank indices) and the keyword selection is skipped.
 	Prototypes []int `json:"prototypes"`
-	// Rule is RuleContexts ("contexts", spec §10), RuleMass ("mass") or RuleSignature ("signature").
-	Rule string `json:"rule"`
-	// TopContexts is the number of top-activating training contexts read per prototype (spec §10: 50; rule
-	// "contexts"); > 0.
-	TopContexts int `json:"top_contexts"`
-	// SignatureTokens is the number of most promoted tokens read per prototype (rule "signature"); > 0, capped at V.
-	SignatureTokens int `json:"signature_tokens"`
-	// MinHitRate is the fraction of a prototype's top contexts (rule "contexts"), of its activation mass (rule
-	// "mass") or of its most promoted tokens (rule "signature") that must hit a keyword (spec §10: 0.5); in [0, 1].
-	MinHitRate float64 `json:"min_hit_rate"`
-	// MinContexts is the least number of contexts (activations) a selected prototype has (fewer: too little
-	// evidence); in [1, TopContexts].
-	MinContexts int `json:"min_contexts"`
-	// WindowBefore and WindowAfter are the tokens before and after an activating position that form its context
-	// (WindowAfter = 1 includes the token the position predicts); ≥ 0.
-	WindowBefore int `json:"window_before"`
-	WindowAfter  int `json:"window_after"`
-	// SelectBatches is the number of training batches scanned for top-activating contexts; > 0.
-	SelectBatches int `json:"select_batches"`
+	// KeywordRule selects Ω (mprism.SelectByKeywords): rule, top_contexts, signature_tokens, min_hit_rate,
+	// min_contexts, window_before, window_after, select_batches (JSON keys at this level).
+	mprism.KeywordRule
 	// Samples is the number of generations per mode, from prompts made of the first sentence of fresh synthetic
 	// documents (seed PromptSeed), which names the referent and a city but no topic; > 1.
 	Samples    int    `json:"samples"`
@@ -123,7 +97,7 @@ type Settings struct {
 //     The held-back evaluation (seeds 3301–3303) is not run.
 //
 // Budget: six models (three at K = 2048, three at K = 512), then Suppress with 512 samples per model in three
-// modes. It was sized on gomlx v0.26's pure-Go backend to about an hour on 2 cores; the models are stored under
+// modes, sized to docs/DESIGN.md's Small budget (about an hour per study on 2 cores); the models are stored under
 // run.Out/models, so a rerun only evaluates. `protolab cost` estimates its compute from the configuration; a stored
 // run's provenance records the seconds each phase took.
 func Small() Config {
@@ -138,15 +112,16 @@ func Small() Config {
 
 // Quick is what notebooks and `make run` show when no protocol result is stored: the Small recipe on one model
 // (seed 1, K = 2048) evaluated on the development data its settings were chosen with (prompt seed 2002, sampler
-// seed 11, the model's validation split). About 12 minutes on a 2-core CPU (the model's 4800 updates, then one
-// Suppress).
+// seed 11, the model's validation split): the model's 4800 updates, then one Suppress, within docs/DESIGN.md's
+// Quick budget (minutes per notebook on 2 cores).
 func Quick() Config {
 	m := lm.PrismSmall()
 	m.Train.Steps, m.Train.LR = 4800, 1e-2
 	m.Prism.NumPrototypes, m.Prism.TopK, m.Prism.SeedBatches = 2048, 16, 16
 	return Config{Config: m, Seeds: []uint64{m.Seed}, Suppress: Settings{Concept: "topic", Value: "food",
-		Rule: RuleContexts, TopContexts: 50, SignatureTokens: 10, MinHitRate: 0.5, MinContexts: 10, WindowBefore: 8,
-		WindowAfter: 1, SelectBatches: 64, Samples: 512, PromptSeed: 2002, SampleBatch: 64,
+		KeywordRule: mprism.KeywordRule{Rule: RuleContexts, TopContexts: 50, SignatureTokens: 10, MinHitRate: 0.5,
+			MinContexts: 10, WindowBefore: 8, WindowAfter: 1, SelectBatches: 64},
+		Samples: 512, PromptSeed: 2002, SampleBatch: 64,
 		Sample:        eval.SampleConfig{MaxNewTokens: 40, Temperature: 1, StopToken: -1, Seed: 11},
 		EvalSequences: 256, Examples: 4},
 		HeldBack: Eval{PromptSeed: 3301, SampleSeed: 3302, TextSeed: 3303}}
@@ -276,23 +251,13 @@ func (c Config) Validate() error {
 
 // Validate reports the first problem of the settings, naming its key.
 func (s Settings) Validate() error {
-	switch {
-	case len(s.Keywords) == 0 && (s.Concept == "" || s.Value == ""):
+	if len(s.Keywords) == 0 && (s.Concept == "" || s.Value == "") {
 		return errors.New("concept and value are empty and no keywords are given")
-	case !slices.Contains(Rules, s.Rule):
-		return errors.Errorf("rule=%q, want one of %q", s.Rule, Rules)
-	case s.SignatureTokens <= 0:
-		return errors.Errorf("signature_tokens=%d, want > 0", s.SignatureTokens)
-	case s.TopContexts <= 0:
-		return errors.Errorf("top_contexts=%d, want > 0", s.TopContexts)
-	case !(s.MinHitRate >= 0 && s.MinHitRate <= 1):
-		return errors.Errorf("min_hit_rate=%g, want in [0, 1]", s.MinHitRate)
-	case s.MinContexts < 1 || s.MinContexts > s.TopContexts:
-		return errors.Errorf("min_contexts=%d, want in [1, top_contexts=%d]", s.MinContexts, s.TopContexts)
-	case s.WindowBefore < 0 || s.WindowAfter < 0:
-		return errors.Errorf("window_before=%d, window_after=%d, want ≥ 0", s.WindowBefore, s.WindowAfter)
-	case s.SelectBatches <= 0:
-		return errors.Errorf("select_batches=%d, want > 0", s.SelectBatches)
+	}
+	if err := s.KeywordRule.Validate(); err != nil {
+		return err
+	}
+	switch {
 	case s.Samples < 2:
 		return errors.Errorf("samples=%d, want ≥ 2 (a standard error needs two)", s.Samples)
 	case s.SampleBatch <= 0:

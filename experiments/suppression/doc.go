@@ -5,16 +5,11 @@
 //
 // # Equations
 //
-// Selection (spec §10; select.go), for a prototype i with its top-activating training contexts c (a window of
-// window_before tokens before and window_after after the activating position) and a keyword set W:
+// Selection (spec §10): Ω by the keyword rules (1)–(4) of models/prism (suppress_select.go, SelectByKeywords), rule
+// "contexts" (spec §10) or our variants "mass" and "signature", or suppress.prototypes as given.
 //
-//	(1) "contexts":  hit_i = #{c ∈ top_contexts(i) : c contains a keyword} / |top_contexts(i)|
-//	(2) "mass":      hit_i = Σ_{c ∋ keyword} a_c / Σ_c a_c        over every activation of i (our variant)
-//	(3) "signature": hit_i = #{v ∈ TopK(W p_i, s) : v begins a keyword and no other word} / s,   s = signature_tokens
-//	(4) Ω = {i : hit_i ≥ min_hit_rate and i has ≥ min_contexts contexts}     (or suppress.prototypes as given)
-//
-// Suppression (spec §10; layers/prism (14)–(16), lm.SuppressedStep for generation), with r_t kept at its
-// unsuppressed value:
+// Suppression (spec §10; layers/prism (14)–(16); measured by models/prism's GenerateSuppressed, SuppressedNLL and
+// CompletionPerplexity), with r_t kept at its unsuppressed value:
 //
 //	(5) zero: l′_t = l_t − Σ_{i∈Ω∩K_t} a_{t,i}·(W p_i)
 //	(6) mask: l′_t = l_t + W(ẑ′_t − ẑ_t),   ẑ′_t reconstructed with Ω removed before the top-k

@@ -10,6 +10,7 @@ import (
 
 	"github.com/protolab/protolab/layers/prism"
 	"github.com/protolab/protolab/models/lm"
+	mprism "github.com/protolab/protolab/models/prism"
 	"github.com/protolab/protolab/workbench/run"
 )
 
@@ -29,17 +30,6 @@ const (
 
 // Modes lists the modes a run reports, reference first.
 var Modes = []string{ModeNone, ModeZero, ModeMask}
-
-// SelectedPrototype is one prototype of Ω chosen by keyword selection.
-type SelectedPrototype struct {
-	Prototype int `json:"prototype"`
-	// HitRate is the share of its top contexts, activation mass or promoted tokens hitting a keyword.
-	HitRate  float64 `json:"hit_rate"`
-	Contexts int     `json:"contexts"` // contexts read (≤ TopContexts under rule "contexts")
-	Example  string  `json:"example"`  // its most activating context
-	// Promoted are the SignatureTokens tokens its signature W p_i promotes most, decoded (its card).
-	Promoted []string `json:"promoted"`
-}
 
 // ModeResult holds the measurements under one mode. Rates are means over samples; SEs are sample standard
 // deviations over √n.
@@ -83,8 +73,8 @@ type ModelRun struct {
 	Keywords []string `json:"keywords"`
 	// Omega is the suppressed set Ω (bank indices, sorted); Selected details the keyword selection (empty when
 	// Settings.Prototypes gave Ω).
-	Omega    []int               `json:"omega"`
-	Selected []SelectedPrototype `json:"selected"`
+	Omega    []int                      `json:"omega"`
+	Selected []mprism.SelectedPrototype `json:"selected"`
 	// BaseHitRate is the keyword hit rate over all scanned contexts (every token): the rate a prototype unrelated
 	// to the concept would show.
 	BaseHitRate float64 `json:"base_hit_rate"`
@@ -278,14 +268,18 @@ func suppress(m *lm.Model, s Settings, o run.Options) (*ModelRun, error) {
 			}
 		}
 		res.Omega = slices.Compact(slices.Sorted(slices.Values(s.Prototypes)))
-	} else if err := selectByKeywords(m, s, kw, res); err != nil {
-		return nil, err
+	} else {
+		sel, err := mprism.SelectByKeywords(m, s.KeywordRule, kw)
+		if err != nil {
+			return nil, err
+		}
+		res.Omega, res.Selected, res.BaseHitRate = sel.Omega, sel.Selected, sel.BaseHitRate
 	}
 	omega := make([]float64, K)
 	for _, i := range res.Omega {
 		omega[i] = 1
 	}
-	prompts, err := suppressionPrompts(m, s)
+	prompts, err := mprism.SuppressPrompts(m, s.Samples, s.PromptSeed)
 	if err != nil {
 		return nil, err
 	}
@@ -297,7 +291,7 @@ func suppress(m *lm.Model, s Settings, o run.Options) (*ModelRun, error) {
 		}
 		texts = c.Texts
 	}
-	other, concept, err := splitByKeywords(m, texts, kw, s.EvalSequences)
+	other, concept, err := mprism.SplitByKeywords(m, texts, kw, s.EvalSequences)
 	if err != nil {
 		return nil, err
 	}
@@ -310,7 +304,7 @@ func suppress(m *lm.Model, s Settings, o run.Options) (*ModelRun, error) {
 		if mode == ModeNone {
 			graphMode, w = prism.SuppressZero, make([]float64, len(omega)) // Ω = ∅ leaves the logits unchanged exactly
 		}
-		gens, err := generateSuppressed(m, prompts, w, graphMode, s)
+		gens, err := mprism.GenerateSuppressed(m, prompts, w, graphMode, s.SampleBatch, s.Sample)
 		if err != nil {
 			return nil, err
 		}
@@ -323,24 +317,24 @@ func suppress(m *lm.Model, s Settings, o run.Options) (*ModelRun, error) {
 		}
 		sm.ConceptRate, sm.ConceptRateSE, sm.AnyRate, sm.AnyRateSE, sm.Words = KeywordRates(texts, kw)
 		sm.Examples = texts[:min(s.Examples, len(texts))]
-		judge, err := completionPerplexity(m, prompts, gens)
+		judge, err := mprism.CompletionPerplexity(m, prompts, gens)
 		if err != nil {
 			return nil, err
 		}
 		sm.JudgePerplexity = judge
-		ot, err := suppressedNLL(m, other, w, omega, graphMode)
+		ot, err := mprism.SuppressedNLL(m, other, w, omega, graphMode)
 		if err != nil {
 			return nil, err
 		}
-		ct, err := suppressedNLL(m, concept, w, omega, graphMode)
+		ct, err := mprism.SuppressedNLL(m, concept, w, omega, graphMode)
 		if err != nil {
 			return nil, err
 		}
-		sm.OtherPerplexity, sm.ConceptPerplexity = ot.perplexity(), ct.perplexity()
-		sm.ValPerplexity = ot.plus(ct).perplexity()
+		sm.OtherPerplexity, sm.ConceptPerplexity = ot.Perplexity(), ct.Perplexity()
+		sm.ValPerplexity = ot.Plus(ct).Perplexity()
 		if mode == ModeNone {
-			res.OtherTokens, res.ConceptTokens = ot.tokens, ct.tokens
-			res.OtherActive, res.ConceptActive = ot.activeFraction(), ct.activeFraction()
+			res.OtherTokens, res.ConceptTokens = ot.Tokens, ct.Tokens
+			res.OtherActive, res.ConceptActive = ot.ActiveFraction(), ct.ActiveFraction()
 		}
 		res.Modes = append(res.Modes, sm)
 	}

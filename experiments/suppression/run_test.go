@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/protolab/protolab/models/lm"
+	mprism "github.com/protolab/protolab/models/prism"
 	"github.com/protolab/protolab/workbench/report"
 	"github.com/protolab/protolab/workbench/run"
 )
@@ -61,7 +62,7 @@ func TestSuppress_TinyEndToEnd(t *testing.T) {
 	// The reference perplexity is the model's own (PrismLogits) on the same fresh text.
 	fresh, err := m.FreshCorpus(sc.TextDocs, sc.TextSeed)
 	require.NoError(t, err)
-	other, concept, err := splitByKeywords(m, fresh.Texts, res.Keywords, sc.EvalSequences)
+	other, concept, err := mprism.SplitByKeywords(m, fresh.Texts, res.Keywords, sc.EvalSequences)
 	require.NoError(t, err)
 	require.NotEmpty(t, concept)
 	var rows []*tensors.Tensor

@@ -1,31 +1,12 @@
-package suppression
+package prism
 
 import (
-	"math"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/protolab/protolab/workbench/wbtest"
 )
-
-// TestKeywordRates checks the generation scores on texts computed by hand.
-func TestKeywordRates(t *testing.T) {
-	texts := []string{"The chef bakes bread.", "He plays the piano.", "", "Bread, bread<|eos|>"}
-	rate, rateSE, anyRate, anySE, words := KeywordRates(texts, []string{"chef", "bakes", "bread", "Bread"})
-	// Word fractions 3/4, 0/4 and 2/3 (the empty text has no word; "<|eos|>" is the word "eos").
-	fr := []float64{0.75, 0, 2.0 / 3}
-	mean := (fr[0] + fr[1] + fr[2]) / 3
-	ss := 0.0
-	for _, x := range fr {
-		ss += (x - mean) * (x - mean)
-	}
-	require.InDelta(t, mean, rate, 1e-15)
-	require.InDelta(t, math.Sqrt(ss/2/3), rateSE, 1e-15)
-	require.InDelta(t, 0.5, anyRate, 1e-15)              // 2 of 4 texts
-	require.InDelta(t, math.Sqrt(1.0/3/4), anySE, 1e-15) // (1,0,0,1): sample variance 1/3
-	require.Equal(t, 11, words)
-}
 
 // TestSelectPrototypes_KeywordRule builds activations with a known answer: prototype 0 fires on keyword tokens
 // (hit rate 1), prototype 1 on 2 keyword tokens out of 6 (1/3), prototype 2 on keyword tokens but only twice (too
@@ -47,14 +28,14 @@ func TestSelectPrototypes_KeywordRule(t *testing.T) {
 	add(0.8, 1, 0, 0)
 	add(0.7, 1, 0, 0)
 	add(0.6, 1, -0.1, 2)
-	per := topContexts(idx, acts, k, K, 4)
+	per := selectTopContexts(idx, acts, k, K, 4)
 	require.Len(t, per[0], 4)
 	require.Len(t, per[1], 4, "top 4 of prototype 1's 6 activations")
 	require.Equal(t, 4, per[1][0].tok, "largest first")
 	require.Len(t, per[2], 2)
 	sel := selectPrototypes(per, 3, 0.5, false, func(tok int) bool { return keyword[tok] })
 	require.Equal(t, []SelectedPrototype{{Prototype: 0, HitRate: 1, Contexts: 4}}, sel)
-	per = topContexts(idx, acts, k, K, 6)
+	per = selectTopContexts(idx, acts, k, K, 6)
 	sel = selectPrototypes(per, 3, 0.3, false, func(tok int) bool { return keyword[tok] })
 	require.Len(t, sel, 2)
 	require.Equal(t, 1, sel[1].Prototype)
@@ -75,9 +56,9 @@ func TestKeywordTokens(t *testing.T) {
 	enc := map[string][]int32{" soup": {5}, " market": {7, 8}, " morning": {7, 9}, " bread": {3}, " the": {1},
 		" The": {2}}
 	encode := func(s string) []int32 { return enc[s] }
-	got := keywordTokens(encode, []string{"soup", "market", "bread"}, []string{"The morning bread.", "the soup"})
+	got := selectKeywordTokens(encode, []string{"soup", "market", "bread"}, []string{"The morning bread.", "the soup"})
 	require.Equal(t, []int32{3, 5}, got)
-	got = keywordTokens(encode, []string{"soup", "market", "bread"}, []string{"the soup"})
+	got = selectKeywordTokens(encode, []string{"soup", "market", "bread"}, []string{"the soup"})
 	require.Equal(t, []int32{3, 5, 7}, got, "without morning in the texts, 7 starts only a keyword")
 }
 
@@ -88,7 +69,7 @@ func TestSignatureHits(t *testing.T) {
 		0.5, 0.7, 0.7, 0.9, 0.1,
 		0.8, -1, 0.9, -2, 0.3,
 	}
-	hits, promoted := signatureHits(sig, 5, []int32{1, 3}, 3)
+	hits, promoted := selectSignatureHits(sig, 5, []int32{1, 3}, 3)
 	require.Equal(t, [][]int32{{3, 1, 2}, {2, 0, 4}}, promoted)
 	wbtest.RequireClose(t, "hits", []float64{2.0 / 3, 0}, hits, 1e-15)
 }

@@ -1,4 +1,4 @@
-package prismhead
+package prism
 
 import (
 	"fmt"
@@ -7,7 +7,7 @@ import (
 	"github.com/gomlx/gomlx/core/tensors"
 	"github.com/pkg/errors"
 
-	"github.com/protolab/protolab/layers/prism"
+	lprism "github.com/protolab/protolab/layers/prism"
 	"github.com/protolab/protolab/models/lm"
 	"github.com/protolab/protolab/workbench/data"
 	"github.com/protolab/protolab/workbench/eval"
@@ -23,9 +23,9 @@ type Quality struct {
 	// RelLoss is Prism.Loss/Dense.Loss − 1 (spec §3's acceptance: the loss within about 5% of the dense model).
 	RelLoss float64 `json:"rel_loss"`
 	// Coverage holds R̄1, R2, their thresholded fractions and E[‖r‖²/‖z‖²] on the evaluation tokens.
-	Coverage prism.CoverageMetrics `json:"coverage"`
+	Coverage lprism.CoverageMetrics `json:"coverage"`
 	// Usage holds the dead fraction, usage entropy, mean active prototypes and the off-diagonal mass of C.
-	Usage prism.UsageSummary `json:"usage"`
+	Usage lprism.UsageSummary `json:"usage"`
 	// Counts is, per prototype, the number of evaluation tokens that used it (a > 0), in bank order.
 	Counts []int64 `json:"counts"`
 	// ThroughputRatio is the PRISM model's mean training tokens/s over the dense model's (spec §4: relative to
@@ -64,23 +64,23 @@ func (q Quality) String() string {
 // (lm.Model.Coverage), on the same tokens.
 func ComputeQuality(pm, dm *lm.Model, batches []*tensors.Tensor) (Quality, error) {
 	if pm.Dense() || !dm.Dense() {
-		return Quality{}, errors.New("prismhead.ComputeQuality: want a PRISM model and a dense model, in that order")
+		return Quality{}, errors.New("prism.ComputeQuality: want a PRISM model and a dense model, in that order")
 	}
 	if pm.Result == nil || dm.Result == nil {
-		return Quality{}, errors.New("prismhead.ComputeQuality: want finished runs (with their training record)")
+		return Quality{}, errors.New("prism.ComputeQuality: want finished runs (with their training record)")
 	}
 	if len(batches) == 0 {
-		return Quality{}, errors.New("prismhead.ComputeQuality: no evaluation batches")
+		return Quality{}, errors.New("prism.ComputeQuality: no evaluation batches")
 	}
 	pr, dr := pm.Result, dm.Result
 	q := Quality{PrismParams: pr.NumParams, DenseParams: dr.NumParams, PrismLR: pm.Config.Train.LR,
 		DenseLR: dm.Config.Train.LR, PrismTrainSeconds: pr.TrainSeconds(), DenseTrainSeconds: dr.TrainSeconds()}
 	var err error
 	if q.Prism, err = pm.Perplexity(batches); err != nil {
-		return q, errors.WithMessage(err, "prismhead: PRISM perplexity")
+		return q, errors.WithMessage(err, "prism: PRISM perplexity")
 	}
 	if q.Dense, err = dm.Perplexity(batches); err != nil {
-		return q, errors.WithMessage(err, "prismhead: dense perplexity")
+		return q, errors.WithMessage(err, "prism: dense perplexity")
 	}
 	q.RelPerplexity = q.Prism.Perplexity/q.Dense.Perplexity - 1
 	q.RelLoss = q.Prism.Loss/q.Dense.Loss - 1
@@ -100,29 +100,30 @@ func ComputeQuality(pm, dm *lm.Model, batches []*tensors.Tensor) (Quality, error
 }
 
 // EvalBatches returns the evaluation batches of model m ([B, T+1] int32, B = data.batch_size, T = data.seq_len):
-// with ec.Docs > 0, ec.Docs fresh documents of the synthetic corpus (seed ec.DocSeed()) tokenized with m's tokenizer,
-// packed like the training data and cut into full batches in stream order; with ec.Docs = 0, the first eval_batches
-// batches of m's validation split. Models trained on one data config (a PRISM model and its dense baseline) get the
-// same batches.
-func EvalBatches(m *lm.Model, ec EvalConfig) ([]*tensors.Tensor, error) {
+// with docs > 0, that many fresh documents of the synthetic corpus (lm.Model.FreshCorpus with seed) tokenized with
+// m's tokenizer, packed like the training data and cut into full batches in stream order; with docs = 0, the first
+// eval_batches batches of m's validation split (seed unused). Models trained on one data config (a PRISM model and
+// its dense baseline) get the same batches.
+func EvalBatches(m *lm.Model, docs int, seed uint64) ([]*tensors.Tensor, error) {
 	prep, err := m.Data()
 	if err != nil {
 		return nil, err
 	}
-	if ec.Docs == 0 {
+	if docs == 0 {
 		return prep.ValTensors(m.Config.EvalBatches)
 	}
-	corpus, err := m.FreshCorpus(ec.Docs, ec.DocSeed())
+	corpus, err := m.FreshCorpus(docs, seed)
 	if err != nil {
 		return nil, err
 	}
 	packed, err := data.Pack(prep.Encode(corpus.Texts), m.Config.Data.SeqLen, prep.EOS)
 	if err != nil {
-		return nil, errors.WithMessagef(err, "prismhead: packing %d evaluation documents (raise eval.docs)", ec.Docs)
+		return nil, errors.WithMessagef(err, "prism.EvalBatches: packing %d evaluation documents (raise the count)",
+			docs)
 	}
 	b, err := data.NewBatcher(packed, data.BatcherConfig{BatchSize: m.Config.Data.BatchSize})
 	if err != nil {
-		return nil, errors.WithMessagef(err, "prismhead: %d evaluation documents (raise eval.docs)", ec.Docs)
+		return nil, errors.WithMessagef(err, "prism.EvalBatches: %d evaluation documents (raise the count)", docs)
 	}
 	out := make([]*tensors.Tensor, b.BatchesPerEpoch())
 	for i := range out {

@@ -1,4 +1,4 @@
-package prismhead
+package prism
 
 import (
 	"math"
@@ -8,13 +8,13 @@ import (
 	"github.com/stretchr/testify/require"
 	"gonum.org/v1/gonum/mat"
 
-	"github.com/protolab/protolab/layers/prism"
+	lprism "github.com/protolab/protolab/layers/prism"
 	"github.com/protolab/protolab/theory/curvature"
 	"github.com/protolab/protolab/workbench/wbtest"
 )
 
-// randomProblem is a small float64 head problem with awkward sizes: N = 7 tokens, D = 3, K = 5, V = 6, k = 2.
-func randomProblem(seed uint64, dist string) *headProblem {
+// curvatureRandomProblem is a small float64 head problem with awkward sizes: N = 7 tokens, D = 3, K = 5, V = 6, k = 2.
+func curvatureRandomProblem(seed uint64, dist string) *curvatureProblem {
 	rng := rand.New(rand.NewPCG(seed, 3))
 	N, D, K, V := 7, 3, 5, 6
 	normal := func(n int, mean float64) []float64 {
@@ -24,7 +24,7 @@ func randomProblem(seed uint64, dist string) *headProblem {
 		}
 		return out
 	}
-	pc := prism.DefaultConfig()
+	pc := lprism.DefaultConfig()
 	pc.NumPrototypes, pc.TopK = K, 2
 	pc.RecWeight, pc.R1Weight, pc.R2Weight = 0.3, 0.2, 0.4
 	pc.Dist = dist
@@ -33,7 +33,7 @@ func randomProblem(seed uint64, dist string) *headProblem {
 		targets[t] = int32(rng.IntN(V))
 	}
 	// A positive mean keeps most cosines positive, so most tokens have two active prototypes.
-	return &headProblem{N: N, D: D, K: K, V: V, Z: normal(N*D, 0.8), Bank: normal(K*D, 0.8), W: normal(V*D, 0),
+	return &curvatureProblem{N: N, D: D, K: K, V: V, Z: normal(N*D, 0.8), Bank: normal(K*D, 0.8), W: normal(V*D, 0),
 		Targets: targets, Cfg: pc}
 }
 
@@ -43,8 +43,8 @@ func randomProblem(seed uint64, dist string) *headProblem {
 // r with P and miss the Gauss–Newton term.)
 func TestHeadProblemHessian_MatchesFiniteDifferencesOfGradient(t *testing.T) {
 	backend := wbtest.Backend(t)
-	for _, dist := range []string{prism.DistCos, prism.DistSqL2} {
-		hp := randomProblem(1, dist)
+	for _, dist := range []string{lprism.DistCos, lprism.DistSqL2} {
+		hp := curvatureRandomProblem(1, dist)
 		J := []int{3, 0, 4}
 		H, asym, err := hp.hessian(backend, J)
 		require.NoError(t, err)
@@ -78,7 +78,7 @@ func TestHeadProblemHessian_MatchesFiniteDifferencesOfGradient(t *testing.T) {
 // entries, and each block's spectrum lies within the whole matrix's (a principal submatrix interlaces).
 func TestHeadProblemStudy_Structure(t *testing.T) {
 	backend := wbtest.Backend(t)
-	hp := randomProblem(2, prism.DistCos)
+	hp := curvatureRandomProblem(2, lprism.DistCos)
 	res, err := hp.study(backend, 4)
 	require.NoError(t, err)
 	require.Len(t, res.Prototypes, 4)
@@ -112,7 +112,7 @@ func TestHeadProblemStudy_Structure(t *testing.T) {
 // (equation 17), while the diagonal blocks also hold second-order terms.
 func TestHeadProblemHessian_OffDiagonalBlocksAreRoutedGaussNewton(t *testing.T) {
 	backend := wbtest.Backend(t)
-	hp := randomProblem(3, prism.DistCos)
+	hp := curvatureRandomProblem(3, lprism.DistCos)
 	fw, err := hp.forward(backend)
 	require.NoError(t, err)
 	J := []int{0, 1, 2, 3, 4}
@@ -141,14 +141,15 @@ func TestHeadProblemHessian_OffDiagonalBlocksAreRoutedGaussNewton(t *testing.T) 
 	require.Greater(t, diagDiff, 1e-3, "the diagonal blocks hold second-order terms")
 }
 
-// TestClusterHessian_SplitsTheExactHessian checks equation 8 of doc.go on random problems, for both distances:
-// H − H_clust equals the exact Hessian of the objective with λ_1 = λ_2 = 0 (a separate double-backprop graph, so the
-// clustering objective is weighted as prism.BankObjective weighs it), and H_clust equals the closed-form clustering
-// blocks of theory/curvature (equation 10 for "cos", 2I per pair for "sqL2"), which is block-diagonal.
+// TestClusterHessian_SplitsTheExactHessian checks equation 8 of curvature.go on random problems, for both
+// distances: H − H_clust equals the exact Hessian of the objective with λ_1 = λ_2 = 0 (a separate double-backprop
+// graph, so the clustering objective is weighted as lprism.BankObjective weighs it), and H_clust equals the
+// closed-form clustering blocks of theory/curvature (equation 10 for "cos", 2I per pair for "sqL2"), which is
+// block-diagonal.
 func TestClusterHessian_SplitsTheExactHessian(t *testing.T) {
 	backend := wbtest.Backend(t)
-	for _, dist := range []string{prism.DistCos, prism.DistSqL2} {
-		hp := randomProblem(4, dist)
+	for _, dist := range []string{lprism.DistCos, lprism.DistSqL2} {
+		hp := curvatureRandomProblem(4, dist)
 		J := []int{4, 1, 2}
 		H, _, err := hp.hessian(backend, J)
 		require.NoError(t, err)
@@ -177,14 +178,14 @@ func TestClusterHessian_SplitsTheExactHessian(t *testing.T) {
 	}
 }
 
-// TestScore_DampedConditions checks Score.CondAt and BlockCondMedianAt on hand values: κ(A + λI) =
+// TestCurvatureScore_DampedConditions checks CurvatureScore.CondAt and BlockCondMedianAt on hand values: κ(A + λI) =
 // (λ_max + λ)/(λ_min + λ), the median over three blocks, and NaN where the damped matrix is indefinite.
-func TestScore_DampedConditions(t *testing.T) {
-	s := Score{MinEig: -1, MaxEig: 9, BlockMinEig: []float64{1, 2, -0.5}, BlockMaxEig: []float64{3, 10, 1.5}}
+func TestCurvatureScore_DampedConditions(t *testing.T) {
+	s := CurvatureScore{MinEig: -1, MaxEig: 9, BlockMinEig: []float64{1, 2, -0.5}, BlockMaxEig: []float64{3, 10, 1.5}}
 	require.InDelta(t, 11.0/1.0, s.CondAt(2), 1e-15)
 	require.True(t, math.IsNaN(s.CondAt(0.5)), "λ_min + λ < 0")
 	// At λ = 1 the block κ are 4/2, 11/3, 2.5/0.5: median 11/3.
 	require.InDelta(t, 11.0/3, s.BlockCondMedianAt(1), 1e-15)
 	require.True(t, math.IsNaN(s.BlockCondMedianAt(0.25)), "block 3 is indefinite at λ = 0.25")
-	require.True(t, math.IsNaN(Score{}.BlockCondMedianAt(1)), "no block spectra")
+	require.True(t, math.IsNaN(CurvatureScore{}.BlockCondMedianAt(1)), "no block spectra")
 }

@@ -1,4 +1,8 @@
-package suppression
+package prism
+
+// Suppression of a concept's prototypes Ω at inference (suppression study; docs/spec/prism.md §10): SelectByKeywords
+// chooses Ω (suppress_select.go), GenerateSuppressed samples under suppression, SuppressedNLL and
+// CompletionPerplexity measure perplexities, SuppressPrompts and SplitByKeywords make the data they run on.
 
 import (
 	"math"
@@ -10,21 +14,19 @@ import (
 	"github.com/pkg/errors"
 
 	"github.com/protolab/protolab/layers/decoder"
-	"github.com/protolab/protolab/layers/prism"
+	lprism "github.com/protolab/protolab/layers/prism"
 	"github.com/protolab/protolab/models/lm"
 	"github.com/protolab/protolab/workbench/data"
 	"github.com/protolab/protolab/workbench/eval"
 )
 
-// This file holds the measurements of the study (doc.go, equations 5–8): the prompts, generation under
-// suppression, and the perplexities of validation text without and with the concept.
-
 // suppressEvalBatch is the number of rows of the perplexity graphs.
 const suppressEvalBatch = 16
 
-// suppressionPrompts returns [EOS] + the first sentence of each of Samples fresh synthetic documents.
-func suppressionPrompts(m *lm.Model, s Settings) ([][]int32, error) {
-	c, err := m.FreshCorpus(s.Samples, s.PromptSeed)
+// SuppressPrompts returns [EOS] + the first sentence of each of n fresh synthetic documents of the given seed
+// (lm.Model.FreshCorpus): prompts that name a referent and a city but no topic.
+func SuppressPrompts(m *lm.Model, n int, seed uint64) ([][]int32, error) {
+	c, err := m.FreshCorpus(n, seed)
 	if err != nil {
 		return nil, err
 	}
@@ -43,9 +45,9 @@ func suppressionPrompts(m *lm.Model, s Settings) ([][]int32, error) {
 	return out, nil
 }
 
-// splitByKeywords packs the documents without a keyword (other) and with one (concept) into sequences of T+1
-// tokens, at most maxSeq of each; a part too small for one sequence is empty (its perplexity is reported as 0).
-func splitByKeywords(m *lm.Model, texts, kw []string, maxSeq int) (other, concept [][]int32, err error) {
+// SplitByKeywords packs the documents without a keyword (other) and with one (concept) into sequences of T+1 tokens
+// (T = data.seq_len), at most maxSeq of each; a part too small for one sequence is empty.
+func SplitByKeywords(m *lm.Model, texts, kw []string, maxSeq int) (other, concept [][]int32, err error) {
 	prep, err := m.Data()
 	if err != nil {
 		return nil, nil, err
@@ -81,19 +83,20 @@ func splitByKeywords(m *lm.Model, texts, kw []string, maxSeq int) (other, concep
 	return parts[0], parts[1], nil
 }
 
-// generateSuppressed continues each prompt under SuppressedStep(omega, mode), SampleBatch rows at a time (batch b
-// samples with seed Sample.Seed + b, stopping at the end-of-document token), and returns the new tokens per prompt.
-func generateSuppressed(m *lm.Model, prompts [][]int32, omega []float64, mode string, s Settings) ([][]int32, error) {
+// GenerateSuppressed continues each prompt under lm.SuppressedStep(omega, mode) (omega [K]: 1 on Ω), B rows at a
+// time (batch b samples with seed sc.Seed + b, stopping at the end-of-document token whatever sc.StopToken says),
+// and returns the new tokens per prompt.
+func GenerateSuppressed(m *lm.Model, prompts [][]int32, omega []float64, mode string, B int,
+	sc eval.SampleConfig) ([][]int32, error) {
 	d, err := m.Data()
 	if err != nil {
 		return nil, err
 	}
-	B := s.SampleBatch
 	longest := 0
 	for _, p := range prompts {
 		longest = max(longest, len(p))
 	}
-	capacity := longest + s.Sample.MaxNewTokens
+	capacity := longest + sc.MaxNewTokens
 	mc := m.Config.Model
 	dec, err := eval.NewDecoder(m.Backend, m.Store, lm.SuppressedStep(mc, m.Config.Prism.Config, omega, mode),
 		decoder.StateShapes(mc, B, capacity), B, capacity)
@@ -106,12 +109,12 @@ func generateSuppressed(m *lm.Model, prompts [][]int32, omega []float64, mode st
 		for r := range rows {
 			rows[r] = prompts[min(start+r, len(prompts)-1)] // pad the last batch with copies
 		}
-		sc := s.Sample
-		sc.StopToken = d.EOS
-		sc.Seed += uint64(b)
-		gen, _, err := dec.Generate(rows, sc)
+		bc := sc
+		bc.StopToken = d.EOS
+		bc.Seed += uint64(b)
+		gen, _, err := dec.Generate(rows, bc)
 		if err != nil {
-			return nil, errors.WithMessagef(err, "suppression: generating with %s suppression", mode)
+			return nil, errors.WithMessagef(err, "prism.GenerateSuppressed: generating with %s suppression", mode)
 		}
 		for r := 0; r < B && start+r < len(prompts); r++ {
 			out[start+r] = gen[r]
@@ -120,10 +123,11 @@ func generateSuppressed(m *lm.Model, prompts [][]int32, omega []float64, mode st
 	return out, nil
 }
 
-// nllRows runs the PRISM model with omega suppressed (mode) on rows of 2…L+1 tokens (right-padded with EOS to the
-// longest) and calls fn per row with the next-token losses [L] and the activity indicators [L] of the set watch
+// suppressNLLRows runs the PRISM model with omega suppressed (mode) on rows of 2…L+1 tokens (right-padded with EOS to
+// the longest) and calls fn per row with the next-token losses [L] and the activity indicators [L] of the set watch
 // (1 where some prototype with watch = 1 is selected with a > 0 by the unsuppressed head).
-func nllRows(m *lm.Model, rows [][]int32, omega, watch []float64, mode string, fn func(i int, nll, active []float64)) error {
+func suppressNLLRows(m *lm.Model, rows [][]int32, omega, watch []float64, mode string,
+	fn func(i int, nll, active []float64)) error {
 	if len(rows) == 0 {
 		return nil
 	}
@@ -136,19 +140,20 @@ func nllRows(m *lm.Model, rows [][]int32, omega, watch []float64, mode string, f
 		T1 := batch.Shape().Dim(1)
 		d := decoder.PrismHead(scope, cfg, pc, Slice(batch, AxisRange(), AxisRange(0, T1-1)))
 		dt := d.Hidden.DType()
-		nll := decoder.CrossEntropy(prism.SuppressedLogits(d, ConvertDType(om, dt), mode),
+		nll := decoder.CrossEntropy(lprism.SuppressedLogits(d, ConvertDType(om, dt), mode),
 			Slice(batch, AxisRange(), AxisRange(1, T1)))
-		return []*Node{ConvertDType(nll, dtypes.Float64), ConvertDType(prism.SuppressedActive(d, ConvertDType(wt, dt)), dtypes.Float64)}
+		active := lprism.SuppressedActive(d, ConvertDType(wt, dt))
+		return []*Node{ConvertDType(nll, dtypes.Float64), ConvertDType(active, dtypes.Float64)}
 	})
 	if err != nil {
-		return errors.Wrap(err, "suppression: building the suppressed loss graph")
+		return errors.Wrap(err, "prism: building the suppressed loss graph")
 	}
 	T1 := 0
 	for _, r := range rows {
 		T1 = max(T1, len(r))
 	}
 	if T1 < 2 {
-		return errors.New("suppression: rows of fewer than 2 tokens have no next-token loss")
+		return errors.New("prism: rows of fewer than 2 tokens have no next-token loss")
 	}
 	B := suppressEvalBatch
 	flat := make([]int32, B*T1)
@@ -165,7 +170,7 @@ func nllRows(m *lm.Model, rows [][]int32, omega, watch []float64, mode string, f
 		}
 		out, err := exec.Exec(tensors.FromFlatDataAndDimensions(flat, B, T1), om, wt)
 		if err != nil {
-			return errors.Wrapf(err, "suppression: suppressed losses of rows %d…", start)
+			return errors.Wrapf(err, "prism: suppressed losses of rows %d…", start)
 		}
 		nll := tensors.MustCopyFlatData[float64](out[0])
 		act := tensors.MustCopyFlatData[float64](out[1])
@@ -177,62 +182,64 @@ func nllRows(m *lm.Model, rows [][]int32, omega, watch []float64, mode string, f
 	return nil
 }
 
-// nllSum accumulates next-token losses.
-type nllSum struct {
-	sum           float64
-	tokens, activ int
+// NLLSum accumulates next-token losses: Sum over Tokens positions, Active of them with a watched prototype active.
+type NLLSum struct {
+	Sum            float64
+	Tokens, Active int
 }
 
-// perplexity is exp(mean loss), 0 without tokens (JSON has no NaN).
-func (s nllSum) perplexity() float64 {
-	if s.tokens == 0 {
+// Perplexity is exp(Sum/Tokens), 0 without tokens (JSON has no NaN).
+func (s NLLSum) Perplexity() float64 {
+	if s.Tokens == 0 {
 		return 0
 	}
-	return math.Exp(s.sum / float64(s.tokens))
+	return math.Exp(s.Sum / float64(s.Tokens))
 }
 
-// plus pools two sums.
-func (s nllSum) plus(t nllSum) nllSum {
-	return nllSum{sum: s.sum + t.sum, tokens: s.tokens + t.tokens, activ: s.activ + t.activ}
+// Plus pools two sums.
+func (s NLLSum) Plus(t NLLSum) NLLSum {
+	return NLLSum{Sum: s.Sum + t.Sum, Tokens: s.Tokens + t.Tokens, Active: s.Active + t.Active}
 }
 
-func (s nllSum) activeFraction() float64 {
-	if s.tokens == 0 {
+// ActiveFraction is Active/Tokens, 0 without tokens.
+func (s NLLSum) ActiveFraction() float64 {
+	if s.Tokens == 0 {
 		return 0
 	}
-	return float64(s.activ) / float64(s.tokens)
+	return float64(s.Active) / float64(s.Tokens)
 }
 
-// suppressedNLL sums the next-token losses of every position of the rows ([T+1] tokens each) under suppression,
-// and counts the positions where a prototype of watch is active.
-func suppressedNLL(m *lm.Model, rows [][]int32, omega, watch []float64, mode string) (nllSum, error) {
-	var s nllSum
-	err := nllRows(m, rows, omega, watch, mode, func(i int, nll, active []float64) {
+// SuppressedNLL sums the next-token losses of every position of the rows ([T+1] tokens each) under suppression of
+// omega ([K]: 1 on Ω) in mode (lprism.SuppressZero or SuppressMask; Ω = ∅ leaves the logits unchanged exactly), and
+// counts the positions where a prototype of watch ([K]: 1 on the watched set) is active unsuppressed.
+func SuppressedNLL(m *lm.Model, rows [][]int32, omega, watch []float64, mode string) (NLLSum, error) {
+	var s NLLSum
+	err := suppressNLLRows(m, rows, omega, watch, mode, func(i int, nll, active []float64) {
 		for t, x := range nll[:len(rows[i])-1] {
-			s.sum += x
-			s.tokens++
+			s.Sum += x
+			s.Tokens++
 			if active[t] > 0 {
-				s.activ++
+				s.Active++
 			}
 		}
 	})
 	return s, err
 }
 
-// completionPerplexity returns the perplexity of the generated tokens given their prompts under the unsuppressed
+// CompletionPerplexity returns the perplexity of the generated tokens given their prompts under the unsuppressed
 // model (the tokens up to and including the end-of-document token, if generated).
-func completionPerplexity(m *lm.Model, prompts, gens [][]int32) (float64, error) {
+func CompletionPerplexity(m *lm.Model, prompts, gens [][]int32) (float64, error) {
 	rows := make([][]int32, len(prompts))
 	for i := range prompts {
 		rows[i] = append(append([]int32(nil), prompts[i]...), gens[i]...)
 	}
-	var s nllSum
+	var s NLLSum
 	none := make([]float64, m.Config.Prism.NumPrototypes)
-	err := nllRows(m, rows, none, none, prism.SuppressZero, func(i int, nll, _ []float64) {
+	err := suppressNLLRows(m, rows, none, none, lprism.SuppressZero, func(i int, nll, _ []float64) {
 		for t := len(prompts[i]) - 1; t < len(rows[i])-1; t++ {
-			s.sum += nll[t]
-			s.tokens++
+			s.Sum += nll[t]
+			s.Tokens++
 		}
 	})
-	return s.perplexity(), err
+	return s.Perplexity(), err
 }

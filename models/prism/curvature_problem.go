@@ -1,4 +1,4 @@
-package prismhead
+package prism
 
 import (
 	"cmp"
@@ -11,54 +11,54 @@ import (
 	"github.com/pkg/errors"
 	"gonum.org/v1/gonum/mat"
 
-	"github.com/protolab/protolab/layers/prism"
+	lprism "github.com/protolab/protolab/layers/prism"
 	"github.com/protolab/protolab/theory/curvature"
 )
 
-// This file holds the float64 head problem of the curvature study: the objective (3) of doc.go (prism.BankObjective) on
-// a fixed token set, its forward pass, gradient and exact Hessian (gomlx, double backpropagation), and the
-// clustering choices and routed Gauss–Newton matrix that the approximations need.
+// This file holds the float64 head problem of the curvature study: the objective (3) of curvature.go
+// (lprism.BankObjective) on a fixed token set, its forward pass, gradient and exact Hessian (gomlx, double
+// backpropagation), and the clustering choices and routed Gauss–Newton matrix that the approximations need.
 
-// headProblem is the prototype-space objective (3) of doc.go on a fixed token set (backbone frozen): hidden states
-// Z [N, D], gold tokens Targets [N], bank [K, D] and LM head W [V, D], float64, head configuration Cfg.
-type headProblem struct {
+// curvatureProblem is the prototype-space objective (3) on a fixed token set (backbone frozen): hidden states Z [N, D],
+// gold tokens Targets [N], bank [K, D] and LM head W [V, D], float64, head configuration Cfg.
+type curvatureProblem struct {
 	N, D, K, V int
 	Z, Bank, W []float64
 	Targets    []int32
-	Cfg        prism.Config
+	Cfg        lprism.Config
 }
 
-func (hp *headProblem) tensors() []any {
+func (hp *curvatureProblem) tensors() []any {
 	return []any{tensors.FromFlatDataAndDimensions(hp.Z, 1, hp.N, hp.D),
 		tensors.FromFlatDataAndDimensions(hp.Bank, hp.K, hp.D), tensors.FromFlatDataAndDimensions(hp.W, hp.V, hp.D),
 		tensors.FromFlatDataAndDimensions(hp.Targets, 1, hp.N)}
 }
 
-// headForward holds the head's selections on the problem's tokens, in float64.
-type headForward struct {
+// curvatureForward holds the head's selections on the problem's tokens, in float64.
+type curvatureForward struct {
 	Codes    []curvature.Code // a_t
 	Logits   [][]float64      // l_t [N][V]
 	Residual []float64        // r_t = z_t − ẑ_t [N, D]
 	Loss     float64          // L(P)
 }
 
-func (hp *headProblem) forward(backend compute.Backend) (*headForward, error) {
+func (hp *curvatureProblem) forward(backend compute.Backend) (*curvatureForward, error) {
 	exec, err := NewExec(backend, func(z, bank, W, targets *Node) []*Node {
-		L, d := prism.BankObjective(z, bank, W, targets, nil, hp.Cfg)
+		L, d := lprism.BankObjective(z, bank, W, targets, nil, hp.Cfg)
 		return []*Node{L, d.Indices, d.Activations, d.Logits, d.Residual}
 	})
 	if err != nil {
-		return nil, errors.Wrap(err, "prismhead: curvature forward graph")
+		return nil, errors.Wrap(err, "prism: curvature forward graph")
 	}
 	outs, err := exec.Exec(hp.tensors()...)
 	if err != nil {
-		return nil, errors.Wrap(err, "prismhead: curvature forward")
+		return nil, errors.Wrap(err, "prism: curvature forward")
 	}
 	k := hp.Cfg.TopK
 	idx := tensors.MustCopyFlatData[int32](outs[1])
 	act := tensors.MustCopyFlatData[float64](outs[2])
 	logits := tensors.MustCopyFlatData[float64](outs[3])
-	f := &headForward{Loss: tensors.ToScalar[float64](outs[0]), Codes: make([]curvature.Code, hp.N),
+	f := &curvatureForward{Loss: tensors.ToScalar[float64](outs[0]), Codes: make([]curvature.Code, hp.N),
 		Logits: make([][]float64, hp.N), Residual: tensors.MustCopyFlatData[float64](outs[4])}
 	for t := 0; t < hp.N; t++ {
 		for j := 0; j < k; j++ {
@@ -72,21 +72,21 @@ func (hp *headProblem) forward(backend compute.Backend) (*headForward, error) {
 	return f, nil
 }
 
-// gradient returns ∂L/∂P [K, D] at bank, with the residual of the logits fixed at r0 [N, D] (prism.BankObjective's
+// gradient returns ∂L/∂P [K, D] at bank, with the residual of the logits fixed at r0 [N, D] (lprism.BankObjective's
 // r0).
-func (hp *headProblem) gradient(backend compute.Backend, bank, r0 []float64) ([]float64, error) {
+func (hp *curvatureProblem) gradient(backend compute.Backend, bank, r0 []float64) ([]float64, error) {
 	exec, err := NewExec(backend, func(z, bank, W, targets, r0 *Node) *Node {
-		L, _ := prism.BankObjective(z, bank, W, targets, r0, hp.Cfg)
+		L, _ := lprism.BankObjective(z, bank, W, targets, r0, hp.Cfg)
 		return Gradient(L, bank)[0]
 	})
 	if err != nil {
-		return nil, errors.Wrap(err, "prismhead: curvature gradient graph")
+		return nil, errors.Wrap(err, "prism: curvature gradient graph")
 	}
 	args := hp.tensors()
 	args[1] = tensors.FromFlatDataAndDimensions(bank, hp.K, hp.D)
 	outs, err := exec.Exec(append(args, tensors.FromFlatDataAndDimensions(r0, 1, hp.N, hp.D))...)
 	if err != nil {
-		return nil, errors.Wrap(err, "prismhead: curvature gradient")
+		return nil, errors.Wrap(err, "prism: curvature gradient")
 	}
 	return tensors.MustCopyFlatData[float64](outs[0]), nil
 }
@@ -94,24 +94,24 @@ func (hp *headProblem) gradient(backend compute.Backend, bank, r0 []float64) ([]
 // hessian returns the exact Hessian of L with respect to the bank rows protos, as the principal submatrix
 // [M·D, M·D] (row (r, m) ↔ entry m of prototype protos[r]), by one double-backpropagation pass per prototype: the D
 // columns of prototype j are ∇_P (∂L/∂p_j)_m. Also returns ‖H − Hᵀ‖_F/‖H‖_F before symmetrisation.
-func (hp *headProblem) hessian(backend compute.Backend, protos []int) (*mat.SymDense, float64, error) {
+func (hp *curvatureProblem) hessian(backend compute.Backend, protos []int) (*mat.SymDense, float64, error) {
 	return hp.hessianOf(backend, protos, func(z, bank, W, targets *Node) *Node {
-		L, _ := prism.BankObjective(z, bank, W, targets, nil, hp.Cfg)
+		L, _ := lprism.BankObjective(z, bank, W, targets, nil, hp.Cfg)
 		return L
 	})
 }
 
-// clusterHessian returns the exact Hessian on protos of the clustering terms of L alone, H_clust (doc.go, equation
-// 8): N·λ_2·L_R2 + K·λ_1·L_R1 as prism.BankObjective weighs them, with its routing (both terms move P, nearest
+// clusterHessian returns the exact Hessian on protos of the clustering terms of L alone, H_clust (equation 8):
+// N·λ_2·L_R2 + K·λ_1·L_R1 as lprism.BankObjective weighs them, with its routing (both terms move P, nearest
 // choices held). It is zero when λ_1 = λ_2 = 0.
-func (hp *headProblem) clusterHessian(backend compute.Backend, protos []int) (*mat.SymDense, error) {
+func (hp *curvatureProblem) clusterHessian(backend compute.Backend, protos []int) (*mat.SymDense, error) {
 	pc := hp.Cfg
 	if pc.R1Weight == 0 && pc.R2Weight == 0 {
 		return mat.NewSymDense(len(protos)*hp.D, nil), nil
 	}
-	pc.Residual, pc.ClusterGrad = prism.ResidualStopGrad, prism.ClusterGradBoth
+	pc.Residual, pc.ClusterGrad = lprism.ResidualStopGrad, lprism.ClusterGradBoth
 	h, _, err := hp.hessianOf(backend, protos, func(z, bank, W, targets *Node) *Node {
-		t := prism.Losses(prism.Decompose(z, bank, W, pc), targets, nil)
+		t := lprism.Losses(lprism.Decompose(z, bank, W, pc), targets, nil)
 		N, K := float64(z.Shape().Dim(0)*z.Shape().Dim(1)), float64(pc.NumPrototypes)
 		var L *Node
 		add := func(x *Node) {
@@ -134,7 +134,7 @@ func (hp *headProblem) clusterHessian(backend compute.Backend, protos []int) (*m
 
 // hessianOf returns the exact Hessian of objective (z [1, N, D], bank [K, D], W [V, D], targets [1, N] → scalar) on
 // protos, as hessian describes.
-func (hp *headProblem) hessianOf(backend compute.Backend, protos []int,
+func (hp *curvatureProblem) hessianOf(backend compute.Backend, protos []int,
 	objective func(z, bank, W, targets *Node) *Node) (*mat.SymDense, float64, error) {
 	D, K := hp.D, hp.K
 	exec, err := NewExec(backend, func(z, bank, W, targets, onehot *Node) []*Node {
@@ -150,7 +150,7 @@ func (hp *headProblem) hessianOf(backend compute.Backend, protos []int,
 		return []*Node{Stack(cols, 0)} // [D, K, D]
 	})
 	if err != nil {
-		return nil, 0, errors.Wrap(err, "prismhead: Hessian graph")
+		return nil, 0, errors.Wrap(err, "prism: Hessian graph")
 	}
 	M := len(protos)
 	full := mat.NewDense(M*D, M*D, nil)
@@ -160,7 +160,7 @@ func (hp *headProblem) hessianOf(backend compute.Backend, protos []int,
 		onehot[j] = 1
 		outs, err := exec.Exec(append(args, tensors.FromFlatDataAndDimensions(onehot, K))...)
 		if err != nil {
-			return nil, 0, errors.Wrapf(err, "prismhead: Hessian columns of prototype %d", j)
+			return nil, 0, errors.Wrapf(err, "prism: Hessian columns of prototype %d", j)
 		}
 		h := tensors.MustCopyFlatData[float64](outs[0]) // [m, i, m′]: ∂²L/∂p_j,m ∂p_i,m′
 		for m := 0; m < D; m++ {
@@ -189,23 +189,23 @@ func (hp *headProblem) hessianOf(backend compute.Backend, protos []int,
 	return sym, math.Sqrt(asym / ref), nil
 }
 
-// nearest returns the clustering choices of prism.Losses on the problem's tokens: tokProto[t], the nearest
+// nearest returns the clustering choices of lprism.Losses on the problem's tokens: tokProto[t], the nearest
 // prototype of token t (R2), and protoToks[j], the R1Nearest nearest tokens of prototype j (R1), both by cosine
 // ("cos") or by −‖z − p‖² ("sqL2"), ties to the lower index.
-func (hp *headProblem) nearest() (tokProto []int, protoToks [][]int) {
+func (hp *curvatureProblem) nearest() (tokProto []int, protoToks [][]int) {
 	N, K, D := hp.N, hp.K, hp.D
 	close := make([]float64, N*K)
-	zn, pn := rowNorms(hp.Z, D), rowNorms(hp.Bank, D)
+	zn, pn := curvatureRowNorms(hp.Z, D), curvatureRowNorms(hp.Bank, D)
 	for t := 0; t < N; t++ {
 		for j := 0; j < K; j++ {
 			dot := 0.0
 			for m := 0; m < D; m++ {
 				dot += hp.Z[t*D+m] * hp.Bank[j*D+m]
 			}
-			if hp.Cfg.Dist == prism.DistSqL2 {
+			if hp.Cfg.Dist == lprism.DistSqL2 {
 				close[t*K+j] = 2*dot - zn[t]*zn[t] - pn[j]*pn[j]
 			} else {
-				close[t*K+j] = dot / (zn[t]*pn[j] + prism.Eps)
+				close[t*K+j] = dot / (zn[t]*pn[j] + lprism.Eps)
 			}
 		}
 	}
@@ -231,7 +231,7 @@ func (hp *headProblem) nearest() (tokProto []int, protoToks [][]int) {
 	return tokProto, protoToks
 }
 
-func rowNorms(x []float64, D int) []float64 {
+func curvatureRowNorms(x []float64, D int) []float64 {
 	out := make([]float64, len(x)/D)
 	for i := range out {
 		s := 0.0
@@ -246,7 +246,7 @@ func rowNorms(x []float64, D int) []float64 {
 // clusterBlocks returns the exact Hessian of the clustering terms λ_1 Σ_j R1_j + λ_2 Σ_t R2_t restricted to protos
 // (block-diagonal: each term involves one prototype), with the nearest choices frozen: per pair, ∇²_p dist(p, z) =
 // curvature.CosineDistHessian for "cos", 2I for "sqL2".
-func (hp *headProblem) clusterBlocks(protos []int, tokProto []int, protoToks [][]int) *mat.SymDense {
+func (hp *curvatureProblem) clusterBlocks(protos []int, tokProto []int, protoToks [][]int) *mat.SymDense {
 	D := hp.D
 	h := mat.NewSymDense(len(protos)*D, nil)
 	pc := hp.Cfg
@@ -254,7 +254,7 @@ func (hp *headProblem) clusterBlocks(protos []int, tokProto []int, protoToks [][
 		if w == 0 {
 			return
 		}
-		if pc.Dist == prism.DistSqL2 {
+		if pc.Dist == lprism.DistSqL2 {
 			for m := 0; m < D; m++ {
 				h.SetSym(r*D+m, r*D+m, h.At(r*D+m, r*D+m)+2*w)
 			}
@@ -278,7 +278,7 @@ func (hp *headProblem) clusterBlocks(protos []int, tokProto []int, protoToks [][
 // routedGN returns Σ_t J_tᵀ M_t J_t on J (theory/curvature equation 17) with M_t = G_t + 2λ_rec w_t I (w_t = 1
 // without RecNorm): the Gauss–Newton matrix of the CE and REC terms with the routing's Jacobian. rc are the codes
 // restricted to J.
-func (hp *headProblem) routedGN(J []int, rc []curvature.Code, gs []*mat.SymDense, recW []float64) *mat.SymDense {
+func (hp *curvatureProblem) routedGN(J []int, rc []curvature.Code, gs []*mat.SymDense, recW []float64) *mat.SymDense {
 	D := hp.D
 	jac := make([][]*mat.Dense, hp.N)
 	ms := make([]*mat.SymDense, hp.N)
