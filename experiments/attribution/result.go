@@ -13,7 +13,7 @@ import (
 // OverlapStat is Overlap@k averaged over queries with a 95% bootstrap interval (spec §8); in a Summary, the mean over
 // models with the interval of the two-stage bootstrap and SE, the standard error over models.
 type OverlapStat struct {
-	K    int     `json:"k"`
+	K    int     `json:"k"` // the k of Overlap@k: an entry of overlap_k, clipped to N_seq
 	Mean float64 `json:"mean"`
 	Lo   float64 `json:"lo"`
 	Hi   float64 `json:"hi"`
@@ -90,9 +90,9 @@ type ModelResult struct {
 	NumSeqs       int                `json:"num_seqs"`
 	NumTokens     int                `json:"num_tokens"`
 	NumQueries    int                `json:"num_queries"`
-	K             int                `json:"k"`
-	D             int                `json:"d"`
-	TopK          int                `json:"top_k"`
+	K             int                `json:"k"`      // the bank's prototypes
+	D             int                `json:"d"`      // the width
+	TopK          int                `json:"top_k"`  // the head's k, prototypes per token (prism.top_k)
 	Layers        []influence.Linear `json:"layers"` // EK-FAC's backbone layers
 	Conditions    prism.Conditioning `json:"conditioning"`
 	Methods       []MethodResult     `json:"methods"`
@@ -100,11 +100,10 @@ type ModelResult struct {
 	LDSModels int                `json:"lds_models"`
 	Timings   map[string]float64 `json:"timings"`
 
-	scores    map[string][][]float64  // [method][query][sequence], only in the process that computed them
-	overlapPQ map[string][][]float64  // [method][k][query]: Overlap@k with the reference per query
-	ekfacPQ   map[string][][]float64  // [method][k][query]: Overlap@k with EK-FAC per query
-	lds       *ldsData                // retrained losses and predictions, only in the process that computed them
-	latencies map[string][2][]float64 // [method]{wall, cpu} seconds per timed query
+	scores    map[string][][]float64 // [method][query][sequence], only in the process that computed them
+	overlapPQ map[string][][]float64 // [method][k][query]: Overlap@k with the reference per query
+	ekfacPQ   map[string][][]float64 // [method][k][query]: Overlap@k with EK-FAC per query
+	lds       *ldsData               // retrained losses and predictions, only in the process that computed them
 }
 
 // Method returns the named method's result, or nil.
