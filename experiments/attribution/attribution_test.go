@@ -1,7 +1,6 @@
 package attribution
 
 import (
-	"math"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -10,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/protolab/protolab/models/lm"
+	"github.com/protolab/protolab/models/prism"
 	"github.com/protolab/protolab/workbench/plot"
 	"github.com/protolab/protolab/workbench/run"
 )
@@ -48,8 +48,9 @@ func TestLoadOrRun_Tiny(t *testing.T) {
 		for _, m := range mr.Methods {
 			names = append(names, m.Name)
 		}
-		require.Equal(t, []string{MethodPrism, MethodPrismFullC, MethodPrismDot, MethodExactCE, MethodExactCEDiagC,
-			MethodReference, MethodEKFAC, MethodGradDot, MethodEKFACBank}, names)
+		require.Equal(t, []string{prism.MethodPrism, prism.MethodPrismFullC, prism.MethodPrismDot, prism.MethodExactCE,
+			prism.MethodExactCEDiagC,
+			prism.MethodReference, prism.MethodEKFAC, prism.MethodGradDot, prism.MethodEKFACBank}, names)
 		require.Equal(t, 160, mr.NumSeqs)
 		require.Equal(t, 160*cfg.Data.SeqLen, mr.NumTokens)
 		require.Equal(t, 4, mr.NumQueries)
@@ -60,8 +61,8 @@ func TestLoadOrRun_Tiny(t *testing.T) {
 			require.Len(t, m.Top[0], 10, m.Name)
 			require.Len(t, mr.Scores(m.Name), 4, m.Name)
 			require.Len(t, mr.Scores(m.Name)[0], 160, m.Name)
-			if m.Name != MethodReference {
-				require.Len(t, m.Overlap, len(ac.TopK), m.Name)
+			if m.Name != prism.MethodReference {
+				require.Len(t, m.Overlap, len(ac.OverlapK), m.Name)
 			}
 			for _, o := range append(m.Overlap, m.OverlapEKFAC...) {
 				require.True(t, 0 <= o.Lo && o.Lo <= o.Mean && o.Mean <= o.Hi && o.Hi <= 1, "%s: %+v", m.Name, o)
@@ -69,14 +70,14 @@ func TestLoadOrRun_Tiny(t *testing.T) {
 			require.NotNil(t, m.LDS, m.Name)
 			require.True(t, -1 <= m.LDS.Lo && m.LDS.Lo <= m.LDS.Mean && m.LDS.Mean <= m.LDS.Hi && m.LDS.Hi <= 1,
 				"%s: %+v", m.Name, *m.LDS)
-			if m.Name == MethodGradDot {
+			if m.Name == prism.MethodGradDot {
 				require.Zero(t, m.Latency.Repeats, "the gradient dot product is not timed apart from EK-FAC")
 				continue
 			}
 			require.Greater(t, m.Latency.Median, 0.0, m.Name)
 			require.True(t, m.Latency.Q1 <= m.Latency.Median && m.Latency.Median <= m.Latency.Q3, m.Name)
 		}
-		p, ek, bank := mr.Method(MethodPrism), mr.Method(MethodEKFAC), mr.Method(MethodEKFACBank)
+		p, ek, bank := mr.Method(prism.MethodPrism), mr.Method(prism.MethodEKFAC), mr.Method(prism.MethodEKFACBank)
 		require.Equal(t, mr.NumQueries, p.Latency.Repeats, "every query timed")
 		require.Equal(t, ac.TimedQueries, ek.Latency.Repeats)
 		require.Equal(t, 1.0, ek.SpeedUp)
@@ -102,13 +103,14 @@ func TestLoadOrRun_Tiny(t *testing.T) {
 		require.Equal(t, ac.ModelSeeds, sm.Models)
 		require.NotNil(t, sm.LDS, sm.Name)
 		require.True(t, sm.LDS.Lo <= sm.LDS.Mean && sm.LDS.Mean <= sm.LDS.Hi, "%s: %+v", sm.Name, *sm.LDS)
-		if sm.Name != MethodEKFAC {
+		if sm.Name != prism.MethodEKFAC {
 			require.NotNil(t, sm.LDSVsEKFAC, sm.Name)
 		}
 	}
 	require.Len(t, res.Cost, 2)
 	require.Equal(t, "paper", res.Cost[1].Name)
-	require.Equal(t, "cg", res.Cost[1].Method(MethodExactCE).Solver, "K = 4096 > direct_max_k at the Paper preset")
+	require.Equal(t, "cg", res.Cost[1].Method(prism.MethodExactCE).Solver,
+		"K = 4096 > direct_max_k at the Paper preset")
 	claims := Claims(res)
 	require.Len(t, claims, len(Claims(nil)))
 	for _, c := range claims {
@@ -140,7 +142,7 @@ func TestLoadOrRun_Tiny(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, res.Summary, again.Summary)
 	require.Equal(t, res.Models[0].Methods, again.Models[0].Methods)
-	require.Nil(t, again.Models[0].Scores(MethodPrism), "a stored result has no scores")
+	require.Nil(t, again.Models[0].Scores(prism.MethodPrism), "a stored result has no scores")
 	stored, err := filepath.Glob(filepath.Join(out, Study, "result-*.json"))
 	require.NoError(t, err)
 	require.Len(t, stored, 1)
@@ -152,72 +154,6 @@ func influenceParams(r *ModelResult) int {
 		n += l.Params()
 	}
 	return n
-}
-
-// TestAttributor_CacheReloads checks that a second Attributor over the same model and corpus loads the caches from
-// the run folder and scores every cached method exactly as the one that built them.
-func TestAttributor_CacheReloads(t *testing.T) {
-	m := tinyModel(t)
-	ac := shortAttribution()
-	ac.TrainSeqs = 24
-	at, err := NewAttributor(m, ac)
-	require.NoError(t, err)
-	require.False(t, at.Cached)
-	qs, err := at.validationQueries()
-	require.NoError(t, err)
-	again, err := NewAttributor(m, ac)
-	require.NoError(t, err)
-	require.True(t, again.Cached)
-	require.FileExists(t, filepath.Join(again.dir, CodesFile))
-	require.FileExists(t, filepath.Join(again.dir, ColumnsFile))
-	for _, method := range cachedMethods {
-		want, err := at.Scores(qs[:2], method)
-		require.NoError(t, err)
-		reloaded, err := again.Scores(qs[:2], method)
-		require.NoError(t, err)
-		require.Equal(t, want, reloaded, method)
-	}
-}
-
-// TestAttributor_TextQuery checks how a text becomes a query: the completion after "|" is attributed, a text
-// without "|" attributes every token after the first, long texts keep their end, and an empty completion errors.
-func TestAttributor_TextQuery(t *testing.T) {
-	m := tinyModel(t)
-	ac := shortAttribution()
-	ac.TrainSeqs = 8
-	at, err := NewAttributor(m, ac)
-	require.NoError(t, err)
-	d, err := m.Data()
-	require.NoError(t, err)
-	tok := d.Tokenizer
-	T := m.Config.Data.SeqLen
-	sum := func(w []float64) (s float64) {
-		for _, v := range w {
-			s += v
-		}
-		return s
-	}
-	q, err := at.textQuery("the queen|went home")
-	require.NoError(t, err)
-	np, nc := len(tok.Encode("the queen")), len(tok.Encode("went home"))
-	require.Len(t, q.tokens, T+1)
-	require.Equal(t, float64(nc), sum(q.weights))
-	require.Equal(t, 1.0, q.weights[np-1], "the first completion token is predicted at position len(prompt)−1")
-	require.Equal(t, d.EOS, q.tokens[T])
-
-	q, err = at.textQuery("the queen went home")
-	require.NoError(t, err)
-	require.Equal(t, float64(len(tok.Encode("the queen went home"))-1), sum(q.weights))
-
-	long := strings.Repeat("the queen went home. ", 20)
-	q, err = at.textQuery(long)
-	require.NoError(t, err)
-	all := tok.Encode(long)
-	require.Equal(t, all[len(all)-T-1:], q.tokens)
-	require.Equal(t, float64(T), sum(q.weights))
-
-	_, err = at.textQuery("the queen|")
-	require.ErrorContains(t, err, "no token to attribute")
 }
 
 // TestConfig_PresetsValidate checks the presets and a few rejected values, named by their key.
@@ -237,7 +173,7 @@ func TestConfig_PresetsValidate(t *testing.T) {
 	require.Contains(t, run.Keys(Tiny()), "prism.num_prototypes")
 	for _, tc := range []struct{ set, mention string }{
 		{"attribution.prompt_tokens=16", "attribution: prompt_tokens=16"},
-		{"attribution.top_k=[]", "top_k is empty"},
+		{"attribution.overlap_k=[]", "overlap_k is empty"},
 		{"attribution.ekfac=all", "ekfac"},
 		{"attribution.lds_subsets=2", "lds_subsets"},
 		{"attribution.model_seeds=0", "model_seeds"},
@@ -265,120 +201,8 @@ func TestRunSweep_Tiny(t *testing.T) {
 	require.Equal(t, 1.0, hi.Weight)
 	require.Less(t, hi.Conditions.BlockCondMean, lo.Conditions.BlockCondMean)
 	require.Greater(t, lo.ValPerplexity, 1.0)
-	for _, name := range cachedMethods {
-		require.Len(t, lo.Overlaps[name], len(cfg.Attribution.TopK), name)
+	for _, name := range prism.CachedMethods {
+		require.Len(t, lo.Overlaps[name], len(cfg.Attribution.OverlapK), name)
 	}
 	require.Contains(t, SweepChart(sw).RenderSnippet().Option, `"name":"prism_full_c"`)
-}
-
-// TestAttributor_ReferenceDirectEqualsCG: the exact eigenbasis solve of the co-usage curvature and its CG solve (to
-// 1e-10) give the same scores, for the reference and the cached methods that use it.
-func TestAttributor_ReferenceDirectEqualsCG(t *testing.T) {
-	m := tinyModel(t)
-	ac := shortAttribution()
-	ac.TrainSeqs = 24
-	at, err := NewAttributor(m, ac)
-	require.NoError(t, err)
-	qs, err := at.validationQueries()
-	require.NoError(t, err)
-	qs = qs[:2]
-	ac.DirectMaxK, ac.CGTol = 0, 1e-10
-	cg, err := NewAttributor(m, ac)
-	require.NoError(t, err)
-	require.Nil(t, cg.Curvature.Direct)
-	require.NotNil(t, at.Curvature.Direct)
-	for _, method := range []string{MethodReference, MethodExactCE, MethodPrismFullC} {
-		want, err := cg.Scores(qs, method)
-		require.NoError(t, err)
-		got, err := at.Scores(qs, method)
-		require.NoError(t, err)
-		for q := range want {
-			for s := range want[q] {
-				require.InDelta(t, want[q][s], got[q][s], 1e-6*(math.Abs(want[q][s])+1e-9), "%s q%d s%d", method, q, s)
-			}
-		}
-	}
-}
-
-// TestAttributor_QueriesFromOffset checks that the queries are the validation sequences from query_offset on, with
-// the prompt excluded, and that an offset past the validation split is an error naming the key.
-func TestAttributor_QueriesFromOffset(t *testing.T) {
-	m := tinyModel(t)
-	ac := shortAttribution()
-	ac.TrainSeqs, ac.QueryOffset = 8, 3
-	at, err := NewAttributor(m, ac)
-	require.NoError(t, err)
-	qs, err := at.validationQueries()
-	require.NoError(t, err)
-	d, err := m.Data()
-	require.NoError(t, err)
-	require.Len(t, qs, ac.Queries)
-	for i, q := range qs {
-		require.Equal(t, d.ValSeqs.Sequence(3+i), q.tokens)
-		require.Zero(t, q.weights[ac.PromptTokens-1])
-		require.Equal(t, 1.0, q.weights[ac.PromptTokens])
-	}
-	at.Settings.QueryOffset = d.ValSeqs.NumSequences()
-	_, err = at.validationQueries()
-	require.ErrorContains(t, err, "query_offset")
-}
-
-// TestAttributor_MatchedEKFACQueriesCoverTheCorpus checks the matched-memory EK-FAC queries: as many training
-// gradients are stored as fit beside the factors in the budget, and one query scores every corpus sequence once
-// (stored or recomputed) for both EK-FAC baselines.
-func TestAttributor_MatchedEKFACQueriesCoverTheCorpus(t *testing.T) {
-	m := tinyModel(t)
-	ac := shortAttribution()
-	ac.TrainSeqs = 40
-	at, err := NewAttributor(m, ac)
-	require.NoError(t, err)
-	qs, err := at.validationQueries()
-	require.NoError(t, err)
-	require.NoError(t, at.fitBlockEKFAC())
-	grad := at.ekfac.timing.GradBytes
-	require.Equal(t, int64(4*at.ekfac.f.NumParams()), grad)
-	budget := at.ekfac.f.Bytes() + 13*grad + grad/2
-	require.Equal(t, 13, storedWithin(budget-at.ekfac.f.Bytes(), grad, len(at.Corpus)))
-	require.Equal(t, len(at.Corpus), storedWithin(1<<40, grad, len(at.Corpus)))
-	require.Zero(t, storedWithin(-1, grad, len(at.Corpus)))
-	at.ekfac.timing.Stored = 13
-	_, _, _, err = at.blockScores(qs[:1])
-	require.NoError(t, err)
-	require.Len(t, at.ekfac.stored, 13)
-	scores, err := at.timeMatchedBlockQuery(qs[0])
-	require.NoError(t, err)
-	require.Len(t, scores, len(at.Corpus))
-	for s, v := range scores {
-		require.NotZero(t, v, "sequence %d was neither stored nor recomputed", s)
-	}
-
-	require.NoError(t, at.fitBankEKFAC())
-	at.storeBankGradients(4 * int64(4+4*at.mc.Width) * int64(at.pc.TopK))
-	require.Positive(t, at.bank.timing.Stored)
-	require.Less(t, at.bank.timing.Stored, len(at.Corpus))
-	require.LessOrEqual(t, at.bank.storedBytes, 4*int64(4+4*at.mc.Width)*int64(at.pc.TopK))
-	scores, err = at.timeMatchedBankQuery(qs[0])
-	require.NoError(t, err)
-	for s, v := range scores {
-		require.NotZero(t, v, "sequence %d was neither stored nor recomputed", s)
-	}
-}
-
-// TestAttributor_RetrainCyclesASmallSubset checks that an LDS retraining on fewer sequences than its updates need
-// cycles the subset (train.steps = 40 batches of 4 from 10 sequences) and yields a model.
-func TestAttributor_RetrainCyclesASmallSubset(t *testing.T) {
-	m := tinyModel(t)
-	d, err := m.Data()
-	require.NoError(t, err)
-	// A corpus of the whole training split, so that no sequence outside it joins the subset.
-	at := &Attributor{Model: m, data: d}
-	for i := 0; i < d.TrainSeqs.NumSequences(); i++ {
-		at.Corpus = append(at.Corpus, d.TrainSeqs.Sequence(i))
-	}
-	keep := []int{0, 1, 2, 3, 4, 5, 6, 7, 8, 9}
-	tm, err := at.retrain(keep, "test", run.NewOptions())
-	require.NoError(t, err)
-	require.Equal(t, m.Config.Train.Steps, len(tm.Result.History.Steps))
-	_, err = at.retrain(keep[:2], "test", run.NewOptions())
-	require.ErrorContains(t, err, "cannot fill one batch")
 }

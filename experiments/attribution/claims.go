@@ -3,6 +3,7 @@ package attribution
 import (
 	"fmt"
 
+	"github.com/protolab/protolab/models/prism"
 	"github.com/protolab/protolab/workbench/report"
 )
 
@@ -34,9 +35,9 @@ const (
 //   - prism_attr_speedup_tinystories: not testable (TinyStories is not bundled).
 func Claims(r *Result) []report.Claim {
 	var sm, ek *Summary
-	var paper *CostModel
+	var paper *prism.CostModel
 	if r != nil {
-		sm, ek = r.Method(MethodPrism), r.Method(MethodEKFAC)
+		sm, ek = r.Method(prism.MethodPrism), r.Method(prism.MethodEKFAC)
 		for i := range r.Cost {
 			if r.Cost[i].Name == "paper" {
 				paper = &r.Cost[i]
@@ -146,7 +147,7 @@ func Claims(r *Result) []report.Claim {
 			speed.Ours = report.Estimate{Value: sm.SpeedUp, SE: sm.SpeedUpSE, Seeds: models, Unit: "×"}
 		}
 		if paper != nil {
-			if p := paper.Method(MethodPrism); p != nil {
+			if p := paper.Method(prism.MethodPrism); p != nil {
 				speedModel.Ours = report.Estimate{Value: p.SpeedUp, Unit: "× (model)"}
 			}
 		}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/protolab/protolab/models/prism"
 	"github.com/protolab/protolab/workbench/report"
 )
 
@@ -55,12 +56,13 @@ func handResult() *Result {
 		r.Models = append(r.Models, ModelResult{NumQueries: 100, NumSeqs: 500})
 	}
 	r.Summary = []Summary{
-		{Name: MethodPrism, Models: 3, Overlap: []OverlapStat{{K: 10, Mean: 0.9, Lo: 0.85, Hi: 0.95, SE: 0.02}},
+		{Name: prism.MethodPrism, Models: 3, Overlap: []OverlapStat{{K: 10, Mean: 0.9, Lo: 0.85, Hi: 0.95, SE: 0.02}},
 			LDS: &Interval{0.2, 0.1, 0.3}, LDSSE: 0.03, LDSVsEKFAC: &Interval{-0.1, -0.2, 0},
 			OverlapEKFAC: []OverlapStat{{K: 10, Mean: 0.3, Lo: 0.2, Hi: 0.4}}, SpeedUp: 50, SpeedUpSE: 5},
-		{Name: MethodEKFAC, Models: 3, SpeedUp: 1},
+		{Name: prism.MethodEKFAC, Models: 3, SpeedUp: 1},
 	}
-	r.Cost = []CostModel{{Name: "this run"}, {Name: "paper", Methods: []MethodCost{{Name: MethodPrism, SpeedUp: 12000}}}}
+	r.Cost = []prism.CostModel{{Name: "this run"}, {Name: "paper", Methods: []prism.MethodCost{{Name: prism.MethodPrism,
+		SpeedUp: 12000}}}}
 	return r
 }
 
@@ -93,7 +95,7 @@ func TestClaims_HandBuiltVerdicts(t *testing.T) {
 
 	// The overlap's interval reaches below 0.8; the LDS difference stays within the margin; the LDS is not above 0
 	// by more than its half-width.
-	sm := r.Method(MethodPrism)
+	sm := r.Method(prism.MethodPrism)
 	sm.Overlap[0] = OverlapStat{K: 10, Mean: 0.8, Lo: 0.7, Hi: 0.9}
 	sm.LDSVsEKFAC = &Interval{-0.01, -0.04, 0.02}
 	sm.LDS = &Interval{0.05, -0.01, 0.11}

@@ -1,11 +1,10 @@
 package attribution
 
 import (
-	"math"
-
 	"github.com/pkg/errors"
 
 	"github.com/protolab/protolab/models/lm"
+	"github.com/protolab/protolab/models/prism"
 	"github.com/protolab/protolab/workbench/run"
 )
 
@@ -32,8 +31,10 @@ type Settings struct {
 	// seeds seed+1, …, seed+model_seeds−1 (same data, same recipe); each is attributed and scored on its own and the
 	// summary is over models. ≥ 1.
 	ModelSeeds int `json:"model_seeds"`
-	// TrainSeqs is N_seq, the attribution corpus: the first TrainSeqs packed training sequences; 0 means all.
-	TrainSeqs int `json:"train_seqs"`
+	// AttributorConfig is the attributor's corpus, batch, damping, solvers and seed (models/prism; its keys sit at
+	// this level: train_seqs, batch, damping_scale, cg_tol, cg_max_iter, direct_max_k, seed). The seed also seeds the
+	// bootstrap.
+	prism.AttributorConfig
 	// Queries is the number of validation sequences used as queries (spec §8: 100), starting at QueryOffset;
 	// clipped to what exists.
 	Queries int `json:"queries"`
@@ -43,20 +44,9 @@ type Settings struct {
 	// PromptTokens: a query's first PromptTokens predicted positions are its prompt, the rest its completion, whose
 	// cross-entropy is attributed; in [0, data.seq_len).
 	PromptTokens int `json:"prompt_tokens"`
-	// TopK lists the k of Overlap@k (spec §8: 10, 50, 100); each > 0, clipped to N_seq.
-	TopK []int `json:"top_k"`
-	// Batch is the number of sequences per forward pass; 0 means data.batch_size.
-	Batch int `json:"batch"`
-	// DampingScale sets λ = DampingScale × the mean eigenvalue, for the PRISM blocks (spec §5) and EK-FAC (§7.1);
-	// > 0. Spec: 0.1.
-	DampingScale float64 `json:"damping_scale"`
-	// CGTol is the relative residual of CG solves of the full curvature (spec §6.3: 1e-6); in (0, 1). CGMaxIter
-	// bounds their iterations; > 0.
-	CGTol     float64 `json:"cg_tol"`
-	CGMaxIter int     `json:"cg_max_iter"`
-	// DirectMaxK: banks of at most DirectMaxK prototypes are solved exactly instead of by CG, with one Cholesky
-	// factorisation per eigenvector of S (spec §5: D independent K×K systems; D·K² floats of memory); ≥ 0.
-	DirectMaxK int `json:"direct_max_k"`
+	// OverlapK lists the k of Overlap@k, the training sequences compared at the top of two rankings (spec §8: 10,
+	// 50, 100); each > 0, clipped to N_seq. (The head's prototypes per token are prism.top_k.)
+	OverlapK []int `json:"overlap_k"`
 	// EKFAC selects the EK-FAC baselines: "blocks", "bank", "both" (spec §7.1 (i), (ii)) or "none".
 	EKFAC string `json:"ekfac"`
 	// TimedQueries is the number of queries on which the EK-FAC baselines are timed end to end at the memory of the
@@ -71,27 +61,23 @@ type Settings struct {
 	// Bootstrap is the number of resamples of the 95% confidence intervals (over queries, and for the LDS also over
 	// retrained subsets); ≥ 0.
 	Bootstrap int `json:"bootstrap"`
-	// Seed seeds the sampled labels of the Fisher, the LDS subsets and the bootstrap.
-	Seed uint64 `json:"seed"`
 }
 
-// Small is the study's protocol (`protolab run attribution --preset small`): three PRISM models of lm.PrismSmall
-// (seeds 1, 2, 3; same data and recipe), each attributed over its whole training set with every method of Methods,
-// on 100 validation queries (sequences 100–199; the last 24 of 32 tokens attributed) that no setting was ever chosen
-// on; sequences 200–299 are held back (query_offset=200) until the settings are frozen. Every setting is the spec's
-// (§5 damping 0.1, §8 100 queries, Overlap@{10, 50, 100} and 50% LDS subsets) or changes no score (batch,
-// direct_max_k, timed_queries). Ground truth: the LDS over 16 models per seed retrained from scratch on random halves
-// of the training set with the model's own recipe (lm.TrainOn: 400 updates of 8 sequences), 48 in all; its 95%
-// intervals resample models, queries and subsets (1000 resamples). Speed: every query of the cached methods and of
-// the reference is timed; EK-FAC on the blocks and on P is timed end to end on 3 queries per model at the memory of
-// the default cached method.
+// Small is the study's protocol (`protolab run attribution --preset small`): three PRISM models of lm.PrismSmall (seeds
+// 1, 2, 3; same data and recipe), each attributed over its whole training set with every method of prism.Methods, on
+// 100 validation queries (sequences 100–199; the last 24 of 32 tokens attributed) that no setting was ever chosen on;
+// sequences 200–299 are held back (query_offset=200) until the settings are frozen. Every setting is the spec's (§5
+// damping 0.1, §8 100 queries, Overlap@{10, 50, 100} and 50% LDS subsets) or changes no score (batch, direct_max_k,
+// timed_queries). Ground truth: the LDS over 16 models per seed retrained from scratch on random halves of the training
+// set with the model's own recipe (lm.TrainOn: 400 updates of 8 sequences), 48 in all; its 95% intervals resample
+// models, queries and subsets (1000 resamples). Speed: every query of the cached methods and of the reference is timed;
+// EK-FAC on the blocks and on P is timed end to end on 3 queries per model at the memory of the default cached method.
 //
 // Budget: per model, the caches, the 500 timed queries of the cached methods, the reference, EK-FAC on the blocks and
-// on P, then the LDS retrainings. It was sized, from per-piece timings on gomlx v0.26's pure-Go backend, to about an
-// hour on 2 cores for three models; M = 16 subsets is what that hour left (the spec's M = 50 retrains about three
-// times as often). The bootstrap resamples the subsets as well as the queries, so the interval states what 16 subsets
-// can resolve. `protolab cost` estimates its compute from the configuration; a stored run's provenance records the
-// seconds each phase took.
+// on P, then the LDS retrainings. It was sized to the Small preset's budget for three models (docs/DESIGN.md,
+// "Presets"); M = 16 subsets is what that budget left (the spec's M = 50 retrains about three times as often). The
+// bootstrap resamples the subsets as well as the queries, so the interval states what 16 subsets can resolve. `protolab
+// cost` estimates its compute from the configuration; a stored run's provenance records the seconds each phase took.
 func Small() Config {
 	c := Quick()
 	a := &c.Attribution
@@ -104,9 +90,9 @@ func Small() Config {
 // validation queries (sequences 0–99) whose last 24 of 32 tokens are attributed, Overlap@{10, 50, 100}, EK-FAC on
 // the blocks and on P timed on three queries, no LDS.
 func Quick() Config {
-	return Config{Config: lm.PrismSmall(), Attribution: Settings{ModelSeeds: 1, Queries: 100, PromptTokens: 8,
-		TopK: []int{10, 50, 100}, Batch: 32, DampingScale: 0.1, CGTol: 1e-6, CGMaxIter: 2000, DirectMaxK: 1024,
-		EKFAC: EKFACBoth, TimedQueries: 3, LDSFraction: 0.5, Bootstrap: 1000, Seed: 1}}
+	return Config{Config: lm.PrismSmall(), Attribution: Settings{ModelSeeds: 1,
+		AttributorConfig: prism.DefaultAttributorConfig(), Queries: 100, PromptTokens: 8, OverlapK: []int{10, 50, 100},
+		EKFAC: EKFACBoth, TimedQueries: 3, LDSFraction: 0.5, Bootstrap: 1000}}
 }
 
 // Tiny is seconds on a CPU (lm.PrismTiny): two models, 8 queries, Overlap@{5, 10}, two timed EK-FAC queries and an
@@ -115,7 +101,7 @@ func Tiny() Config {
 	c := Quick()
 	c.Config = lm.PrismTiny()
 	a := &c.Attribution
-	a.ModelSeeds, a.Queries, a.PromptTokens, a.TopK, a.TimedQueries, a.LDSSubsets, a.Bootstrap = 2, 8, 4,
+	a.ModelSeeds, a.Queries, a.PromptTokens, a.OverlapK, a.TimedQueries, a.LDSSubsets, a.Bootstrap = 2, 8, 4,
 		[]int{5, 10}, 2, 4, 200
 	return c
 }
@@ -150,29 +136,21 @@ func (c Config) Validate() error {
 
 // Validate reports the first problem of the settings for sequences of seqLen predicted tokens.
 func (c Settings) Validate(seqLen int) error {
-	switch {
-	case c.ModelSeeds < 1:
+	if c.ModelSeeds < 1 {
 		return errors.Errorf("model_seeds=%d, want ≥ 1", c.ModelSeeds)
-	case c.TrainSeqs < 0:
-		return errors.Errorf("train_seqs=%d, want ≥ 0 (0 means all)", c.TrainSeqs)
+	}
+	if err := c.AttributorConfig.Validate(); err != nil {
+		return err
+	}
+	switch {
 	case c.Queries < 1:
 		return errors.Errorf("queries=%d, want ≥ 1", c.Queries)
 	case c.QueryOffset < 0:
 		return errors.Errorf("query_offset=%d, want ≥ 0", c.QueryOffset)
 	case c.PromptTokens < 0 || c.PromptTokens >= seqLen:
 		return errors.Errorf("prompt_tokens=%d, want in [0, data.seq_len=%d)", c.PromptTokens, seqLen)
-	case len(c.TopK) == 0:
-		return errors.New("top_k is empty")
-	case c.Batch < 0:
-		return errors.Errorf("batch=%d, want ≥ 0 (0 means data.batch_size)", c.Batch)
-	case !(c.DampingScale > 0) || math.IsInf(c.DampingScale, 0):
-		return errors.Errorf("damping_scale=%g, want a finite value > 0", c.DampingScale)
-	case !(c.CGTol > 0 && c.CGTol < 1):
-		return errors.Errorf("cg_tol=%g, want in (0, 1)", c.CGTol)
-	case c.CGMaxIter < 1:
-		return errors.Errorf("cg_max_iter=%d, want ≥ 1", c.CGMaxIter)
-	case c.DirectMaxK < 0:
-		return errors.Errorf("direct_max_k=%d, want ≥ 0", c.DirectMaxK)
+	case len(c.OverlapK) == 0:
+		return errors.New("overlap_k is empty")
 	case c.EKFAC != EKFACBlocks && c.EKFAC != EKFACBank && c.EKFAC != EKFACBoth && c.EKFAC != EKFACNone:
 		return errors.Errorf("ekfac=%q, want %q, %q, %q or %q", c.EKFAC, EKFACBlocks, EKFACBank, EKFACBoth, EKFACNone)
 	case c.TimedQueries < 1:
@@ -184,9 +162,9 @@ func (c Settings) Validate(seqLen int) error {
 	case c.Bootstrap < 0:
 		return errors.Errorf("bootstrap=%d, want ≥ 0", c.Bootstrap)
 	}
-	for i, k := range c.TopK {
+	for i, k := range c.OverlapK {
 		if k < 1 {
-			return errors.Errorf("top_k[%d]=%d, want ≥ 1", i, k)
+			return errors.Errorf("overlap_k[%d]=%d, want ≥ 1", i, k)
 		}
 	}
 	return nil

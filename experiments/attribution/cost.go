@@ -1,16 +1,16 @@
 package attribution
 
 import (
-	"github.com/protolab/protolab/layers/decoder"
+	"github.com/protolab/protolab/models/prism"
 	"github.com/protolab/protolab/workbench/run"
 )
 
 // Cost estimates the compute of the study at c (run.Cost's conventions): attribution.model_seeds PRISM models,
-// and for each attributed model attribution.lds_subsets models retrained from scratch with its recipe (lds.go:
-// train.steps batches of B×T tokens). The attribution itself is counted as one forward and backward pass over
-// the attributed corpus per model (attribution.train_seqs sequences of T tokens; 0, all of them, is not counted):
-// the caches and EK-FAC fits read every sequence's gradients once; the per-query solves are left out (the
-// study's own cost model, costmodel.go, prices them per query).
+// and for each attributed model attribution.lds_subsets models retrained from scratch with its recipe
+// (prism.Attributor.Retrain: train.steps batches of B×T tokens). The attribution itself is counted as one forward
+// and backward pass over the attributed corpus per model (attribution.train_seqs sequences of T tokens; 0, all of
+// them, is not counted): the caches and EK-FAC fits read every sequence's gradients once; the per-query solves are
+// left out (the cost model, prism.NewCostModel, prices them per query).
 func (c Config) Cost() run.Cost {
 	a := c.Attribution
 	var total run.Cost
@@ -23,8 +23,7 @@ func (c Config) Cost() run.Cost {
 			re.EvalFLOPs = 0
 			total = total.Add(re.Times(a.LDSSubsets))
 		}
-		fwd := decoder.PrismFLOPsPerToken(mc.Model, mc.Prism.Config, mc.Data.SeqLen)
-		total = total.Add(run.Eval(int64(a.TrainSeqs)*int64(mc.Data.SeqLen), run.TrainPerForward*fwd))
+		total = total.Add(prism.CorpusPassCost(mc, a.TrainSeqs))
 	}
 	return total.Note("%d attributed models × (1 + %d LDS retrainings); one gradient pass over %d corpus "+
 		"sequences per model in evaluation; per-query solves not counted", a.ModelSeeds, a.LDSSubsets, a.TrainSeqs)

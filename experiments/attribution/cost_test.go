@@ -6,6 +6,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/protolab/protolab/layers/decoder"
+	"github.com/protolab/protolab/models/prism"
 )
 
 // TestCost_TinyIsTheHandCount: model_seeds attributed models, each with lds_subsets retrained models of the same
@@ -34,4 +35,19 @@ func TestCost_GrowsWithSeedsAndSubsets(t *testing.T) {
 	c = Tiny()
 	c.Attribution.TrainSeqs = 100
 	require.Greater(t, c.Cost().EvalFLOPs, base.EvalFLOPs)
+}
+
+// TestCostModel_PaperShape checks that the Paper preset's shape is read from its config: K = 4096 above
+// direct_max_k, so the full-curvature methods are costed with CG.
+func TestCostModel_PaperShape(t *testing.T) {
+	p := Paper()
+	s := shapeOf(p, p.Attribution.TrainSeqs, 10)
+	require.Equal(t, p.Prism.NumPrototypes, s.K)
+	require.Equal(t, p.Data.SeqLen-p.Attribution.PromptTokens, s.Completion)
+	require.Greater(t, s.K, s.DirectMaxK)
+	c := prism.NewCostModel("paper", s)
+	for _, name := range []string{prism.MethodExactCE, prism.MethodPrismFullC, prism.MethodReference} {
+		require.Equal(t, "cg", c.Method(name).Solver, name)
+	}
+	require.Len(t, c.Methods, len(prism.Methods))
 }

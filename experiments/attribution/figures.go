@@ -10,6 +10,7 @@ import (
 	"github.com/go-echarts/go-echarts/v2/charts"
 	"github.com/go-echarts/go-echarts/v2/opts"
 
+	"github.com/protolab/protolab/models/prism"
 	"github.com/protolab/protolab/workbench/plot"
 )
 
@@ -17,12 +18,12 @@ import (
 // category per k: the mean over models (intervals in WriteTable's table).
 func OverlapChart(r *Result) *charts.Bar {
 	var cats []string
-	for _, k := range r.Config.TopK {
+	for _, k := range r.Config.OverlapK {
 		cats = append(cats, "k="+strconv.Itoa(k))
 	}
 	var groups []plot.BarGroup
 	for _, m := range r.Summary {
-		if m.Name == MethodReference || len(m.Overlap) == 0 {
+		if m.Name == prism.MethodReference || len(m.Overlap) == 0 {
 			continue
 		}
 		vals := make([]float64, len(cats))
@@ -52,7 +53,7 @@ func SpeedChart(r *Result) *charts.Bar {
 		mid, lo, hi = append(mid, m.LatencyMs), append(lo, m.LatencyQ1Ms), append(hi, m.LatencyQ3Ms)
 	}
 	sub := subtitle(r, "median of repeated queries; box: quartiles")
-	if p := r.Method(MethodPrism); p != nil && p.SpeedUp > 0 {
+	if p := r.Method(prism.MethodPrism); p != nil && p.SpeedUp > 0 {
 		sub += fmt.Sprintf("; EK-FAC at prism's memory is %.3g× slower (± %.2g s.e. over models)", p.SpeedUp,
 			p.SpeedUpSE)
 	}
@@ -101,13 +102,14 @@ func subtitle(r *Result, what string) string {
 		return what
 	}
 	m := r.Models[0]
-	return fmt.Sprintf("%d model(s), %d training sequences, %d queries; %s", len(r.Models), m.NumSeqs, m.NumQueries, what)
+	return fmt.Sprintf("%d model(s), %d training sequences, %d queries; %s", len(r.Models), m.NumSeqs, m.NumQueries,
+		what)
 }
 
 // Charts returns the overlap, speed and (when computed) LDS charts of a result.
 func Charts(r *Result) []plot.Chart {
 	out := []plot.Chart{OverlapChart(r), SpeedChart(r)}
-	if p := r.Method(MethodPrism); p != nil && p.LDS != nil {
+	if p := r.Method(prism.MethodPrism); p != nil && p.LDS != nil {
 		out = append(out, LDSChart(r))
 	}
 	return out
@@ -122,21 +124,22 @@ func WriteTable(w io.Writer, r *Result) error {
 	if len(r.Models) > 0 {
 		m := r.Models[0]
 		fmt.Fprintf(tw, "%d model(s) (seeds from %d), %d training sequences (%d tokens), %d queries (validation "+
-			"sequences %d–%d); scores are influence / N_tok, positive = helpful; intervals 95%%, %d bootstrap resamples "+
-			"(models, then queries%s)\n", len(r.Models), m.Seed, m.NumSeqs, m.NumTokens, m.NumQueries, s.QueryOffset,
-			s.QueryOffset+m.NumQueries-1, s.Bootstrap, map[bool]string{true: " and retrained subsets", false: ""}[m.LDSModels > 0])
+			"sequences %d–%d); scores are influence / N_tok, positive = helpful; intervals 95%%, %d bootstrap "+
+			"resamples (models, then queries%s)\n", len(r.Models), m.Seed, m.NumSeqs, m.NumTokens, m.NumQueries,
+			s.QueryOffset, s.QueryOffset+m.NumQueries-1, s.Bootstrap,
+			map[bool]string{true: " and retrained subsets", false: ""}[m.LDSModels > 0])
 		if m.LDSModels > 0 {
 			fmt.Fprintf(tw, "LDS: %d models retrained per model on %.0f%% subsets\n", m.LDSModels, 100*s.LDSFraction)
 		}
 	}
 	fmt.Fprint(tw, "\nmethod\tLDS [95% CI]\tLDS − ekfac [95% CI]\t")
-	for _, k := range s.TopK {
+	for _, k := range s.OverlapK {
 		fmt.Fprintf(tw, "ovl@%d ref\t", k)
 	}
 	fmt.Fprint(tw, "ovl@10 ekfac\tmedian ms [q1, q3]\tspeed-up ± s.e.\tcpu speed-up\tMB\t\n")
 	for _, m := range r.Summary {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t", m.Name, ivText(m.LDS), ivText(m.LDSVsEKFAC))
-		for i := range s.TopK {
+		for i := range s.OverlapK {
 			if i < len(m.Overlap) {
 				fmt.Fprintf(tw, "%.2f [%.2f, %.2f]\t", m.Overlap[i].Mean, m.Overlap[i].Lo, m.Overlap[i].Hi)
 			} else {
@@ -190,7 +193,7 @@ func writeModelTable(w io.Writer, m *ModelResult, s Settings) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintf(tw, "\nmodel seed %d (%s, validation perplexity %.4g)\n", m.Seed, m.Run, m.ValPerplexity)
 	fmt.Fprint(tw, "method\tfit s\tmedian ms [q1, q3] (n)\tcpu ms\tspeed-up\tall queries s\tMB\tstored seqs\t")
-	for _, k := range s.TopK {
+	for _, k := range s.OverlapK {
 		fmt.Fprintf(tw, "ovl@%d\t", min(k, m.NumSeqs))
 	}
 	fmt.Fprintln(tw, "spearman\tLDS [95% CI]\t")
@@ -200,14 +203,15 @@ func writeModelTable(w io.Writer, m *ModelResult, s Settings) error {
 			speed = fmt.Sprintf("%.3g", mr.SpeedUp)
 		}
 		if mr.Latency.Repeats > 0 {
-			lat = fmt.Sprintf("%.3g [%.3g, %.3g] (%d)", mr.Latency.Median, mr.Latency.Q1, mr.Latency.Q3, mr.Latency.Repeats)
+			lat = fmt.Sprintf("%.3g [%.3g, %.3g] (%d)", mr.Latency.Median, mr.Latency.Q1, mr.Latency.Q3,
+				mr.Latency.Repeats)
 		}
-		if mr.Name == MethodEKFAC || mr.Name == MethodEKFACBank {
+		if mr.Name == prism.MethodEKFAC || mr.Name == prism.MethodEKFACBank {
 			stored = strconv.Itoa(mr.StoredSeqs)
 		}
 		fmt.Fprintf(tw, "%s\t%.2f\t%s\t%.3g\t%s\t%.3g\t%.3g\t%s\t", mr.Name, mr.FitSeconds, lat, mr.Latency.CPU,
 			speed, mr.AllQueriesSeconds, float64(mr.Bytes)/1e6, stored)
-		for i := range s.TopK {
+		for i := range s.OverlapK {
 			if i < len(mr.Overlap) {
 				fmt.Fprintf(tw, "%.2f [%.2f, %.2f]\t", mr.Overlap[i].Mean, mr.Overlap[i].Lo, mr.Overlap[i].Hi)
 			} else {
@@ -228,16 +232,16 @@ func writeModelTable(w io.Writer, m *ModelResult, s Settings) error {
 }
 
 // writeCostTable prints a cost model: per method the solver, GFLOPs and memory per query and the modelled speed-up.
-func writeCostTable(w io.Writer, c *CostModel) error {
+func writeCostTable(w io.Writer, c *prism.CostModel) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	sh := c.Shape
-	fmt.Fprintf(tw, "\ncost model at %s (a model, not a measurement): D=%d, K=%d, k=%d, L=%d, V=%d, T=%d, %d attributed "+
-		"tokens, N_seq=%d, direct_max_k=%d, %.0f CG iterations assumed\n", c.Name, sh.D, sh.K, sh.TopK, sh.Layers,
-		sh.Vocab, sh.SeqLen, sh.Completion, sh.NumSeqs, sh.DirectMaxK, sh.CGIterations)
+	fmt.Fprintf(tw, "\ncost model at %s (a model, not a measurement): D=%d, K=%d, k=%d, L=%d, V=%d, T=%d, %d "+
+		"attributed tokens, N_seq=%d, direct_max_k=%d, %.0f CG iterations assumed\n", c.Name, sh.D, sh.K, sh.TopK,
+		sh.Layers, sh.Vocab, sh.SeqLen, sh.Completion, sh.NumSeqs, sh.DirectMaxK, sh.CGIterations)
 	fmt.Fprintln(tw, "method\tsolver\tGFLOP per query\tGB\tstored seqs\tspeed-up (model)\t")
 	for _, m := range c.Methods {
 		stored := "-"
-		if m.Name == MethodEKFAC || m.Name == MethodEKFACBank || m.Name == MethodGradDot {
+		if m.Name == prism.MethodEKFAC || m.Name == prism.MethodEKFACBank || m.Name == prism.MethodGradDot {
 			stored = strconv.Itoa(m.StoredSeqs)
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%.3g\t%.3g\t%s\t%.3g\t\n", m.Name, m.Solver, m.GFLOPs, m.GB, stored, m.SpeedUp)

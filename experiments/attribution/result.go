@@ -2,12 +2,10 @@ package attribution
 
 import (
 	"math"
-	"slices"
 	"strings"
-	"time"
 
 	"github.com/protolab/protolab/models/influence"
-	"github.com/protolab/protolab/workbench/meter"
+	"github.com/protolab/protolab/models/prism"
 	"github.com/protolab/protolab/workbench/run"
 	"github.com/protolab/protolab/workbench/stats"
 )
@@ -15,7 +13,7 @@ import (
 // OverlapStat is Overlap@k averaged over queries with a 95% bootstrap interval (spec §8); in a Summary, the mean over
 // models with the interval of the two-stage bootstrap and SE, the standard error over models.
 type OverlapStat struct {
-	K    int     `json:"k"`
+	K    int     `json:"k"` // the k of Overlap@k: an entry of overlap_k, clipped to N_seq
 	Mean float64 `json:"mean"`
 	Lo   float64 `json:"lo"`
 	Hi   float64 `json:"hi"`
@@ -38,8 +36,8 @@ func latencyOf(wall, cpu []float64) Latency {
 	if len(wall) == 0 {
 		return Latency{}
 	}
-	return Latency{Median: 1e3 * stats.Median(wall), Q1: 1e3 * quantile(wall, 0.25), Q3: 1e3 * quantile(wall, 0.75),
-		CPU: 1e3 * median(cpu), Repeats: len(wall)}
+	return Latency{Median: 1e3 * stats.Median(wall), Q1: 1e3 * stats.Quantile(wall, 0.25),
+		Q3: 1e3 * stats.Quantile(wall, 0.75), CPU: 1e3 * stats.Median(cpu), Repeats: len(wall)}
 }
 
 // MethodResult is one attribution method's cost and quality on one model (spec §8). Times are wall-clock on this
@@ -80,22 +78,8 @@ type MethodResult struct {
 	// LDS is the linear datamodeling score (doc.go, equation 9): the mean over queries, with the 95% bootstrap
 	// interval that resamples queries and retrained subsets (nil when not computed).
 	LDS *Interval `json:"lds,omitempty"`
-	// Top lists, per query, the corpus indices of the max(TopK) highest scores.
+	// Top lists, per query, the corpus indices of the max(OverlapK) highest scores.
 	Top [][]int `json:"top"`
-}
-
-// Conditioning describes the curvature the prototype-space methods invert (spec §5, §8).
-type Conditioning struct {
-	Damping       float64 `json:"damping"`         // λ of the blocks and the full curvature
-	BlockCondMean float64 `json:"block_cond_mean"` // κ of (H_jj + λI) over the used prototypes
-	BlockCondMax  float64 `json:"block_cond_max"`
-	OffDiagC      float64 `json:"off_diag_c"` // Σ_{i≠j}|C_ij| / Σ|C_ij|
-	// CGIterations is the mean number of CG iterations that solve the full curvature for a query's gradient to
-	// cg_tol (counted on Settings.TimedQueries queries, whichever solver the methods used); CGUnconverged counts
-	// the solves that stopped at cg_max_iter.
-	CGIterations  float64 `json:"cg_iterations"`
-	CGUnconverged int     `json:"cg_unconverged,omitempty"`
-	UsedFraction  float64 `json:"used_fraction"` // fraction of prototypes with c_j > 0 in the corpus
 }
 
 // ModelResult is the attribution study of one PRISM model (spec §6–§8).
@@ -106,21 +90,20 @@ type ModelResult struct {
 	NumSeqs       int                `json:"num_seqs"`
 	NumTokens     int                `json:"num_tokens"`
 	NumQueries    int                `json:"num_queries"`
-	K             int                `json:"k"`
-	D             int                `json:"d"`
-	TopK          int                `json:"top_k"`
+	K             int                `json:"k"`      // the bank's prototypes
+	D             int                `json:"d"`      // the width
+	TopK          int                `json:"top_k"`  // the head's k, prototypes per token (prism.top_k)
 	Layers        []influence.Linear `json:"layers"` // EK-FAC's backbone layers
-	Conditions    Conditioning       `json:"conditioning"`
+	Conditions    prism.Conditioning `json:"conditioning"`
 	Methods       []MethodResult     `json:"methods"`
 	// LDSModels is the number of models retrained for the LDS (0: none).
 	LDSModels int                `json:"lds_models"`
 	Timings   map[string]float64 `json:"timings"`
 
-	scores    map[string][][]float64  // [method][query][sequence], only in the process that computed them
-	overlapPQ map[string][][]float64  // [method][k][query]: Overlap@k with the reference per query
-	ekfacPQ   map[string][][]float64  // [method][k][query]: Overlap@k with EK-FAC per query
-	lds       *ldsData                // retrained losses and predictions, only in the process that computed them
-	latencies map[string][2][]float64 // [method]{wall, cpu} seconds per timed query
+	scores    map[string][][]float64 // [method][query][sequence], only in the process that computed them
+	overlapPQ map[string][][]float64 // [method][k][query]: Overlap@k with the reference per query
+	ekfacPQ   map[string][][]float64 // [method][k][query]: Overlap@k with EK-FAC per query
+	lds       *ldsData               // retrained losses and predictions, only in the process that computed them
 }
 
 // Method returns the named method's result, or nil.
@@ -145,7 +128,7 @@ type Result struct {
 	Summary    []Summary       `json:"summary"`
 	// Cost is the cost model (FLOPs and memory per query; a model, not a measurement) at the scale of this run's
 	// first model and at the Paper preset's.
-	Cost []CostModel `json:"cost"`
+	Cost []prism.CostModel `json:"cost"`
 }
 
 // Method returns the named method's summary over models, or nil.
@@ -165,32 +148,13 @@ func (r *Result) String() string {
 	return b.String()
 }
 
-// timer collects per-query wall-clock and CPU seconds of a method timed query by query.
-type timer struct{ wall, cpu []float64 }
-
-func (q *timer) add(wall, cpu float64) {
-	q.wall, q.cpu = append(q.wall, wall), append(q.cpu, cpu)
-}
-
-// watch measures an interval in wall-clock and process CPU seconds.
-type watch struct {
-	wall time.Time
-	cpu  float64
-}
-
-func startWatch() watch { return watch{time.Now(), meter.CPUSeconds()} }
-
-func (w watch) stop() (wall, cpu float64) {
-	return time.Since(w.wall).Seconds(), meter.CPUSeconds() - w.cpu
-}
-
 // compare fills speed-ups, Overlap@k, Spearman and the top lists of one model's result.
 func compare(res *ModelResult, s Settings) {
-	ref := res.scores[MethodReference]
-	ek := res.scores[MethodEKFAC]
-	base := res.Method(MethodEKFAC)
+	ref := res.scores[prism.MethodReference]
+	ek := res.scores[prism.MethodEKFAC]
+	base := res.Method(prism.MethodEKFAC)
 	maxK := 0
-	for _, k := range s.TopK {
+	for _, k := range s.OverlapK {
 		maxK = max(maxK, min(k, res.NumSeqs))
 	}
 	res.overlapPQ, res.ekfacPQ = map[string][][]float64{}, map[string][][]float64{}
@@ -206,7 +170,7 @@ func compare(res *ModelResult, s Settings) {
 		for _, q := range sc {
 			mr.Top = append(mr.Top, stats.TopK(q, maxK))
 		}
-		if mr.Name != MethodReference && ref != nil {
+		if mr.Name != prism.MethodReference && ref != nil {
 			mr.Overlap, res.overlapPQ[mr.Name] = overlaps(sc, ref, s)
 			var rho []float64
 			for q := range sc {
@@ -214,7 +178,7 @@ func compare(res *ModelResult, s Settings) {
 			}
 			mr.Spearman = finitePtr(meanFinite(rho))
 		}
-		if ek != nil && mr.Name != MethodEKFAC {
+		if ek != nil && mr.Name != prism.MethodEKFAC {
 			mr.OverlapEKFAC, res.ekfacPQ[mr.Name] = overlaps(sc, ek, s)
 		}
 	}
@@ -225,7 +189,7 @@ func compare(res *ModelResult, s Settings) {
 func overlaps(a, b [][]float64, s Settings) ([]OverlapStat, [][]float64) {
 	var out []OverlapStat
 	var perQuery [][]float64
-	for i, k := range s.TopK {
+	for i, k := range s.OverlapK {
 		k = min(k, len(a[0]))
 		per := make([]float64, len(a))
 		for q := range a {
@@ -236,52 +200,6 @@ func overlaps(a, b [][]float64, s Settings) ([]OverlapStat, [][]float64) {
 		perQuery = append(perQuery, per)
 	}
 	return out, perQuery
-}
-
-// conditioning summarises the blocks and the co-usage matrix.
-func conditioning(at *Attributor) Conditioning {
-	c := Conditioning{Damping: at.Blocks.Damping}
-	var conds []float64
-	for j, cj := range at.Stats.Usage {
-		if cj > 0 {
-			conds = append(conds, at.Blocks.Condition(j))
-			c.BlockCondMax = math.Max(c.BlockCondMax, at.Blocks.Condition(j))
-		}
-	}
-	c.BlockCondMean = meanFinite(conds)
-	c.UsedFraction = float64(len(conds)) / float64(len(at.Stats.Usage))
-	c.OffDiagC = at.Curvature.OffDiagonalMass()
-	return c
-}
-
-// median is stats.Median with 0 for no values (a stage timed on no query), which JSON can hold.
-func median(x []float64) float64 {
-	if len(x) == 0 {
-		return 0
-	}
-	return stats.Median(x)
-}
-
-// quantile returns the p-quantile of x by linear interpolation between order statistics (x[0] for one value; 0 for
-// none).
-func quantile(x []float64, p float64) float64 {
-	if len(x) == 0 {
-		return 0
-	}
-	s := slices.Clone(x)
-	slices.Sort(s)
-	pos := p * float64(len(s)-1)
-	lo := int(math.Floor(pos))
-	hi := min(lo+1, len(s)-1)
-	return s[lo] + (pos-float64(lo))*(s[hi]-s[lo])
-}
-
-func sum(x []float64) float64 {
-	s := 0.0
-	for _, v := range x {
-		s += v
-	}
-	return s
 }
 
 // meanFinite is the mean of the finite values (NaN when there are none).

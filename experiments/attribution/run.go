@@ -3,8 +3,9 @@ package attribution
 import (
 	"github.com/pkg/errors"
 
-	"github.com/protolab/protolab/models/lm"
 	"github.com/protolab/protolab/models/influence"
+	"github.com/protolab/protolab/models/lm"
+	"github.com/protolab/protolab/models/prism"
 	"github.com/protolab/protolab/workbench/run"
 )
 
@@ -13,7 +14,8 @@ const Study = "attribution"
 
 // LoadOrRun returns the result stored for cfg under run.Out, or runs the study: it trains (or loads, from
 // run.Out/models) the Settings.ModelSeeds PRISM models of cfg and runs AttributeModel with cfg.Attribution on each.
-// The attribution cache of a model (NewAttributor) is kept in its run folder and shared with Attributor queries.
+// The attribution cache of a model (prism.NewAttributor) is kept in its run folder and shared with the CLI's queries
+// (`protolab attribute`).
 func LoadOrRun(cfg Config, opts ...run.Option) (*Result, error) {
 	return run.LoadOrRun(Study, cfg, opts, runStudy)
 }
@@ -54,78 +56,99 @@ func runStudy(cfg Config, prov *run.Provenance, o run.Options) (*Result, error) 
 	}
 	res.Summary = summarise(res.Models, cfg.Attribution)
 	first := res.Models[0]
-	res.Cost = []CostModel{
-		costModel("this run", shapeOf(cfg, first.NumSeqs, first.Conditions.CGIterations)),
-		costModel("paper", shapeOf(Paper(), Paper().Attribution.TrainSeqs, first.Conditions.CGIterations)),
+	res.Cost = []prism.CostModel{
+		prism.NewCostModel("this run", shapeOf(cfg, first.NumSeqs, first.Conditions.CGIterations)),
+		prism.NewCostModel("paper", shapeOf(Paper(), Paper().Attribution.TrainSeqs, first.Conditions.CGIterations)),
 	}
 	res.Provenance = prov
 	return res, nil
 }
 
-// AttributeModel runs the attribution study s on one trained PRISM model: every method of Methods on the validation
-// queries, their latencies and memory, Overlap@k and Spearman against the reference, conditioning, and
+// shapeOf returns the cost shape of cfg's model with a corpus of numSeqs sequences and cgIters CG iterations.
+func shapeOf(cfg Config, numSeqs int, cgIters float64) prism.CostShape {
+	a := cfg.Attribution
+	return prism.NewCostShape(cfg.Config, a.AttributorConfig, a.PromptTokens, numSeqs, cgIters)
+}
+
+// AttributeModel runs the attribution study s on one trained PRISM model: every method of prism.Methods on the
+// validation queries, their latencies and memory, Overlap@k and Spearman against the reference, conditioning, and
 // (LDSSubsets > 0) the LDS from retrained models. Its scores stay available through ModelResult.Scores.
 func AttributeModel(m *lm.Model, s Settings, opts ...run.Option) (*ModelResult, error) {
 	o := run.NewOptions(opts...)
-	at, err := NewAttributor(m, s)
+	if err := s.Validate(m.Config.Data.SeqLen); err != nil {
+		return nil, errors.WithMessage(err, "attribution")
+	}
+	at, err := prism.NewAttributor(m, s.AttributorConfig)
 	if err != nil {
 		return nil, err
 	}
-	qs, err := at.validationQueries()
+	qs, err := at.ValidationQueries(s.QueryOffset, s.Queries, s.PromptTokens)
 	if err != nil {
 		return nil, err
 	}
+	pc := m.Config.Prism
 	res := &ModelResult{Seed: m.Config.Seed, Run: m.Config.Name(), NumSeqs: len(at.Corpus), NumTokens: at.NumTokens,
-		NumQueries: len(qs), K: at.pc.NumPrototypes, D: at.mc.Width, TopK: at.pc.TopK, Timings: at.Timings,
+		NumQueries: len(qs), K: pc.NumPrototypes, D: m.Config.Model.Width, TopK: pc.TopK, Timings: at.Timings,
 		scores: map[string][][]float64{}}
 	if m.Result != nil {
 		res.ValPerplexity = m.Result.Val.Perplexity
 	}
 	o.Logf(Study, "model seed %d: %d corpus sequences (%d tokens), %d queries, cache %s", res.Seed, res.NumSeqs,
 		res.NumTokens, len(qs), map[bool]string{true: "loaded", false: "built"}[at.Cached])
-	if err := at.runCached(res, qs); err != nil {
+	cached, err := at.RunCached(qs)
+	if err != nil {
 		return nil, err
 	}
-	p := res.Method(MethodPrism)
+	res.add(cached...)
+	p := res.Method(prism.MethodPrism)
 	o.Logf(Study, "cached method %.3g ms per query, %.3g MB", p.Latency.Median, float64(p.Bytes)/1e6)
 	if err := o.Err(); err != nil {
 		return nil, err
 	}
-	if err := at.runReference(res, qs); err != nil {
+	ref, err := at.RunReference(qs)
+	if err != nil {
 		return nil, err
 	}
+	res.add(ref)
 	solve := "direct solve"
 	if at.Curvature.Direct == nil {
 		solve = "CG"
 	}
-	o.Logf(Study, "reference %.3g ms per query (%s)", res.Method(MethodReference).Latency.Median, solve)
+	o.Logf(Study, "reference %.3g ms per query (%s)", res.Method(prism.MethodReference).Latency.Median, solve)
 	budget := p.Bytes
 	if s.wantBlocks() {
 		if err := o.Err(); err != nil {
 			return nil, err
 		}
-		if err := at.runBlockEKFAC(res, qs, budget); err != nil {
+		ek, gd, err := at.RunBlockEKFAC(qs, budget, s.TimedQueries)
+		if err != nil {
 			return nil, err
 		}
-		ek := res.Method(MethodEKFAC)
-		o.Logf(Study, "EK-FAC (backbone, %d layers, %d parameters) %.3g ms per query at %.3g MB (%d of %d training "+
-			"gradients stored)", len(res.Layers), at.ekfac.f.NumParams(), ek.Latency.Median, float64(ek.Bytes)/1e6,
-			ek.StoredSeqs, res.NumSeqs)
+		res.Layers = at.BlockLayers()
+		res.add(ek, gd)
+		e := res.Method(prism.MethodEKFAC)
+		o.Logf(Study, "EK-FAC (backbone, %d layers) %.3g ms per query at %.3g MB (%d of %d training gradients "+
+			"stored)", len(res.Layers), e.Latency.Median, float64(e.Bytes)/1e6, e.StoredSeqs, res.NumSeqs)
 	}
 	if s.wantBank() {
 		if err := o.Err(); err != nil {
 			return nil, err
 		}
-		if err := at.runBankEKFAC(res, qs, budget); err != nil {
+		bank, err := at.RunBankEKFAC(qs, budget, s.TimedQueries)
+		if err != nil {
 			return nil, err
 		}
+		res.add(bank)
 	}
-	res.Conditions = conditioning(at)
-	if err := at.countCG(&res.Conditions, qs); err != nil {
+	if res.Conditions, err = at.Conditioning(qs, s.TimedQueries); err != nil {
 		return nil, err
 	}
 	if s.LDSSubsets > 0 {
-		if err := at.lds(res, qs, o); err != nil {
+		r, err := at.Retrain(qs, s.LDSSubsets, s.LDSFraction, run.With(o))
+		if err != nil {
+			return nil, err
+		}
+		if err := lds(res, r, s); err != nil {
 			return nil, err
 		}
 	}
@@ -133,157 +156,47 @@ func AttributeModel(m *lm.Model, s Settings, opts ...run.Option) (*ModelResult, 
 	return res, nil
 }
 
-// add records a method's result and its scores.
-func (r *ModelResult) add(mr MethodResult, scores [][]float64) {
-	r.Methods = append(r.Methods, mr)
-	r.scores[mr.Name] = scores
+// add records methods' results and their scores.
+func (r *ModelResult) add(runs ...prism.MethodRun) {
+	for _, mr := range runs {
+		r.Methods = append(r.Methods, MethodResult{Name: mr.Name, FitSeconds: mr.FitSeconds,
+			Latency: latencyOf(mr.Wall, mr.CPU), AllQueriesSeconds: mr.AllQueriesSeconds, Bytes: mr.Bytes,
+			StoredSeqs: mr.StoredSeqs})
+		r.scores[mr.Name] = mr.Scores
+	}
 }
 
-// runCached scores the queries with every cached method: a warm-up query (graph compilation), then every query
-// timed.
-func (a *Attributor) runCached(res *ModelResult, qs []queryRow) error {
-	prismFit := a.Stats.FitSeconds + a.Stats.IndexSeconds
-	for _, name := range cachedMethods {
-		if _, err := a.cachedQuery(qs[0], name); err != nil {
-			return err
-		}
-		scores := make([][]float64, len(qs))
-		var tm timer
-		for i, q := range qs {
-			w := startWatch()
-			var err error
-			if scores[i], err = a.cachedQuery(q, name); err != nil {
-				return err
+// lds fills every method's LDS (doc.go) from the retrained subsets r, with its bootstrap interval over queries and
+// subsets, and keeps the predictions for the summary over models.
+func lds(res *ModelResult, r *prism.Retrained, s Settings) error {
+	d := &ldsData{loss: r.Losses, pred: map[string][][]float64{}}
+	var names []string
+	for _, mr := range res.Methods {
+		sc := res.scores[mr.Name]
+		pred := make([][]float64, len(sc))
+		for q := range sc {
+			pred[q] = make([]float64, len(r.Subsets))
+			for m, sub := range r.Subsets {
+				for _, seq := range sub {
+					pred[q][m] += sc[q][seq]
+				}
 			}
-			tm.add(w.stop())
 		}
-		fit := prismFit
-		if name == MethodExactCE || name == MethodPrismFullC {
-			fit += a.Timings["prism_factor"]
-		}
-		res.add(MethodResult{Name: name, FitSeconds: fit, Bytes: a.cachedBytes(name), Latency: latencyOf(tm.wall, tm.cpu),
-			AllQueriesSeconds: sum(tm.wall)}, scores)
+		d.pred[mr.Name] = pred
+		names = append(names, mr.Name)
 	}
-	return nil
-}
-
-// runReference fits the reference and scores the queries with it, each timed.
-func (a *Attributor) runReference(res *ModelResult, qs []queryRow) error {
-	if err := a.fitReference(); err != nil {
-		return err
-	}
-	if _, err := a.referenceQuery(qs[0]); err != nil {
-		return err
-	}
-	scores := make([][]float64, len(qs))
-	var tm timer
-	for i, q := range qs {
-		w := startWatch()
-		var err error
-		if scores[i], err = a.referenceQuery(q); err != nil {
-			return err
-		}
-		tm.add(w.stop())
-	}
-	res.add(MethodResult{Name: MethodReference, FitSeconds: a.Timings["reference_fit"] + a.Timings["prism_factor"],
-		Bytes: a.ref.bytes + a.Curvature.Bytes(), Latency: latencyOf(tm.wall, tm.cpu), AllQueriesSeconds: sum(tm.wall)},
-		scores)
-	return nil
-}
-
-// runBlockEKFAC fits EK-FAC on the backbone's linear layers, scores the queries with it and with the gradient dot
-// product in one batched pass, and times Settings.TimedQueries queries end to end at the memory budget of the
-// default cached method.
-func (a *Attributor) runBlockEKFAC(res *ModelResult, qs []queryRow, budget int64) error {
-	if err := a.fitBlockEKFAC(); err != nil {
-		return err
-	}
-	res.Layers = a.ekfac.layers
-	t := &a.ekfac.timing
-	t.Stored = storedWithin(budget-a.ekfac.f.Bytes(), t.GradBytes, len(a.Corpus))
-	if _, _, err := a.blockQueryGradients(qs[0]); err != nil { // warm-up: compiles the query graph
-		return err
-	}
-	ek, gd, _, err := a.blockScores(qs)
-	if err != nil {
-		return err
-	}
-	t.MatchedSec, t.MatchedCPU = nil, nil
-	for i := 0; i < min(a.Settings.TimedQueries, len(qs)); i++ {
-		if _, err := a.timeMatchedBlockQuery(qs[i]); err != nil {
-			return err
-		}
-	}
-	fit := a.Timings["ekfac_covariance"] + a.Timings["ekfac_eigen"] + a.Timings["ekfac_lambda"]
-	all := sum(t.QuerySec) + t.PassSec
-	res.add(MethodResult{Name: MethodEKFAC, FitSeconds: fit, Latency: latencyOf(t.MatchedSec, t.MatchedCPU),
-		AllQueriesSeconds: all, Bytes: a.ekfac.f.Bytes() + int64(t.Stored)*t.GradBytes, StoredSeqs: t.Stored}, ek)
-	res.add(MethodResult{Name: MethodGradDot, AllQueriesSeconds: all}, gd)
-	return nil
-}
-
-// storedWithin returns how many training gradients of gradBytes each fit in free bytes, at most n.
-func storedWithin(free, gradBytes int64, n int) int {
-	if free <= 0 || gradBytes <= 0 {
-		return 0
-	}
-	return int(min(free/gradBytes, int64(n)))
-}
-
-// runBankEKFAC fits EK-FAC on the bank P alone, scores the queries with it, and times Settings.TimedQueries queries
-// end to end at the memory budget of the default cached method.
-func (a *Attributor) runBankEKFAC(res *ModelResult, qs []queryRow, budget int64) error {
-	if err := a.fitBankEKFAC(); err != nil {
-		return err
-	}
-	a.storeBankGradients(budget - a.bank.f.Bytes())
-	if _, err := a.bankQuery(qs[0]); err != nil {
-		return err
-	}
-	bk, err := a.bankScores(qs)
-	if err != nil {
-		return err
-	}
-	t := &a.bank.timing
-	t.MatchedSec, t.MatchedCPU = nil, nil
-	for i := 0; i < min(a.Settings.TimedQueries, len(qs)); i++ {
-		if _, err := a.timeMatchedBankQuery(qs[i]); err != nil {
-			return err
-		}
-	}
-	fit := a.Stats.FitSeconds + a.Stats.IndexSeconds + a.Timings["ekfac_bank_covariance"] +
-		a.Timings["ekfac_bank_eigen"] + a.Timings["ekfac_bank_lambda"]
-	// The batched pass read the training gradients' columns from the PRISM cache; a forward pass over the corpus
-	// (the cache's fitting pass) is added as their cost.
-	res.add(MethodResult{Name: MethodEKFACBank, FitSeconds: fit, Latency: latencyOf(t.MatchedSec, t.MatchedCPU),
-		AllQueriesSeconds: sum(t.QuerySec) + t.PassSec + a.Stats.FitSeconds, Bytes: a.bank.f.Bytes() + a.bank.storedBytes,
-		StoredSeqs: t.Stored}, bk)
-	return nil
-}
-
-// countCG solves the full curvature by CG (whatever solver the methods use) for the routed gradients of the first
-// Settings.TimedQueries queries and records the mean number of iterations: the cost model's estimate for banks above
-// direct_max_k.
-func (a *Attributor) countCG(c *Conditioning, qs []queryRow) error {
-	cg, err := influence.NewCoUsage(a.Curvature.H, a.Blocks, 0, a.Settings.CGTol, a.Settings.CGMaxIter)
-	if err != nil {
-		return errors.WithMessage(err, "attribution: counting CG iterations")
-	}
-	for i := 0; i < min(a.Settings.TimedQueries, len(qs)); i++ {
-		cols, g, err := a.routeColumns(qs[i])
+	res.lds, res.LDSModels = d, len(r.Subsets)
+	intervals, _ := ldsIntervals([]*ldsData{d}, names, "", s.Bootstrap, s.Seed)
+	for i := range res.Methods {
+		mr := &res.Methods[i]
+		mean, _, err := influence.LDS(res.scores[mr.Name], r.Subsets, r.Losses)
 		if err != nil {
 			return err
 		}
-		if _, _, err := cg.SolveColumns(cols, g); err != nil {
-			c.CGUnconverged++
+		if iv, ok := intervals[mr.Name]; ok && finitePtr(mean) != nil {
+			iv.Mean = mean
+			mr.LDS = &iv
 		}
-	}
-	n := 0
-	for _, it := range cg.Iters {
-		n += it
-	}
-	if len(cg.Iters) > 0 {
-		c.CGIterations = float64(n) / float64(len(cg.Iters))
 	}
 	return nil
 }

@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"slices"
 
+	"github.com/protolab/protolab/models/prism"
 	"github.com/protolab/protolab/workbench/run"
 	"github.com/protolab/protolab/workbench/stats"
 )
@@ -51,6 +52,12 @@ type Summary struct {
 // models' values. It thus carries the spread between trained models as well as the sampling of queries and
 // subsets. The standard errors over models are reported beside it.
 
+// ldsData is what the LDS of one attributed model is computed from.
+type ldsData struct {
+	loss [][]float64            // [M][Q]: the completion loss of query q under the model retrained on subset m
+	pred map[string][][]float64 // [method][Q][M]: Σ_{s∈subset m} score(q, s)
+}
+
 // summarise returns one Summary per method of the first model, over all models.
 func summarise(models []ModelResult, s Settings) []Summary {
 	if len(models) == 0 {
@@ -68,7 +75,7 @@ func summarise(models []ModelResult, s Settings) []Summary {
 		}
 	}
 	if len(data) == len(models) {
-		lds, vsEKFAC = ldsIntervals(data, names, MethodEKFAC, s.Bootstrap, s.Seed)
+		lds, vsEKFAC = ldsIntervals(data, names, prism.MethodEKFAC, s.Bootstrap, s.Seed)
 	}
 	var out []Summary
 	for mi, name := range names {
@@ -95,16 +102,16 @@ func summarise(models []ModelResult, s Settings) []Summary {
 			}
 		}
 		sm.Bytes = bytes / int64(len(models))
-		sm.SpeedUp, sm.SpeedUpSE = meanSE(speed)
-		sm.SpeedUpCPU, sm.SpeedUpCPUSE = meanSE(speedCPU)
+		sm.SpeedUp, sm.SpeedUpSE = zeroNaN(stats.MeanSE(speed))
+		sm.SpeedUpCPU, sm.SpeedUpCPUSE = zeroNaN(stats.MeanSE(speedCPU))
 		if len(lat) > 0 {
 			sm.LatencyMs, sm.LatencyQ1Ms, sm.LatencyQ3Ms = stats.Median(lat), slices.Min(q1), slices.Max(q3)
 		}
 		if iv, ok := lds[name]; ok && len(ldsPer) == len(models) {
 			sm.LDS = &iv
-			_, sm.LDSSE = meanSE(ldsPer)
+			_, sm.LDSSE = zeroNaN(stats.MeanSE(ldsPer))
 		}
-		if iv, ok := vsEKFAC[name]; ok && name != MethodEKFAC {
+		if iv, ok := vsEKFAC[name]; ok && name != prism.MethodEKFAC {
 			sm.LDSVsEKFAC = &iv
 		}
 		sm.Overlap = overlapSummary(models, name, s, func(m *ModelResult) [][]float64 { return m.overlapPQ[name] },
@@ -116,15 +123,16 @@ func summarise(models []ModelResult, s Settings) []Summary {
 	return out
 }
 
-// meanSE returns the mean and standard error of x: (0, 0) for no values, (x, 0) for one.
-func meanSE(x []float64) (float64, float64) {
-	switch len(x) {
-	case 0:
-		return 0, 0
-	case 1:
-		return x[0], 0
+// zeroNaN returns stats.MeanSE's mean and standard error with NaN as 0, which JSON can hold (and omitempty drops):
+// (0, 0) for no values, (x, 0) for one.
+func zeroNaN(mean, se float64) (float64, float64) {
+	if math.IsNaN(mean) {
+		mean = 0
 	}
-	return stats.MeanSE(x)
+	if math.IsNaN(se) {
+		se = 0
+	}
+	return mean, se
 }
 
 // overlapSummary returns Overlap@k over models for every k: the mean, the two-stage bootstrap interval and the
@@ -132,7 +140,7 @@ func meanSE(x []float64) (float64, float64) {
 func overlapSummary(models []ModelResult, name string, s Settings, perQuery func(*ModelResult) [][]float64,
 	tag uint64) []OverlapStat {
 	var out []OverlapStat
-	for ki, k := range s.TopK {
+	for ki, k := range s.OverlapK {
 		v := make([][]float64, len(models))
 		perModel := make([]float64, len(models))
 		for i := range models {
@@ -144,7 +152,7 @@ func overlapSummary(models []ModelResult, name string, s Settings, perQuery func
 			k = min(k, models[i].NumSeqs)
 		}
 		iv := twoStageMean(v, s.Bootstrap, s.Seed+1000*tag+uint64(ki))
-		_, se := meanSE(perModel)
+		_, se := zeroNaN(stats.MeanSE(perModel))
 		out = append(out, OverlapStat{K: k, Mean: iv.Mean, Lo: iv.Lo, Hi: iv.Hi, SE: se})
 	}
 	return out
@@ -221,7 +229,8 @@ func ldsOf(pred, loss [][]float64, qs, ms []int) float64 {
 // ldsIntervals returns, for each method with predictions in every model, its LDS averaged over the models with the
 // two-stage bootstrap interval (models, then queries and subsets within each), and with base != "" the same for the
 // paired difference LDS(method) − LDS(base), both computed on the same resamples.
-func ldsIntervals(models []*ldsData, methods []string, base string, reps int, seed uint64) (lds, diff map[string]Interval) {
+func ldsIntervals(models []*ldsData, methods []string, base string, reps int,
+	seed uint64) (lds, diff map[string]Interval) {
 	var names []string
 	for _, name := range methods {
 		ok := true

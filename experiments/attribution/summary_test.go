@@ -6,6 +6,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/protolab/protolab/workbench/stats"
 	"github.com/protolab/protolab/workbench/wbtest"
 )
 
@@ -45,7 +46,8 @@ func TestLDSIntervals_PerfectReversedAndPaired(t *testing.T) {
 	n := lds["noisy"]
 	require.True(t, n.Lo <= n.Mean && n.Mean <= n.Hi && n.Lo < n.Hi, "%+v", n)
 	require.InDelta(t, n.Mean-1, diff["noisy"].Mean, 1e-12)
-	require.Empty(t, func() map[string]Interval { _, d := ldsIntervals(models, []string{"noisy"}, "", 10, 1); return d }())
+	_, noBase := ldsIntervals(models, []string{"noisy"}, "", 10, 1)
+	require.Empty(t, noBase)
 }
 
 // TestTwoStageMean checks the two-stage bootstrap of a mean: constant values give a point interval, and the
@@ -58,15 +60,17 @@ func TestTwoStageMean(t *testing.T) {
 	require.Equal(t, Interval{0.75, 0.75, 0.75}, twoStageMean([][]float64{{0, 1, 1, 0}, {1, 1, 1, 1}}, 0, 2))
 }
 
-// TestQuantile checks the interpolated quantiles on hand cases.
+// TestQuantile checks the interpolated quantiles latencyOf takes from stats.Quantile on hand cases, and the latency
+// of hand timings.
 func TestQuantile(t *testing.T) {
 	x := []float64{3, 1, 2, 4}
-	require.Equal(t, 1.75, quantile(x, 0.25))
-	require.Equal(t, 2.5, quantile(x, 0.5))
-	require.Equal(t, 4.0, quantile(x, 1))
+	require.Equal(t, 1.75, stats.Quantile(x, 0.25))
+	require.Equal(t, 2.5, stats.Quantile(x, 0.5))
+	require.Equal(t, 4.0, stats.Quantile(x, 1))
 	require.Equal(t, []float64{3, 1, 2, 4}, x, "x is not reordered")
-	require.Equal(t, 7.0, quantile([]float64{7}, 0.75))
-	require.Zero(t, quantile(nil, 0.5))
+	require.Equal(t, 7.0, stats.Quantile([]float64{7}, 0.75))
+	require.True(t, math.IsNaN(stats.Quantile(nil, 0.5)), "latencyOf reads no quantile of no timings")
+	require.Equal(t, Latency{}, latencyOf(nil, nil))
 	l := latencyOf([]float64{0.003, 0.001, 0.002}, []float64{0.001, 0.001, 0.004})
 	require.Equal(t, Latency{Median: 2, Q1: 1.5, Q3: 2.5, CPU: 1, Repeats: 3}, roundLatency(l))
 	require.True(t, math.IsNaN(meanFinite(nil)))

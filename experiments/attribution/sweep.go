@@ -7,6 +7,7 @@ import (
 	"github.com/go-echarts/go-echarts/v2/charts"
 	"github.com/pkg/errors"
 
+	"github.com/protolab/protolab/models/prism"
 	"github.com/protolab/protolab/workbench/plot"
 	"github.com/protolab/protolab/workbench/run"
 )
@@ -14,9 +15,9 @@ import (
 // SweepPoint is the prototype-space attribution of one PRISM model of the clustering-weight sweep (spec §8,
 // "Conditioning sweep"): λ_1 = λ_2 = Weight.
 type SweepPoint struct {
-	Weight        float64      `json:"weight"`
-	ValPerplexity float64      `json:"val_perplexity"`
-	Conditions    Conditioning `json:"conditioning"`
+	Weight        float64            `json:"weight"`
+	ValPerplexity float64            `json:"val_perplexity"`
+	Conditions    prism.Conditioning `json:"conditioning"`
 	// Overlaps holds Overlap@k with the reference of every cached method (the table in doc.go), by name.
 	Overlaps map[string][]OverlapStat `json:"overlaps"`
 	// PrismQueryMs is the cached method's median per-query latency.
@@ -54,8 +55,8 @@ func RunSweep(cfg Config, weights []float64, opts ...run.Option) (*Sweep, error)
 		}
 		m := &res.Models[0]
 		p := SweepPoint{Weight: w, Conditions: m.Conditions, Overlaps: map[string][]OverlapStat{},
-			PrismQueryMs: m.Method(MethodPrism).Latency.Median, ValPerplexity: m.ValPerplexity}
-		for _, name := range cachedMethods {
+			PrismQueryMs: m.Method(prism.MethodPrism).Latency.Median, ValPerplexity: m.ValPerplexity}
+		for _, name := range prism.CachedMethods {
 			p.Overlaps[name] = m.Method(name).Overlap
 		}
 		sw.Points = append(sw.Points, p)
@@ -67,14 +68,14 @@ func RunSweep(cfg Config, weights []float64, opts ...run.Option) (*Sweep, error)
 // method; the subtitle lists κ and the off-diagonal mass of C.
 func SweepChart(s *Sweep) *charts.Line {
 	x := make([]float64, len(s.Points))
-	series := make([]plot.Series, len(cachedMethods))
-	for j, name := range cachedMethods {
+	series := make([]plot.Series, len(prism.CachedMethods))
+	for j, name := range prism.CachedMethods {
 		series[j].Name = name
 	}
 	sub := ""
 	for i, p := range s.Points {
 		x[i] = p.Weight
-		for j, name := range cachedMethods {
+		for j, name := range prism.CachedMethods {
 			o := p.Overlaps[name]
 			v := math.NaN()
 			if len(o) > 0 {
@@ -82,11 +83,12 @@ func SweepChart(s *Sweep) *charts.Line {
 			}
 			series[j].Y = append(series[j].Y, v)
 		}
-		sub += fmt.Sprintf("λ=%g: κ %.3g, off-diag C %.2f; ", p.Weight, p.Conditions.BlockCondMean, p.Conditions.OffDiagC)
+		sub += fmt.Sprintf("λ=%g: κ %.3g, off-diag C %.2f; ", p.Weight, p.Conditions.BlockCondMean,
+			p.Conditions.OffDiagC)
 	}
 	k := 0
-	if len(s.Config.TopK) > 0 {
-		k = s.Config.TopK[0]
+	if len(s.Config.OverlapK) > 0 {
+		k = s.Config.OverlapK[0]
 	}
 	return plot.Lines(fmt.Sprintf("Overlap@%d with the reference vs clustering weight", k), x, series, plot.LogX(),
 		plot.AxisNames("λ₁ = λ₂", fmt.Sprintf("Overlap@%d", k)), plot.Subtitle(sub))

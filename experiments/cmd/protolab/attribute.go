@@ -11,21 +11,22 @@ import (
 
 	"github.com/protolab/protolab/experiments/attribution"
 	"github.com/protolab/protolab/models/lm"
+	"github.com/protolab/protolab/models/prism"
 	"github.com/protolab/protolab/workbench/run"
 )
 
 const attributeSynopsis = `--query "prompt|completion" [--method prism|ekfac|graddot|...] [--top 10] ` +
 	`[--preset tiny|small|paper] [--set "key=value;..."]... [--out DIR] | --compare`
 
-// cmdAttribute ranks the training sequences of the attribution study's PRISM model (trained or loaded under --out)
-// for a query text with one attribution method, or (--compare) loads or runs the attribution study and prints its
-// table. A query longer than the model's window (data.seq_len + 1 tokens) is cut to its last tokens, and the output
-// says so first.
+// cmdAttribute ranks the training sequences of the attribution study's PRISM model (trained or loaded under --out) for
+// a query text with one attribution method of models/prism, or (--compare) loads or runs the attribution study and
+// prints its table. The study supplies the presets and keys of both. A query longer than the model's window
+// (data.seq_len + 1 tokens) is cut to its last tokens, and the output says so first.
 func cmdAttribute(args []string, stdout io.Writer) error {
 	fs := newFlags("attribute", attributeSynopsis, stdout)
 	query := fs.String("query", "", `text to attribute; with "|" only the completion after it is attributed; `+
 		`at most data.seq_len+1 tokens are read (the last ones; the output says when a query is cut)`)
-	method := fs.String("method", attribution.MethodPrism, "method: "+strings.Join(attribution.Methods, ", "))
+	method := fs.String("method", prism.MethodPrism, "method: "+strings.Join(prism.Methods, ", "))
 	top := fs.Int("top", 10, "number of training sequences to print")
 	preset := fs.String("preset", "small", "preset: tiny, small or paper")
 	set := newSetFlag(fs, "prism.top_k=8;attribution.train_seqs=500", "protolab keys attribution")
@@ -59,9 +60,9 @@ func cmdAttribute(args []string, stdout io.Writer) error {
 	if *top < 1 {
 		return errors.Errorf("attribute: --top=%d, want ≥ 1", *top)
 	}
-	if !slices.Contains(attribution.Methods, *method) {
+	if !slices.Contains(prism.Methods, *method) {
 		return errors.Errorf("attribute: unknown method %q; want one of %s", *method,
-			strings.Join(attribution.Methods, ", "))
+			strings.Join(prism.Methods, ", "))
 	}
 	cfg, err := attribution.Preset(*preset)
 	if err != nil {
@@ -87,7 +88,7 @@ func cmdAttribute(args []string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	at, err := attribution.NewAttributor(m, cfg.Attribution)
+	at, err := prism.NewAttributor(m, cfg.Attribution.AttributorConfig)
 	if err != nil {
 		return err
 	}
@@ -99,8 +100,8 @@ func cmdAttribute(args []string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "query %q, method %s, %d training sequences (scores: influence / %d tokens; positive = helpful)\n",
-		*query, *method, len(at.Corpus), at.NumTokens)
+	fmt.Fprintf(stdout, "query %q, method %s, %d training sequences (scores: influence / %d tokens; positive = "+
+		"helpful)\n", *query, *method, len(at.Corpus), at.NumTokens)
 	for i, h := range hits {
 		fmt.Fprintf(stdout, "%3d. seq %-6d %+.4e  %q\n", i+1, h.Seq, h.Score, h.Text)
 	}

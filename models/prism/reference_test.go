@@ -1,4 +1,4 @@
-package attribution
+package prism
 
 import (
 	"math"
@@ -13,9 +13,8 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/protolab/protolab/layers/decoder"
-	"github.com/protolab/protolab/layers/prism"
+	prismlayer "github.com/protolab/protolab/layers/prism"
 	"github.com/protolab/protolab/models/lm"
-	"github.com/protolab/protolab/workbench/host"
 	"github.com/protolab/protolab/workbench/run"
 )
 
@@ -30,7 +29,7 @@ import (
 // float64Tiny trains the Tiny model in float64, so that the oracles can be compared at the caches' float32
 // precision.
 func float64Tiny(t *testing.T) *lm.Model {
-	cfg := Tiny().Config
+	cfg := lm.PrismTiny()
 	cfg.Model.DType = "float64"
 	m, err := lm.LoadOrTrain(cfg, run.Out(t.TempDir()), run.Progress(nil))
 	require.NoError(t, err)
@@ -53,9 +52,9 @@ type plainHead struct {
 // layers/prism with the "cos" activation).
 func newPlainHead(t *testing.T, m *lm.Model, rows [][]int32) *plainHead {
 	mc, pc := m.Config.Model, m.Config.Prism.Config
-	require.Equal(t, prism.ScaleCos, pc.ActivationScale)
+	require.Equal(t, prismlayer.ScaleCos, pc.ActivationScale)
 	exec, err := model.NewExec(m.Backend, m.Store, func(scope *model.Scope, batch *Node) []*Node {
-		in, _ := splitBatch(batch)
+		in, _ := inputsAndTargets(batch)
 		d := decoder.PrismHead(scope, mc, pc, in)
 		return []*Node{ConvertDType(d.Hidden, dtypes.Float64), ConvertDType(d.Bank, dtypes.Float64),
 			ConvertDType(d.Unembed, dtypes.Float64)}
@@ -83,7 +82,7 @@ func newPlainHead(t *testing.T, m *lm.Model, rows [][]int32) *plainHead {
 			z := zs[(r*T+pos)*D : (r*T+pos+1)*D]
 			cos := make([]float64, K)
 			for j := range cos {
-				cos[j] = dot(z, h.P[j]) / (math.Sqrt(dot(z, z))*math.Sqrt(dot(h.P[j], h.P[j])) + prism.Eps)
+				cos[j] = dot(z, h.P[j]) / (math.Sqrt(dot(z, z))*math.Sqrt(dot(h.P[j], h.P[j])) + prismlayer.Eps)
 			}
 			order := make([]int, K)
 			for j := range order {
@@ -176,8 +175,8 @@ type plainStats struct {
 }
 
 // newPlainStats counts the statistics of the corpus head h, whose rows the attributor passed in batches of batch
-// rows with the sampled labels argmax(l + g), g its Gumbel noise of (seed, labelTag(first row of the batch)).
-func newPlainStats(h *plainHead, pc prism.Config, batch int, seed uint64, dampingScale float64) *plainStats {
+// rows with the sampled labels argmax(l + g), g its Gumbel noise of (seed, sampledLabelTag(first row of the batch)).
+func newPlainStats(h *plainHead, pc prismlayer.Config, batch int, seed uint64, dampingScale float64) *plainStats {
 	K, D, V, T := h.K, h.D, h.V, h.T
 	st := &plainStats{K: K, D: D, S: square(D), C: square(K), CRec: square(K), n: make([]float64, K),
 		delta: make([]float64, K), recW: pc.RecWeight, nTok: len(h.z)}
@@ -186,10 +185,10 @@ func newPlainStats(h *plainHead, pc prism.Config, batch int, seed uint64, dampin
 		row, pos := t/T, t%T
 		first := row / batch * batch
 		if row == first && pos == 0 {
-			rng := run.RNG(seed, labelTag(first))
+			rng := run.RNG(seed, sampledLabelTag(first))
 			noise = make([]float64, batch*T*V)
 			for i := range noise {
-				noise[i] = gumbel(rng)
+				noise[i] = gumbelNoise(rng)
 			}
 		}
 		g := noise[((row-first)*T+pos)*V:]
@@ -207,7 +206,7 @@ func newPlainStats(h *plainHead, pc prism.Config, batch int, seed uint64, dampin
 		}
 		w := 1.0
 		if pc.RecNorm {
-			w = 1 / (dot(h.z[t], h.z[t]) + prism.Eps)
+			w = 1 / (dot(h.z[t], h.z[t]) + prismlayer.Eps)
 		}
 		for i, j := range h.idx[t] {
 			for i2, j2 := range h.idx[t] {
@@ -291,142 +290,4 @@ func (st *plainStats) fullSolve(G [][]float64) [][]float64 {
 		out[j] = x.RawVector().Data[j*D : (j+1)*D]
 	}
 	return out
-}
-
-// requireScores checks got against want query by query, to 1e-6 of the query's largest |score|: the caches keep
-// activations and gradients in float32 (relative rounding 6e-8), and a score sums a few hundred such products.
-func requireScores(t *testing.T, method string, want, got [][]float64) {
-	for q := range want {
-		scale := 0.0
-		for _, v := range want[q] {
-			scale = math.Max(scale, math.Abs(v))
-		}
-		require.Positive(t, scale, "%s: query %d has only zero scores", method, q)
-		for s := range want[q] {
-			require.InDelta(t, want[q][s], got[q][s], 1e-6*scale, "%s: query %d, sequence %d", method, q, s)
-		}
-	}
-}
-
-// TestAttributor_CodeMethodsMatchPlainLoops recomputes the option-B methods from the spec's equations with plain
-// loops: prism (spec §6.2 as written, the diagonal-C blocks, I(q, s) = Σ_j g_{q,j}ᵀ(H_jj + λI)⁻¹g_{s,j}/N_tok),
-// prism_full_c (the full H of §5 by a dense solve) and prism_dot (no preconditioner).
-func TestAttributor_CodeMethodsMatchPlainLoops(t *testing.T) {
-	m := float64Tiny(t)
-	ac := shortAttribution()
-	ac.TrainSeqs = 24
-	at, err := NewAttributor(m, ac)
-	require.NoError(t, err)
-	qs, err := at.validationQueries()
-	require.NoError(t, err)
-	qs = qs[:2]
-	corpus := newPlainHead(t, m, at.Corpus)
-	st := newPlainStats(corpus, m.Config.Prism.Config, at.batch(), ac.Seed, ac.DampingScale)
-	T, N := corpus.T, len(at.Corpus)
-	want := map[string][][]float64{}
-	for _, q := range qs {
-		qh := newPlainHead(t, m, [][]int32{q.tokens})
-		Gq := qh.codeColumns(0, T, q.weights)
-		pre := map[string][][]float64{MethodPrismDot: Gq, MethodPrismFullC: st.fullSolve(Gq),
-			MethodPrism: make([][]float64, len(Gq))}
-		for j := range Gq {
-			pre[MethodPrism][j] = st.blockSolve(j, Gq[j])
-		}
-		for method, x := range pre {
-			row := make([]float64, N)
-			for s := range row {
-				Gs := corpus.codeColumns(s*T, (s+1)*T, nil)
-				for j := range Gs {
-					row[s] += dot(x[j], Gs[j])
-				}
-				row[s] /= float64(N * T)
-			}
-			want[method] = append(want[method], row)
-		}
-	}
-	for _, method := range []string{MethodPrism, MethodPrismFullC, MethodPrismDot} {
-		got, err := at.Scores(qs, method)
-		require.NoError(t, err)
-		requireScores(t, method, want[method], got)
-	}
-}
-
-// TestAttributor_RoutedMethodsMatchDenseInfluence recomputes the option-A methods: each sequence's gradient
-// G_s = ∇_P Σ_{t∈s} CE_t (residual held fixed, so ∂a/∂P included) by autodiff with respect to the bank variable, the
-// query's G_q likewise on its completion, the curvature from the plain-loop statistics, and
-// I(q, s) = ⟨(H + λI)⁻¹ vec(G_q), vec(G_s)⟩/N_tok by a dense solve (exact_ce) or with the diagonal-C blocks
-// (exact_ce_diag_c).
-func TestAttributor_RoutedMethodsMatchDenseInfluence(t *testing.T) {
-	m := float64Tiny(t)
-	ac := shortAttribution()
-	ac.TrainSeqs = 12
-	at, err := NewAttributor(m, ac)
-	require.NoError(t, err)
-	qs, err := at.validationQueries()
-	require.NoError(t, err)
-	qs = qs[:2]
-	pc, mc := m.Config.Prism.Config, m.Config.Model
-	K, D, N := pc.NumPrototypes, mc.Width, len(at.Corpus)
-	gradPC := pc
-	gradPC.Residual = prism.ResidualStopGrad
-	// One compiled graph: ∇_P Σ_t w_t CE_t over a [N+2, T+1] batch; rows get weight 1 one at a time.
-	exec, err := model.NewExec(m.Backend, m.Store, func(scope *model.Scope, batch, w *Node) *Node {
-		in, tg := splitBatch(batch)
-		d := decoder.PrismHead(scope, mc, gradPC, in)
-		bank := prism.BankVariable(scope).NodeValue(batch.Graph())
-		return ConvertDType(Gradient(ReduceAllSum(Mul(w, decoder.CrossEntropy(d.Logits, tg))), bank)[0], dtypes.Float64)
-	})
-	require.NoError(t, err)
-	rows := append(append([][]int32(nil), at.Corpus...), qs[0].tokens, qs[1].tokens)
-	T := len(rows[0]) - 1
-	flat := make([]int32, 0, len(rows)*(T+1))
-	for _, r := range rows {
-		flat = append(flat, r...)
-	}
-	batch := tensors.FromFlatDataAndDimensions(flat, len(rows), T+1)
-	gradOf := func(row int, weights []float64) [][]float64 { // K columns [D]
-		w := make([]float64, len(rows)*T)
-		for pos := 0; pos < T; pos++ {
-			w[row*T+pos] = 1
-			if weights != nil {
-				w[row*T+pos] = weights[pos]
-			}
-		}
-		res, err := exec.Exec(batch, host.Tensor(w, mc.DTypeOf(), len(rows), T))
-		require.NoError(t, err)
-		g := tensors.MustCopyFlatData[float64](res[0]) // [K, D]
-		cols := make([][]float64, K)
-		for j := range cols {
-			cols[j] = g[j*D : (j+1)*D]
-		}
-		return cols
-	}
-	st := newPlainStats(newPlainHead(t, m, at.Corpus), pc, at.batch(), ac.Seed, ac.DampingScale)
-	Gs := make([][][]float64, N)
-	for s := range Gs {
-		Gs[s] = gradOf(s, nil)
-	}
-	want := map[string][][]float64{}
-	for qi, q := range qs {
-		Gq := gradOf(N+qi, q.weights)
-		blocks := make([][]float64, K)
-		for j := range blocks {
-			blocks[j] = st.blockSolve(j, Gq[j])
-		}
-		for method, x := range map[string][][]float64{MethodExactCE: st.fullSolve(Gq), MethodExactCEDiagC: blocks} {
-			row := make([]float64, N)
-			for s := range row {
-				for j := range x {
-					row[s] += dot(x[j], Gs[s][j])
-				}
-				row[s] /= float64(at.NumTokens)
-			}
-			want[method] = append(want[method], row)
-		}
-	}
-	for _, method := range []string{MethodExactCE, MethodExactCEDiagC} {
-		got, err := at.Scores(qs, method)
-		require.NoError(t, err)
-		requireScores(t, method, want[method], got)
-	}
 }

@@ -1,4 +1,4 @@
-package attribution
+package prism
 
 import (
 	"sort"
@@ -26,7 +26,7 @@ func (a *Attributor) fitReference() error {
 	r := &reference{}
 	start := time.Now()
 	err := a.batches(0, func(first int, rows [][]int32) error {
-		h, err := a.graphs.runHead(rows, a.batch(), nil, true, true, a.Settings.Seed, noNoise)
+		h, err := a.graphs.runHead(rows, a.batch(), nil, true, true, a.Config.Seed, noNoise)
 		if err != nil {
 			return err
 		}
@@ -55,7 +55,7 @@ func slotColumns(h *headOut, row int) (cols []int32, full, ce [][]float64) {
 		for i := 0; i < k; i++ {
 			j := h.idx[t*k+i]
 			c, x := h.refGradCE[(t*k+i)*D:(t*k+i+1)*D], h.refGradAux[(t*k+i)*D:(t*k+i+1)*D]
-			if allZero(c) && allZero(x) {
+			if isZeroColumn(c) && isZeroColumn(x) {
 				continue
 			}
 			p, ok := byCol[j]
@@ -79,7 +79,7 @@ func slotColumns(h *headOut, row int) (cols []int32, full, ce [][]float64) {
 	return cols, full, ce
 }
 
-func allZero(x []float64) bool {
+func isZeroColumn(x []float64) bool {
 	for _, v := range x {
 		if v != 0 {
 			return false
@@ -90,8 +90,8 @@ func allZero(x []float64) bool {
 
 // referenceQuery solves x_q = H_ref⁻¹ vec(G^ref_q) (Attributor.Curvature) and returns ⟨x_q, G^ref_s⟩/N_tok for every
 // corpus sequence. The query gradient is its completion's cross-entropy with ∂a/∂P.
-func (a *Attributor) referenceQuery(q queryRow) ([]float64, error) {
-	h, err := a.graphs.runHead([][]int32{q.tokens}, 1, [][]float64{q.weights}, false, true, a.Settings.Seed, noNoise)
+func (a *Attributor) referenceQuery(q Query) ([]float64, error) {
+	h, err := a.graphs.runHead([][]int32{q.Tokens}, 1, [][]float64{q.Weights}, false, true, a.Config.Seed, noNoise)
 	if err != nil {
 		return nil, err
 	}
@@ -112,5 +112,5 @@ func (a *Attributor) referenceQuery(q queryRow) ([]float64, error) {
 			full[s] += influence.Dot(x[int(j)*D:(int(j)+1)*D], r.grads[s][n])
 		}
 	}
-	return scale(full, 1/float64(a.NumTokens)), nil
+	return scaleScores(full, 1/float64(a.NumTokens)), nil
 }

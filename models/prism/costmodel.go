@@ -1,9 +1,12 @@
-package attribution
+package prism
 
 import (
 	"math"
 
+	"github.com/protolab/protolab/layers/decoder"
+	"github.com/protolab/protolab/models/lm"
 	"github.com/protolab/protolab/theory/cost"
+	"github.com/protolab/protolab/workbench/run"
 )
 
 // The cost model of one query (doc.go, "Cost model"): FLOPs (a multiply-add is 2) and the memory each method scores
@@ -62,17 +65,26 @@ func (c *CostModel) Method(name string) *MethodCost {
 	return nil
 }
 
-// shapeOf returns the cost shape of cfg's model with a corpus of numSeqs sequences and cgIters CG iterations.
-func shapeOf(cfg Config, numSeqs int, cgIters float64) CostShape {
-	mc := cfg.Model
+// CorpusPassCost is the estimated compute (run.Cost's conventions) of one forward and backward pass of the PRISM
+// model m over seqs corpus sequences, counted as evaluation: what building an Attributor's caches, its reference and
+// its EK-FAC fits reads once per sequence; the per-query solves are NewCostModel's.
+func CorpusPassCost(m lm.Config, seqs int) run.Cost {
+	fwd := decoder.PrismFLOPsPerToken(m.Model, m.Prism.Config, m.Data.SeqLen)
+	return run.Eval(int64(seqs)*int64(m.Data.SeqLen), run.TrainPerForward*fwd)
+}
+
+// NewCostShape returns the cost shape of the PRISM model m attributed with c: a corpus of numSeqs sequences, queries
+// whose first promptTokens predicted positions are not attributed, and cgIters CG iterations per full solve.
+func NewCostShape(m lm.Config, c AttributorConfig, promptTokens, numSeqs int, cgIters float64) CostShape {
+	mc := m.Model
 	headDim := mc.Attention.HeadDim
 	if headDim == 0 {
 		headDim = mc.Width / mc.Attention.NumHeads
 	}
-	return CostShape{D: mc.Width, K: cfg.Prism.NumPrototypes, TopK: cfg.Prism.TopK, Layers: mc.NumLayers,
+	return CostShape{D: mc.Width, K: m.Prism.NumPrototypes, TopK: m.Prism.TopK, Layers: mc.NumLayers,
 		FFN: mc.FFNWidth(), Vocab: mc.VocabSize, Heads: mc.Attention.NumHeads, KVHeads: mc.Attention.KVHeads(),
-		HeadDim: headDim, SeqLen: cfg.Data.SeqLen, Completion: cfg.Data.SeqLen - cfg.Attribution.PromptTokens,
-		NumSeqs: numSeqs, DirectMaxK: cfg.Attribution.DirectMaxK, CGIterations: cgIters}
+		HeadDim: headDim, SeqLen: m.Data.SeqLen, Completion: m.Data.SeqLen - promptTokens, NumSeqs: numSeqs,
+		DirectMaxK: c.DirectMaxK, CGIterations: cgIters}
 }
 
 // trackedLayers returns EK-FAC's modules of the backbone (graph.go, blockNodes): per block the FFN gate, up and
@@ -85,7 +97,7 @@ func (s CostShape) trackedLayers() (in, out []float64) {
 	return in, out
 }
 
-// costModel returns the modelled cost of every method of Methods at shape s (the formulas in doc.go):
+// NewCostModel returns the modelled cost of every method of Methods at shape s, named name (the formulas in doc.go):
 //
 //	F_seq  = T·(forward per token of the backbone and LM head (theory/cost) + 2DK + 2kD)      one sequence's forward
 //	act_q  = K·(1 − (1 − k/K)^{T_c}),  act_s = K·(1 − (1 − k/K)^T)                             used prototypes
@@ -102,7 +114,7 @@ func (s CostShape) trackedLayers() (in, out []float64) {
 //
 // with P the tracked parameters, n the training gradients that fit beside the factors in the memory of prism, and
 // nnz(C) = K + K(K − 1)·(1 − exp(−N_tok·k(k − 1)/(K(K − 1)))) under uniform usage.
-func costModel(name string, s CostShape) CostModel {
+func NewCostModel(name string, s CostShape) CostModel {
 	D, K, k := float64(s.D), float64(s.K), float64(s.TopK)
 	V, T, Tc, N := float64(s.Vocab), float64(s.SeqLen), float64(s.Completion), float64(s.NumSeqs)
 	Ntok := N * T

@@ -1,4 +1,4 @@
-package attribution
+package prism
 
 import (
 	"math"
@@ -15,10 +15,10 @@ import (
 	"github.com/protolab/protolab/layers/attention"
 	"github.com/protolab/protolab/layers/decoder"
 	"github.com/protolab/protolab/layers/hook"
-	"github.com/protolab/protolab/layers/prism"
+	prismlayer "github.com/protolab/protolab/layers/prism"
+	"github.com/protolab/protolab/models/influence"
 	"github.com/protolab/protolab/models/lm"
 	"github.com/protolab/protolab/workbench/host"
-	"github.com/protolab/protolab/models/influence"
 	"github.com/protolab/protolab/workbench/run"
 )
 
@@ -40,10 +40,10 @@ import (
 // attrGraphs holds the compiled passes of one model.
 type attrGraphs struct {
 	m       *lm.Model
-	mc      decoder.Config // the backbone
-	pc      prism.Config   // the head
-	head    *model.Exec    // outputs: indices, acts, u, ũ, w
-	headRef *model.Exec    // the same plus the per-slot reference gradient
+	mc      decoder.Config    // the backbone
+	pc      prismlayer.Config // the head
+	head    *model.Exec       // outputs: indices, acts, u, ũ, w
+	headRef *model.Exec       // the same plus the per-slot reference gradient
 	blocks  [2]*model.Exec
 	mu      sync.Mutex
 	layers  []influence.Linear // discovered when a block graph is built
@@ -55,18 +55,21 @@ func newAttrGraphs(m *lm.Model) (*attrGraphs, error) {
 	}
 	a := &attrGraphs{m: m, mc: m.Config.Model, pc: m.Config.Prism.Config}
 	var err error
-	if a.head, err = model.NewExec(m.Backend, m.Store, func(scope *model.Scope, batch, noise, wCE, wAux *Node) []*Node {
+	if a.head, err = model.NewExec(m.Backend, m.Store, func(scope *model.Scope, batch, noise, wCE,
+		wAux *Node) []*Node {
 		return a.headNodes(scope, batch, noise, wCE, wAux, false)
 	}); err != nil {
 		return nil, errors.Wrap(err, "attribution: head pass")
 	}
-	if a.headRef, err = model.NewExec(m.Backend, m.Store, func(scope *model.Scope, batch, noise, wCE, wAux *Node) []*Node {
+	if a.headRef, err = model.NewExec(m.Backend, m.Store, func(scope *model.Scope, batch, noise, wCE,
+		wAux *Node) []*Node {
 		return a.headNodes(scope, batch, noise, wCE, wAux, true)
 	}); err != nil {
 		return nil, errors.Wrap(err, "attribution: reference pass")
 	}
 	for i, sampled := range []bool{false, true} {
-		if a.blocks[i], err = model.NewExec(m.Backend, m.Store, func(scope *model.Scope, batch, noise, wCE *Node) []*Node {
+		if a.blocks[i], err = model.NewExec(m.Backend, m.Store, func(scope *model.Scope, batch, noise,
+			wCE *Node) []*Node {
 			return a.blockNodes(scope, batch, noise, wCE, sampled)
 		}); err != nil {
 			return nil, errors.Wrap(err, "attribution: block pass")
@@ -75,8 +78,8 @@ func newAttrGraphs(m *lm.Model) (*attrGraphs, error) {
 	return a, nil
 }
 
-// splitBatch returns the inputs [B, T] and targets [B, T] of a [B, T+1] token batch.
-func splitBatch(batch *Node) (in, tg *Node) {
+// inputsAndTargets returns the inputs [B, T] and targets [B, T] of a [B, T+1] token batch.
+func inputsAndTargets(batch *Node) (in, tg *Node) {
 	T1 := batch.Shape().Dim(1)
 	return Slice(batch, AxisRange(), AxisRange(0, T1-1)), Slice(batch, AxisRange(), AxisRange(1, T1))
 }
@@ -93,11 +96,11 @@ func sampledLabels(logits, noise *Node) *Node {
 }
 
 func (a *attrGraphs) headNodes(scope *model.Scope, batch, noise, wCE, wAux *Node, withRef bool) []*Node {
-	in, tg := splitBatch(batch)
+	in, tg := inputsAndTargets(batch)
 	pc := a.pc
 	// The reference differentiates the prototype pathway with the residual held fixed and lets R2 reach the bank
 	// (spec §6.3); forward values are those of the trained configuration.
-	pc.Residual, pc.ClusterGrad = prism.ResidualStopGrad, prism.ClusterGradBoth
+	pc.Residual, pc.ClusterGrad = prismlayer.ResidualStopGrad, prismlayer.ClusterGradBoth
 	d := decoder.PrismHead(scope, a.mc, pc, in)
 	B, T, D, k := in.Shape().Dim(0), in.Shape().Dim(1), a.mc.Width, pc.TopK
 	W := StopGradient(d.Unembed)
@@ -105,8 +108,8 @@ func (a *attrGraphs) headNodes(scope *model.Scope, batch, noise, wCE, wAux *Node
 	u := outputGradient(probs, tg, W)                                    // [B, T, D]
 	uSampled := outputGradient(probs, sampledLabels(d.Logits, noise), W) // [B, T, D]
 	z := StopGradient(d.Hidden)
-	zz := ReduceSum(Square(z), -1)            // ‖z‖² [B, T]
-	w := Reciprocal(AddScalar(zz, prism.Eps)) // [B, T]
+	zz := ReduceSum(Square(z), -1)                 // ‖z‖² [B, T]
+	w := Reciprocal(AddScalar(zz, prismlayer.Eps)) // [B, T]
 	u.AssertDims(B, T, D)
 	outs := []*Node{ConvertDType(d.Indices, dtypes.Int32), ConvertDType(StopGradient(d.Activations), dtypes.Float32),
 		ConvertDType(u, dtypes.Float32), ConvertDType(uSampled, dtypes.Float32), ConvertDType(w, dtypes.Float64)}
@@ -114,19 +117,25 @@ func (a *attrGraphs) headNodes(scope *model.Scope, batch, noise, wCE, wAux *Node
 		return outs
 	}
 	ce := decoder.CrossEntropy(d.Logits, tg) // [B, T]
-	rec := ReduceSum(Square(d.Residual), -1) // ‖r‖²
+	// L_REC per token: ‖r‖²·w = ‖r‖²/(‖z‖² + ε) (RecNorm) or ‖r‖², as prismlayer.Losses averages it. It multiplies by
+	// the w output above where Decomposition.RecRatio divides: the quotient rounds differently in the last bit, and
+	// the reference's scores would change with it.
+	rec := ReduceSum(Square(d.Residual), -1)
 	if pc.RecNorm {
 		rec = Mul(rec, w)
 	}
-	// R2 with the nearest prototype = the top cosine = slot 0 of the selection.
+	// R2 per token with the nearest prototype = the top cosine = slot 0 of the selection. prismlayer.Losses cannot
+	// serve here: it averages R2 over the batch and gathers the nearest prototype from the bank, while the reference
+	// needs each token's term weighted by e_t and differentiated through the selected prototypes [B, T, k, D].
 	slot0 := make([]float64, k)
 	slot0[0] = 1
 	pNear := Einsum("btjd,j->btd", d.Prototypes, ConstAsDType(batch.Graph(), d.Hidden.DType(), slot0))
 	var r2 *Node
-	if pc.Dist == prism.DistSqL2 {
+	if pc.Dist == prismlayer.DistSqL2 {
 		r2 = ReduceSum(Square(Sub(pNear, z)), -1)
 	} else {
-		cos := Div(ReduceSum(Mul(pNear, z), -1), AddScalar(Mul(Sqrt(ReduceSum(Square(pNear), -1)), Sqrt(zz)), prism.Eps))
+		cos := Div(ReduceSum(Mul(pNear, z), -1),
+			AddScalar(Mul(Sqrt(ReduceSum(Square(pNear), -1)), Sqrt(zz)), prismlayer.Eps))
 		r2 = OneMinus(cos)
 	}
 	aux := Add(MulScalar(rec, pc.RecWeight), MulScalar(r2, pc.R2Weight))
@@ -138,8 +147,8 @@ func (a *attrGraphs) headNodes(scope *model.Scope, batch, noise, wCE, wAux *Node
 	return append(outs, ConvertDType(gradCE, dtypes.Float64), ConvertDType(gradAux, dtypes.Float64))
 }
 
-// blockName returns the block scope of a probe name ("block_01.ffn_out" → "block_01").
-func blockName(probe string) string {
+// blockScopeOf returns the block scope of a probe name ("block_01.ffn_out" → "block_01").
+func blockScopeOf(probe string) string {
 	if i := strings.IndexByte(probe, '.'); i > 0 {
 		return probe[:i]
 	}
@@ -147,7 +156,7 @@ func blockName(probe string) string {
 }
 
 func (a *attrGraphs) blockNodes(scope *model.Scope, batch, noise, wCE *Node, sampled bool) []*Node {
-	in, tg := splitBatch(batch)
+	in, tg := inputsAndTargets(batch)
 	g := batch.Graph()
 	B, T := in.Shape().Dim(0), in.Shape().Dim(1)
 	type capture struct {
@@ -159,13 +168,14 @@ func (a *attrGraphs) blockNodes(scope *model.Scope, batch, noise, wCE *Node, sam
 	var caps []capture
 	add := func(name string, input, out *Node) *Node {
 		zero := ZerosLike(out)
-		caps = append(caps, capture{name, input, zero, influence.Linear{Name: name, In: input.Shape().Dim(-1), Out: out.Shape().Dim(-1)}})
+		caps = append(caps, capture{name, input, zero,
+			influence.Linear{Name: name, In: input.Shape().Dim(-1), Out: out.Shape().Dim(-1)}})
 		return Add(out, zero)
 	}
 	ffnIn := map[string]*Node{}
 	headsIn := map[string]*Node{}
 	detach := hook.Attach(g, func(name string, x *Node) *Node {
-		blk := blockName(name)
+		blk := blockScopeOf(name)
 		switch name {
 		case blk + "." + decoder.ProbeNorm2:
 			ffnIn[blk] = x
@@ -182,7 +192,8 @@ func (a *attrGraphs) blockNodes(scope *model.Scope, batch, noise, wCE *Node, sam
 				}
 				return variable.NodeValue(g)
 			}
-			// SwiGLU, recomputed with a zero added to each projection's output (decoder.SwiGLU's equation).
+			// SwiGLU, recomputed with a zero added to each projection's output (decoder.SwiGLU's equation; the
+			// layer itself offers no handle on the projections' outputs, whose per-token gradients EK-FAC needs).
 			gate := add(blk+".ffn.gate", x2, Einsum("btd,df->btf", x2, weight(decoder.VarGate)))
 			up := add(blk+".ffn.up", x2, Einsum("btd,df->btf", x2, weight(decoder.VarUp)))
 			hidden := Mul(Mul(gate, Logistic(gate)), up)
@@ -226,10 +237,11 @@ func (a *attrGraphs) blockNodes(scope *model.Scope, batch, noise, wCE *Node, sam
 // noise is zero and costs no sampling, so their sampled-label outputs are the argmax labels and must not be used.
 const noNoise = ""
 
-// batchInputs returns the tensors of one pass over rows (each [T+1] tokens; fewer than B rows are padded with
-// copies of row 0 whose weights are 0): batch [B, T+1] int32, Gumbel noise [B, T, V] (seeded by seed and tag; zero for noNoise), and
-// the weights c [B, T] (ceWeights[r] per row, nil = all 1) and e [B, T] (aux, 1 on real rows when aux is true).
-func (a *attrGraphs) batchInputs(rows [][]int32, B int, ceWeights [][]float64, aux bool, seed uint64, tag string) []any {
+// batchInputs returns the tensors of one pass over rows (each [T+1] tokens; fewer than B rows are padded with copies of
+// row 0 whose weights are 0): batch [B, T+1] int32, Gumbel noise [B, T, V] (seeded by seed and tag; zero for noNoise),
+// and the weights c [B, T] (ceWeights[r] per row, nil = all 1) and e [B, T] (aux, 1 on real rows when aux is true).
+func (a *attrGraphs) batchInputs(rows [][]int32, B int, ceWeights [][]float64, aux bool, seed uint64,
+	tag string) []any {
 	T1 := len(rows[0])
 	T, V := T1-1, a.mc.VocabSize
 	toks := make([]int32, B*T1)
@@ -257,7 +269,7 @@ func (a *attrGraphs) batchInputs(rows [][]int32, B int, ceWeights [][]float64, a
 	if tag != noNoise {
 		rng := run.RNG(seed, tag)
 		for i := range noise {
-			noise[i] = gumbel(rng)
+			noise[i] = gumbelNoise(rng)
 		}
 	}
 	dt := a.mc.DTypeOf()
@@ -265,8 +277,8 @@ func (a *attrGraphs) batchInputs(rows [][]int32, B int, ceWeights [][]float64, a
 		host.Tensor(wc, dt, B, T), host.Tensor(we, dt, B, T)}
 }
 
-// gumbel draws −log(−log U), U uniform in (0, 1).
-func gumbel(rng *rand.Rand) float64 {
+// gumbelNoise draws −log(−log U), U uniform in (0, 1).
+func gumbelNoise(rng *rand.Rand) float64 {
 	u := rng.Float64()
 	for u == 0 {
 		u = rng.Float64()
@@ -286,7 +298,8 @@ type headOut struct {
 }
 
 // runHead runs the head pass (with the reference gradient when ref) on up to B rows.
-func (a *attrGraphs) runHead(rows [][]int32, B int, ceWeights [][]float64, aux, ref bool, seed uint64, tag string) (*headOut, error) {
+func (a *attrGraphs) runHead(rows [][]int32, B int, ceWeights [][]float64, aux, ref bool, seed uint64,
+	tag string) (*headOut, error) {
 	exec := a.head
 	if ref {
 		exec = a.headRef
@@ -317,7 +330,8 @@ type blockOut struct {
 }
 
 // runBlocks runs the block pass with gold (sampled false) or sampled labels on up to B rows.
-func (a *attrGraphs) runBlocks(rows [][]int32, B int, ceWeights [][]float64, sampled bool, seed uint64, tag string) (*blockOut, []influence.Linear, error) {
+func (a *attrGraphs) runBlocks(rows [][]int32, B int, ceWeights [][]float64, sampled bool, seed uint64,
+	tag string) (*blockOut, []influence.Linear, error) {
 	in := a.batchInputs(rows, B, ceWeights, false, seed, tag)
 	i := 0
 	if sampled {
@@ -331,7 +345,8 @@ func (a *attrGraphs) runBlocks(rows [][]int32, B int, ceWeights [][]float64, sam
 	layers := a.layers
 	a.mu.Unlock()
 	if len(outs) != 2*len(layers) {
-		return nil, nil, errors.Errorf("attribution: block pass returned %d outputs for %d layers", len(outs), len(layers))
+		return nil, nil, errors.Errorf("attribution: block pass returned %d outputs for %d layers", len(outs),
+			len(layers))
 	}
 	n, T := len(rows), len(rows[0])-1
 	b := &blockOut{rows: n, T: T}
@@ -342,8 +357,8 @@ func (a *attrGraphs) runBlocks(rows [][]int32, B int, ceWeights [][]float64, sam
 	return b, layers, nil
 }
 
-// f64 converts float32 values to float64.
-func f64(x []float32) []float64 {
+// widen converts float32 values to float64.
+func widen(x []float32) []float64 {
 	out := make([]float64, len(x))
 	for i, v := range x {
 		out[i] = float64(v)

@@ -1,4 +1,4 @@
-package attribution
+package prism
 
 // Attribution methods (docs/spec/prism.md §6–§7; the table in doc.go). Scores follow kronfluence's sign (positive =
 // helpful: up-weighting the training sequence lowers the query loss) and are divided by the number of corpus tokens
@@ -36,8 +36,9 @@ const (
 var Methods = []string{MethodPrism, MethodPrismFullC, MethodPrismDot, MethodExactCE, MethodExactCEDiagC,
 	MethodReference, MethodEKFAC, MethodEKFACBank, MethodGradDot}
 
-// cachedMethods lists the methods Attributor.cachedQuery serves, default first.
-var cachedMethods = []string{MethodPrism, MethodPrismFullC, MethodPrismDot, MethodExactCE, MethodExactCEDiagC}
+// CachedMethods lists the methods scored from the caches and their preconditioners (Attributor.RunCached), default
+// first.
+var CachedMethods = []string{MethodPrism, MethodPrismFullC, MethodPrismDot, MethodExactCE, MethodExactCEDiagC}
 
-// routed reports whether a cached method uses the option-A columns with the routing term ∂a/∂P.
-func routed(method string) bool { return method == MethodExactCE || method == MethodExactCEDiagC }
+// routedMethod reports whether a cached method uses the option-A columns with the routing term ∂a/∂P.
+func routedMethod(method string) bool { return method == MethodExactCE || method == MethodExactCEDiagC }

@@ -1,4 +1,4 @@
-package attribution
+package prism
 
 import (
 	"strings"
@@ -9,31 +9,30 @@ import (
 	"github.com/protolab/protolab/workbench/stats"
 )
 
-// queryRow is a query: [T+1] tokens and the weight of each predicted position's cross-entropy (1 on the
-// completion, 0 on the prompt and padding).
-type queryRow struct {
-	tokens  []int32
-	weights []float64
+// Query is a query: [T+1] tokens and the weight of each predicted position's cross-entropy (1 on the completion, 0
+// on the prompt and padding).
+type Query struct {
+	Tokens  []int32
+	Weights []float64
 }
 
-// validationQueries returns the validation sequences QueryOffset, …, QueryOffset+Queries−1 (those that exist) as
-// queries, their first PromptTokens predicted positions excluded. It fails when QueryOffset leaves none.
-func (a *Attributor) validationQueries() ([]queryRow, error) {
+// ValidationQueries returns the validation sequences offset, …, offset+n−1 (those that exist) as queries, their
+// first promptTokens predicted positions excluded (weight 0). It fails when offset leaves none.
+func (a *Attributor) ValidationQueries(offset, n, promptTokens int) ([]Query, error) {
 	vs := a.data.ValSeqs
-	lo := a.Settings.QueryOffset
-	n := min(a.Settings.Queries, vs.NumSequences()-lo)
+	n = min(n, vs.NumSequences()-offset)
 	if n < 1 {
 		return nil, errors.Errorf("attribution: query_offset=%d leaves no query among %d validation sequences; want "+
-			"query_offset < %d", lo, vs.NumSequences(), vs.NumSequences())
+			"query_offset < %d", offset, vs.NumSequences(), vs.NumSequences())
 	}
-	qs := make([]queryRow, n)
+	qs := make([]Query, n)
 	for i := range qs {
-		row := vs.Sequence(lo + i)
+		row := vs.Sequence(offset + i)
 		w := make([]float64, len(row)-1)
-		for t := a.Settings.PromptTokens; t < len(w); t++ {
+		for t := promptTokens; t < len(w); t++ {
 			w[t] = 1
 		}
-		qs[i] = queryRow{row, w}
+		qs[i] = Query{row, w}
 	}
 	return qs, nil
 }
@@ -41,7 +40,7 @@ func (a *Attributor) validationQueries() ([]queryRow, error) {
 // textQuery tokenizes "prompt|completion" (or a text without "|", all of whose predictable tokens are attributed)
 // into a query row of T+1 tokens: longer texts keep their last T+1 tokens, shorter ones are padded with EOS at
 // weight 0. It fails when no token is left to attribute.
-func (a *Attributor) textQuery(text string) (queryRow, error) {
+func (a *Attributor) textQuery(text string) (Query, error) {
 	prompt, completion, split := strings.Cut(text, "|")
 	if !split {
 		prompt, completion = "", text
@@ -70,28 +69,28 @@ func (a *Attributor) textQuery(text string) (queryRow, error) {
 		n++
 	}
 	if n == 0 {
-		return queryRow{}, errors.Errorf("attribution: query %q leaves no token to attribute (give at least two "+
+		return Query{}, errors.Errorf("attribution: query %q leaves no token to attribute (give at least two "+
 			"tokens, or a non-empty completion after \"|\")", text)
 	}
-	return queryRow{row, w}, nil
+	return Query{row, w}, nil
 }
 
 // codeColumns runs one forward pass on the query and returns the columns g_{q,j} = Σ_t c_t a_{t,j} u_t of its
 // attributed tokens (codes held fixed, cross-entropy only: option B).
-func (a *Attributor) codeColumns(q queryRow) ([]int32, [][]float64, error) {
-	h, err := a.graphs.runHead([][]int32{q.tokens}, 1, nil, false, false, a.Settings.Seed, noNoise)
+func (a *Attributor) codeColumns(q Query) ([]int32, [][]float64, error) {
+	h, err := a.graphs.runHead([][]int32{q.Tokens}, 1, nil, false, false, a.Config.Seed, noNoise)
 	if err != nil {
 		return nil, nil, err
 	}
 	D, k := h.D, h.k
 	var idx []int32
 	var acts, u []float64
-	for t, w := range q.weights {
+	for t, w := range q.Weights {
 		if w == 0 {
 			continue
 		}
 		idx = append(idx, h.idx[t*k:(t+1)*k]...)
-		acts = append(acts, f64(h.acts[t*k:(t+1)*k])...)
+		acts = append(acts, widen(h.acts[t*k:(t+1)*k])...)
 		for _, v := range h.u[t*D : (t+1)*D] {
 			u = append(u, w*float64(v))
 		}
@@ -102,8 +101,8 @@ func (a *Attributor) codeColumns(q queryRow) ([]int32, [][]float64, error) {
 
 // routeColumns runs the head's forward and backward pass on the query and returns the columns of the gradient of
 // its attributed cross-entropy with respect to the bank, routing term ∂a/∂P included (option A).
-func (a *Attributor) routeColumns(q queryRow) ([]int32, [][]float64, error) {
-	h, err := a.graphs.runHead([][]int32{q.tokens}, 1, [][]float64{q.weights}, false, true, a.Settings.Seed, noNoise)
+func (a *Attributor) routeColumns(q Query) ([]int32, [][]float64, error) {
+	h, err := a.graphs.runHead([][]int32{q.Tokens}, 1, [][]float64{q.Weights}, false, true, a.Config.Seed, noNoise)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -114,8 +113,8 @@ func (a *Attributor) routeColumns(q queryRow) ([]int32, [][]float64, error) {
 // cachedQuery scores one query with a cached method (the table in doc.go): the query's gradient columns (option B
 // from one forward pass; option A from the head's forward and backward pass), their preconditioning, and the
 // postings of the matching cache. Scores are divided by N_tok.
-func (a *Attributor) cachedQuery(q queryRow, method string) ([]float64, error) {
-	route := routed(method)
+func (a *Attributor) cachedQuery(q Query, method string) ([]float64, error) {
+	route := routedMethod(method)
 	var cols []int32
 	var g [][]float64
 	var err error
@@ -146,7 +145,7 @@ func (a *Attributor) cachedQuery(q queryRow, method string) ([]float64, error) {
 	} else {
 		scores = a.Cache.Scores(cols, g)
 	}
-	return scale(scores, 1/float64(a.NumTokens)), nil
+	return scaleScores(scores, 1/float64(a.NumTokens)), nil
 }
 
 // cachedBytes returns the memory a cached method scores from: its cache and its preconditioner.
@@ -164,7 +163,8 @@ func (a *Attributor) cachedBytes(method string) int64 {
 	return a.Cache.Bytes()
 }
 
-func scale(x []float64, c float64) []float64 {
+// scaleScores multiplies x by c in place and returns it.
+func scaleScores(x []float64, c float64) []float64 {
 	for i := range x {
 		x[i] *= c
 	}
@@ -197,7 +197,7 @@ func (a *Attributor) Query(text, method string, top int) ([]Hit, error) {
 	if err != nil {
 		return nil, err
 	}
-	scores, err := a.Scores([]queryRow{q}, method)
+	scores, err := a.Scores([]Query{q}, method)
 	if err != nil {
 		return nil, err
 	}
@@ -209,7 +209,7 @@ func (a *Attributor) Query(text, method string, top int) ([]Hit, error) {
 }
 
 // Scores returns [query][corpus sequence] scores of a method (one of Methods).
-func (a *Attributor) Scores(qs []queryRow, method string) ([][]float64, error) {
+func (a *Attributor) Scores(qs []Query, method string) ([][]float64, error) {
 	out := make([][]float64, len(qs))
 	var err error
 	switch method {

@@ -1,4 +1,4 @@
-package attribution
+package prism
 
 import (
 	"testing"
@@ -10,9 +10,9 @@ import (
 
 	"github.com/protolab/protolab/layers/attention"
 	"github.com/protolab/protolab/layers/decoder"
-	"github.com/protolab/protolab/layers/prism"
-	"github.com/protolab/protolab/models/lm"
+	prismlayer "github.com/protolab/protolab/layers/prism"
 	"github.com/protolab/protolab/models/influence"
+	"github.com/protolab/protolab/models/lm"
 	"github.com/protolab/protolab/workbench/run"
 	"github.com/protolab/protolab/workbench/wbtest"
 )
@@ -20,7 +20,7 @@ import (
 // untrainedModel returns a float64 Tiny-shaped PRISM model with freshly initialised weights (variables are created
 // by the first execution) and random token rows [n, T+1].
 func untrainedModel(t *testing.T, n int) (*lm.Model, [][]int32) {
-	cfg := Tiny().Config.Resolved()
+	cfg := lm.PrismTiny().Resolved()
 	cfg.Model.DType = "float64"
 	mc := cfg.Model
 	m := &lm.Model{Config: cfg, Store: run.NewStore(3), Backend: wbtest.Backend(t)}
@@ -34,7 +34,7 @@ func untrainedModel(t *testing.T, n int) (*lm.Model, [][]int32) {
 	}
 	// Create the variables (attribution runs on a trained model's context with Reuse).
 	init, err := model.NewExec(m.Backend, m.Store, func(scope *model.Scope, batch *Node) *Node {
-		in, _ := splitBatch(batch)
+		in, _ := inputsAndTargets(batch)
 		return decoder.PrismLogits(scope, mc, cfg.Prism.Config, in)
 	})
 	require.NoError(t, err)
@@ -55,13 +55,14 @@ func TestBlockPass_SequenceGradientsEqualAutodiff(t *testing.T) {
 	L := m.Config.Model.NumLayers
 	require.Len(t, layers, 4*L, "gate, up, down and the attention output of every block")
 
-	varOf := map[string][2]string{"ffn.gate": {decoder.ScopeFFN, decoder.VarGate}, "ffn.up": {decoder.ScopeFFN, decoder.VarUp},
+	varOf := map[string][2]string{"ffn.gate": {decoder.ScopeFFN, decoder.VarGate},
+		"ffn.up":   {decoder.ScopeFFN, decoder.VarUp},
 		"ffn.down": {decoder.ScopeFFN, decoder.VarDown}, "attention.o": {attention.Scope, attention.VarOutput}}
 	for li, lin := range layers {
-		blk := blockName(lin.Name)
+		blk := blockScopeOf(lin.Name)
 		sv := varOf[lin.Name[len(blk)+1:]]
 		exec, err := model.NewExec(m.Backend, m.Store, func(scope *model.Scope, batch *Node) *Node {
-			in, tg := splitBatch(batch)
+			in, tg := inputsAndTargets(batch)
 			d := decoder.PrismHead(scope, m.Config.Model, m.Config.Prism.Config, in)
 			loss := ReduceAllSum(decoder.CrossEntropy(d.Logits, tg))
 			w := scope.At("%s", blk).At("%s", sv[0]).GetVariable(sv[1]).NodeValue(batch.Graph())
@@ -71,7 +72,7 @@ func TestBlockPass_SequenceGradientsEqualAutodiff(t *testing.T) {
 		res, err := exec.Exec(tensors.FromFlatDataAndDimensions(rows[0], 1, len(rows[0])))
 		require.NoError(t, err)
 		wantT := tensors.MustCopyFlatData[float64](res[0]) // [In, Out]
-		G := influence.SequenceGradient(f64(out.a[li]), f64(out.g[li]), lin.In, lin.Out)
+		G := influence.SequenceGradient(widen(out.a[li]), widen(out.g[li]), lin.In, lin.Out)
 		got := make([]float64, len(G))
 		for o := 0; o < lin.Out; o++ {
 			for i := 0; i < lin.In; i++ {
@@ -94,9 +95,9 @@ func TestHeadPass_OutputGradientsAndReference(t *testing.T) {
 	h, err := a.runHead(rows, B, nil, true, true, 1, "test")
 	require.NoError(t, err)
 	pc := m.Config.Prism.Config
-	pc.Residual, pc.ClusterGrad = prism.ResidualStopGrad, prism.ClusterGradBoth
+	pc.Residual, pc.ClusterGrad = prismlayer.ResidualStopGrad, prismlayer.ClusterGradBoth
 	exec, err := model.NewExec(m.Backend, m.Store, func(scope *model.Scope, batch *Node) []*Node {
-		in, tg := splitBatch(batch)
+		in, tg := inputsAndTargets(batch)
 		d := decoder.PrismHead(scope, m.Config.Model, pc, in)
 		ce := ReduceAllSum(decoder.CrossEntropy(d.Logits, tg))
 		return []*Node{Gradient(ce, d.Reconstruction)[0]}
@@ -105,7 +106,7 @@ func TestHeadPass_OutputGradientsAndReference(t *testing.T) {
 	in := a.batchInputs(rows, B, nil, true, 1, "test")
 	res, err := exec.Exec(in[0])
 	require.NoError(t, err)
-	wbtest.RequireClose(t, "u", tensors.MustCopyFlatData[float64](res[0]), f64(h.u), 1e-6)
+	wbtest.RequireClose(t, "u", tensors.MustCopyFlatData[float64](res[0]), widen(h.u), 1e-6)
 
 	// Reference: the same loss graph as headNodes, differentiated with respect to the bank variable.
 	refExec, err := model.NewExec(m.Backend, m.Store, func(scope *model.Scope, batch, noise, wCE, wAux *Node) []*Node {
@@ -116,14 +117,16 @@ func TestHeadPass_OutputGradientsAndReference(t *testing.T) {
 	_, err = refExec.Exec(in...)
 	require.NoError(t, err)
 	bankExec, err := model.NewExec(m.Backend, m.Store, func(scope *model.Scope, batch, wCE, wAux *Node) *Node {
-		in, tg := splitBatch(batch)
+		in, tg := inputsAndTargets(batch)
 		d := decoder.PrismHead(scope, m.Config.Model, pc, in)
-		bank := prism.BankVariable(scope).NodeValue(batch.Graph())
+		bank := prismlayer.BankVariable(scope).NodeValue(batch.Graph())
 		ce := decoder.CrossEntropy(d.Logits, tg)
-		w := Reciprocal(AddScalar(ReduceSum(Square(d.Hidden), -1), prism.Eps))
+		w := Reciprocal(AddScalar(ReduceSum(Square(d.Hidden), -1), prismlayer.Eps))
 		rec := Mul(ReduceSum(Square(d.Residual), -1), w)
-		near := Reshape(Gather(bank, Reshape(Slice(d.Indices, AxisRange(), AxisRange(), AxisElem(0)), -1, 1)), d.Hidden.Shape().Dimensions...)
-		cos := Div(ReduceSum(Mul(near, d.Hidden), -1), AddScalar(Mul(Sqrt(ReduceSum(Square(near), -1)), Sqrt(ReduceSum(Square(d.Hidden), -1))), prism.Eps))
+		slot0 := Reshape(Slice(d.Indices, AxisRange(), AxisRange(), AxisElem(0)), -1, 1)
+		near := Reshape(Gather(bank, slot0), d.Hidden.Shape().Dimensions...)
+		cos := Div(ReduceSum(Mul(near, d.Hidden), -1), AddScalar(Mul(Sqrt(ReduceSum(Square(near), -1)),
+			Sqrt(ReduceSum(Square(d.Hidden), -1))), prismlayer.Eps))
 		aux := Add(MulScalar(rec, pc.RecWeight), MulScalar(OneMinus(cos), pc.R2Weight))
 		loss := ReduceAllSum(Add(Mul(wCE, ce), Mul(wAux, aux)))
 		return Gradient(loss, bank)[0]

@@ -1,4 +1,4 @@
-package attribution
+package prism
 
 import (
 	"math"
@@ -17,7 +17,7 @@ func TestCostModel_TrackedLayersAreTheHookedLayers(t *testing.T) {
 	require.NoError(t, err)
 	_, layers, err := g.runBlocks(rows, 1, nil, false, 1, noNoise)
 	require.NoError(t, err)
-	ins, outs := shapeOf(Config{Config: m.Config, Attribution: Tiny().Attribution}, 1, 0).trackedLayers()
+	ins, outs := NewCostShape(m.Config, DefaultAttributorConfig(), tinyPromptTokens, 1, 0).trackedLayers()
 	require.Len(t, ins, len(layers))
 	want, got := 0, 0.0
 	for i, l := range layers {
@@ -31,13 +31,8 @@ func TestCostModel_TrackedLayersAreTheHookedLayers(t *testing.T) {
 // the model counts k postings per token, the cache only the non-zero activations, 12 bytes each; the rest is exact.
 func TestCostModel_CodesMemoryIsTheCache(t *testing.T) {
 	m := tinyModel(t)
-	ac := shortAttribution()
-	ac.TrainSeqs = 24
-	at, err := NewAttributor(m, ac)
-	require.NoError(t, err)
-	cfg := Tiny()
-	cfg.Attribution = ac
-	cm := costModel("test", shapeOf(cfg, len(at.Corpus), 0))
+	at := tinyAttributor(t, m, 24)
+	cm := NewCostModel("test", NewCostShape(m.Config, at.Config, tinyPromptTokens, len(at.Corpus), 0))
 	postings := 0
 	for j := 0; j < at.pc.NumPrototypes; j++ {
 		postings += at.Cache.Postings(j)
@@ -54,7 +49,7 @@ func TestCostModel_CodesMemoryIsTheCache(t *testing.T) {
 func TestCostModel_ClosedForms(t *testing.T) {
 	s := CostShape{D: 8, K: 4, TopK: 4, Layers: 1, FFN: 32, Vocab: 20, Heads: 2, KVHeads: 2, HeadDim: 4, SeqLen: 6,
 		Completion: 4, NumSeqs: 10, DirectMaxK: 8, CGIterations: 7}
-	c := costModel("closed", s)
+	c := NewCostModel("closed", s)
 	D, K, k, V, T, Tc, N := 8.0, 4.0, 4.0, 20.0, 6.0, 4.0, 10.0
 	backbone := cost.Model{Vocab: 20, Width: 8, Layers: 1, FFN: 32, Mixer: cost.Attention{Width: 8, Heads: 2,
 		KVHeads: 2, HeadDim: 4}}
@@ -68,27 +63,12 @@ func TestCostModel_ClosedForms(t *testing.T) {
 	s.DirectMaxK = 2
 	cost0, cost7 := s, s
 	cost0.CGIterations = 0
-	c0, c7 := costModel("cg", cost0), costModel("cg", cost7)
+	c0, c7 := NewCostModel("cg", cost0), NewCostModel("cg", cost7)
 	require.Equal(t, "cg", c7.Method(MethodExactCE).Solver)
 	s.CGIterations = 14
-	c14 := costModel("cg", s)
+	c14 := NewCostModel("cg", s)
 	d1 := c7.Method(MethodPrismFullC).GFLOPs - c0.Method(MethodPrismFullC).GFLOPs
 	d2 := c14.Method(MethodPrismFullC).GFLOPs - c7.Method(MethodPrismFullC).GFLOPs
 	require.Positive(t, d1)
 	require.InDelta(t, d1, d2, 1e-9*math.Abs(d1))
-}
-
-// TestCostModel_PaperShape checks that the Paper preset's shape is read from its config: K = 4096 above
-// direct_max_k, so the full-curvature methods are costed with CG.
-func TestCostModel_PaperShape(t *testing.T) {
-	p := Paper()
-	s := shapeOf(p, p.Attribution.TrainSeqs, 10)
-	require.Equal(t, p.Prism.NumPrototypes, s.K)
-	require.Equal(t, p.Data.SeqLen-p.Attribution.PromptTokens, s.Completion)
-	require.Greater(t, s.K, s.DirectMaxK)
-	c := costModel("paper", s)
-	for _, name := range []string{MethodExactCE, MethodPrismFullC, MethodReference} {
-		require.Equal(t, "cg", c.Method(name).Solver, name)
-	}
-	require.Len(t, c.Methods, len(Methods))
 }
