@@ -2,7 +2,7 @@ package prism
 
 // Curvature of the prototype pathway (prismhead study; docs/spec/prism.md §5). ComputeCurvature differentiates, on
 // the N tokens of some evaluation batches with z_t, W and the residual r_t of the logits frozen (layers/prism (17),
-// lprism.BankObjective),
+// prismlayer.BankObjective),
 //
 //	(3) L(P) = Σ_t [ CE(W sg(r_t) + W P a_t(P), y_t) + λ_rec·REC_t(P) + λ_2·R2_t(P) ] + λ_1·Σ_j R1_j(P)
 //
@@ -42,7 +42,7 @@ import (
 	"github.com/pkg/errors"
 	"gonum.org/v1/gonum/mat"
 
-	lprism "github.com/protolab/protolab/layers/prism"
+	prismlayer "github.com/protolab/protolab/layers/prism"
 	"github.com/protolab/protolab/models/lm"
 	"github.com/protolab/protolab/theory/curvature"
 )
@@ -249,7 +249,7 @@ func (hp *curvatureProblem) study(backend compute.Backend, M int) (Curvature, er
 		h    *mat.SymDense
 	}
 	var approx []named
-	if pc.ActivationScale == lprism.ScaleCos {
+	if pc.ActivationScale == prismlayer.ScaleCos {
 		approx = append(approx, named{ApproxRouted, sum(hp.routedGN(J, rc, gs, recW), local)})
 	}
 	approx = append(approx, []named{

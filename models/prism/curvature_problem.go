@@ -11,12 +11,12 @@ import (
 	"github.com/pkg/errors"
 	"gonum.org/v1/gonum/mat"
 
-	lprism "github.com/protolab/protolab/layers/prism"
+	prismlayer "github.com/protolab/protolab/layers/prism"
 	"github.com/protolab/protolab/theory/curvature"
 )
 
 // This file holds the float64 head problem of the curvature study: the objective (3) of curvature.go
-// (lprism.BankObjective) on a fixed token set, its forward pass, gradient and exact Hessian (gomlx, double
+// (prismlayer.BankObjective) on a fixed token set, its forward pass, gradient and exact Hessian (gomlx, double
 // backpropagation), and the clustering choices and routed Gauss–Newton matrix that the approximations need.
 
 // curvatureProblem is the prototype-space objective (3) on a fixed token set (backbone frozen): hidden states Z [N, D],
@@ -25,7 +25,7 @@ type curvatureProblem struct {
 	N, D, K, V int
 	Z, Bank, W []float64
 	Targets    []int32
-	Cfg        lprism.Config
+	Cfg        prismlayer.Config
 }
 
 func (hp *curvatureProblem) tensors() []any {
@@ -44,7 +44,7 @@ type curvatureForward struct {
 
 func (hp *curvatureProblem) forward(backend compute.Backend) (*curvatureForward, error) {
 	exec, err := NewExec(backend, func(z, bank, W, targets *Node) []*Node {
-		L, d := lprism.BankObjective(z, bank, W, targets, nil, hp.Cfg)
+		L, d := prismlayer.BankObjective(z, bank, W, targets, nil, hp.Cfg)
 		return []*Node{L, d.Indices, d.Activations, d.Logits, d.Residual}
 	})
 	if err != nil {
@@ -72,11 +72,11 @@ func (hp *curvatureProblem) forward(backend compute.Backend) (*curvatureForward,
 	return f, nil
 }
 
-// gradient returns ∂L/∂P [K, D] at bank, with the residual of the logits fixed at r0 [N, D] (lprism.BankObjective's
+// gradient returns ∂L/∂P [K, D] at bank, with the residual of the logits fixed at r0 [N, D] (prismlayer.BankObjective's
 // r0).
 func (hp *curvatureProblem) gradient(backend compute.Backend, bank, r0 []float64) ([]float64, error) {
 	exec, err := NewExec(backend, func(z, bank, W, targets, r0 *Node) *Node {
-		L, _ := lprism.BankObjective(z, bank, W, targets, r0, hp.Cfg)
+		L, _ := prismlayer.BankObjective(z, bank, W, targets, r0, hp.Cfg)
 		return Gradient(L, bank)[0]
 	})
 	if err != nil {
@@ -96,22 +96,22 @@ func (hp *curvatureProblem) gradient(backend compute.Backend, bank, r0 []float64
 // columns of prototype j are ∇_P (∂L/∂p_j)_m. Also returns ‖H − Hᵀ‖_F/‖H‖_F before symmetrisation.
 func (hp *curvatureProblem) hessian(backend compute.Backend, protos []int) (*mat.SymDense, float64, error) {
 	return hp.hessianOf(backend, protos, func(z, bank, W, targets *Node) *Node {
-		L, _ := lprism.BankObjective(z, bank, W, targets, nil, hp.Cfg)
+		L, _ := prismlayer.BankObjective(z, bank, W, targets, nil, hp.Cfg)
 		return L
 	})
 }
 
 // clusterHessian returns the exact Hessian on protos of the clustering terms of L alone, H_clust (equation 8):
-// N·λ_2·L_R2 + K·λ_1·L_R1 as lprism.BankObjective weighs them, with its routing (both terms move P, nearest
+// N·λ_2·L_R2 + K·λ_1·L_R1 as prismlayer.BankObjective weighs them, with its routing (both terms move P, nearest
 // choices held). It is zero when λ_1 = λ_2 = 0.
 func (hp *curvatureProblem) clusterHessian(backend compute.Backend, protos []int) (*mat.SymDense, error) {
 	pc := hp.Cfg
 	if pc.R1Weight == 0 && pc.R2Weight == 0 {
 		return mat.NewSymDense(len(protos)*hp.D, nil), nil
 	}
-	pc.Residual, pc.ClusterGrad = lprism.ResidualStopGrad, lprism.ClusterGradBoth
+	pc.Residual, pc.ClusterGrad = prismlayer.ResidualStopGrad, prismlayer.ClusterGradBoth
 	h, _, err := hp.hessianOf(backend, protos, func(z, bank, W, targets *Node) *Node {
-		t := lprism.Losses(lprism.Decompose(z, bank, W, pc), targets, nil)
+		t := prismlayer.Losses(prismlayer.Decompose(z, bank, W, pc), targets, nil)
 		N, K := float64(z.Shape().Dim(0)*z.Shape().Dim(1)), float64(pc.NumPrototypes)
 		var L *Node
 		add := func(x *Node) {
@@ -189,7 +189,7 @@ func (hp *curvatureProblem) hessianOf(backend compute.Backend, protos []int,
 	return sym, math.Sqrt(asym / ref), nil
 }
 
-// nearest returns the clustering choices of lprism.Losses on the problem's tokens: tokProto[t], the nearest
+// nearest returns the clustering choices of prismlayer.Losses on the problem's tokens: tokProto[t], the nearest
 // prototype of token t (R2), and protoToks[j], the R1Nearest nearest tokens of prototype j (R1), both by cosine
 // ("cos") or by −‖z − p‖² ("sqL2"), ties to the lower index.
 func (hp *curvatureProblem) nearest() (tokProto []int, protoToks [][]int) {
@@ -202,10 +202,10 @@ func (hp *curvatureProblem) nearest() (tokProto []int, protoToks [][]int) {
 			for m := 0; m < D; m++ {
 				dot += hp.Z[t*D+m] * hp.Bank[j*D+m]
 			}
-			if hp.Cfg.Dist == lprism.DistSqL2 {
+			if hp.Cfg.Dist == prismlayer.DistSqL2 {
 				close[t*K+j] = 2*dot - zn[t]*zn[t] - pn[j]*pn[j]
 			} else {
-				close[t*K+j] = dot / (zn[t]*pn[j] + lprism.Eps)
+				close[t*K+j] = dot / (zn[t]*pn[j] + prismlayer.Eps)
 			}
 		}
 	}
@@ -254,7 +254,7 @@ func (hp *curvatureProblem) clusterBlocks(protos []int, tokProto []int, protoTok
 		if w == 0 {
 			return
 		}
-		if pc.Dist == lprism.DistSqL2 {
+		if pc.Dist == prismlayer.DistSqL2 {
 			for m := 0; m < D; m++ {
 				h.SetSym(r*D+m, r*D+m, h.At(r*D+m, r*D+m)+2*w)
 			}

@@ -8,7 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"gonum.org/v1/gonum/mat"
 
-	lprism "github.com/protolab/protolab/layers/prism"
+	prismlayer "github.com/protolab/protolab/layers/prism"
 	"github.com/protolab/protolab/theory/curvature"
 	"github.com/protolab/protolab/workbench/wbtest"
 )
@@ -24,7 +24,7 @@ func curvatureRandomProblem(seed uint64, dist string) *curvatureProblem {
 		}
 		return out
 	}
-	pc := lprism.DefaultConfig()
+	pc := prismlayer.DefaultConfig()
 	pc.NumPrototypes, pc.TopK = K, 2
 	pc.RecWeight, pc.R1Weight, pc.R2Weight = 0.3, 0.2, 0.4
 	pc.Dist = dist
@@ -43,7 +43,7 @@ func curvatureRandomProblem(seed uint64, dist string) *curvatureProblem {
 // r with P and miss the Gauss–Newton term.)
 func TestHeadProblemHessian_MatchesFiniteDifferencesOfGradient(t *testing.T) {
 	backend := wbtest.Backend(t)
-	for _, dist := range []string{lprism.DistCos, lprism.DistSqL2} {
+	for _, dist := range []string{prismlayer.DistCos, prismlayer.DistSqL2} {
 		hp := curvatureRandomProblem(1, dist)
 		J := []int{3, 0, 4}
 		H, asym, err := hp.hessian(backend, J)
@@ -78,7 +78,7 @@ func TestHeadProblemHessian_MatchesFiniteDifferencesOfGradient(t *testing.T) {
 // entries, and each block's spectrum lies within the whole matrix's (a principal submatrix interlaces).
 func TestHeadProblemStudy_Structure(t *testing.T) {
 	backend := wbtest.Backend(t)
-	hp := curvatureRandomProblem(2, lprism.DistCos)
+	hp := curvatureRandomProblem(2, prismlayer.DistCos)
 	res, err := hp.study(backend, 4)
 	require.NoError(t, err)
 	require.Len(t, res.Prototypes, 4)
@@ -112,7 +112,7 @@ func TestHeadProblemStudy_Structure(t *testing.T) {
 // (equation 17), while the diagonal blocks also hold second-order terms.
 func TestHeadProblemHessian_OffDiagonalBlocksAreRoutedGaussNewton(t *testing.T) {
 	backend := wbtest.Backend(t)
-	hp := curvatureRandomProblem(3, lprism.DistCos)
+	hp := curvatureRandomProblem(3, prismlayer.DistCos)
 	fw, err := hp.forward(backend)
 	require.NoError(t, err)
 	J := []int{0, 1, 2, 3, 4}
@@ -143,12 +143,12 @@ func TestHeadProblemHessian_OffDiagonalBlocksAreRoutedGaussNewton(t *testing.T) 
 
 // TestClusterHessian_SplitsTheExactHessian checks equation 8 of curvature.go on random problems, for both
 // distances: H − H_clust equals the exact Hessian of the objective with λ_1 = λ_2 = 0 (a separate double-backprop
-// graph, so the clustering objective is weighted as lprism.BankObjective weighs it), and H_clust equals the
+// graph, so the clustering objective is weighted as prismlayer.BankObjective weighs it), and H_clust equals the
 // closed-form clustering blocks of theory/curvature (equation 10 for "cos", 2I per pair for "sqL2"), which is
 // block-diagonal.
 func TestClusterHessian_SplitsTheExactHessian(t *testing.T) {
 	backend := wbtest.Backend(t)
-	for _, dist := range []string{lprism.DistCos, lprism.DistSqL2} {
+	for _, dist := range []string{prismlayer.DistCos, prismlayer.DistSqL2} {
 		hp := curvatureRandomProblem(4, dist)
 		J := []int{4, 1, 2}
 		H, _, err := hp.hessian(backend, J)

@@ -1,12 +1,20 @@
-// Package prism computes training-data attribution on a trained PRISM language model (models/lm with the head
-// "prism") as D. Ley, G. Nguyen, H. Lakkaraju, J. Adebayo, "Prototype Language Models", arXiv:2607.00510, describe it
-// (docs/spec/prism.md §5–§8): it ranks the model's training sequences for a query from cached prototype-space
-// statistics, with the full prototype-space reference, EK-FAC and gradient dot products beside them, and the
-// counterfactual retraining the linear datamodeling score needs. It runs the model's graph passes (layers/decoder,
-// layers/prism) and hands plain float slices to the paper-agnostic methods of models/influence. The attribution
-// study (experiments/attribution) chooses the queries and methods, times and scores them, and reports.
+// Package prism computes what the PRISM studies ask of a trained PRISM language model (models/lm with the head
+// "prism"), as D. Ley, G. Nguyen, H. Lakkaraju, J. Adebayo, "Prototype Language Models", arXiv:2607.00510, describe
+// it (docs/spec/prism.md §3–§10):
 //
-// # Equations
+//   - training-data attribution (§5–§8; attributor.go, graph.go, methods.go, query.go, reference.go, ekfac*.go,
+//     lds.go, runs.go, costmodel.go): it ranks the model's training sequences for a query from cached
+//     prototype-space statistics, with the full prototype-space reference, EK-FAC and gradient dot products beside
+//     them, and the counterfactual retraining the linear datamodeling score needs. It runs the model's graph passes
+//     (layers/decoder, layers/prism) and hands plain float slices to the paper-agnostic methods of
+//     models/influence. The attribution study (experiments/attribution) chooses the queries and methods, times and
+//     scores them, and reports;
+//   - the head's quality and curvature (§3, §4; quality.go, curvature*.go): perplexity, coverage and throughput
+//     against the dense model, and the prototype-space Hessian's structure, for experiments/prismhead;
+//   - concept suppression (§10; suppress*.go): choosing the prototypes of a concept by its keywords and measuring
+//     the model with them switched off, for experiments/suppression.
+//
+// # Attribution: equations
 //
 // Per token t with code a_t (k non-zeros), hidden state z_t, logits l_t and gold token y_t (spec §5, §6.1):
 //

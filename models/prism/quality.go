@@ -7,7 +7,7 @@ import (
 	"github.com/gomlx/gomlx/core/tensors"
 	"github.com/pkg/errors"
 
-	lprism "github.com/protolab/protolab/layers/prism"
+	prismlayer "github.com/protolab/protolab/layers/prism"
 	"github.com/protolab/protolab/models/lm"
 	"github.com/protolab/protolab/workbench/data"
 	"github.com/protolab/protolab/workbench/eval"
@@ -23,9 +23,9 @@ type Quality struct {
 	// RelLoss is Prism.Loss/Dense.Loss − 1 (spec §3's acceptance: the loss within about 5% of the dense model).
 	RelLoss float64 `json:"rel_loss"`
 	// Coverage holds R̄1, R2, their thresholded fractions and E[‖r‖²/‖z‖²] on the evaluation tokens.
-	Coverage lprism.CoverageMetrics `json:"coverage"`
+	Coverage prismlayer.CoverageMetrics `json:"coverage"`
 	// Usage holds the dead fraction, usage entropy, mean active prototypes and the off-diagonal mass of C.
-	Usage lprism.UsageSummary `json:"usage"`
+	Usage prismlayer.UsageSummary `json:"usage"`
 	// Counts is, per prototype, the number of evaluation tokens that used it (a > 0), in bank order.
 	Counts []int64 `json:"counts"`
 	// ThroughputRatio is the PRISM model's mean training tokens/s over the dense model's (spec §4: relative to

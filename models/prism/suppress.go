@@ -14,7 +14,7 @@ import (
 	"github.com/pkg/errors"
 
 	"github.com/protolab/protolab/layers/decoder"
-	lprism "github.com/protolab/protolab/layers/prism"
+	prismlayer "github.com/protolab/protolab/layers/prism"
 	"github.com/protolab/protolab/models/lm"
 	"github.com/protolab/protolab/workbench/data"
 	"github.com/protolab/protolab/workbench/eval"
@@ -140,9 +140,9 @@ func suppressNLLRows(m *lm.Model, rows [][]int32, omega, watch []float64, mode s
 		T1 := batch.Shape().Dim(1)
 		d := decoder.PrismHead(scope, cfg, pc, Slice(batch, AxisRange(), AxisRange(0, T1-1)))
 		dt := d.Hidden.DType()
-		nll := decoder.CrossEntropy(lprism.SuppressedLogits(d, ConvertDType(om, dt), mode),
+		nll := decoder.CrossEntropy(prismlayer.SuppressedLogits(d, ConvertDType(om, dt), mode),
 			Slice(batch, AxisRange(), AxisRange(1, T1)))
-		active := lprism.SuppressedActive(d, ConvertDType(wt, dt))
+		active := prismlayer.SuppressedActive(d, ConvertDType(wt, dt))
 		return []*Node{ConvertDType(nll, dtypes.Float64), ConvertDType(active, dtypes.Float64)}
 	})
 	if err != nil {
@@ -210,7 +210,7 @@ func (s NLLSum) ActiveFraction() float64 {
 }
 
 // SuppressedNLL sums the next-token losses of every position of the rows ([T+1] tokens each) under suppression of
-// omega ([K]: 1 on Ω) in mode (lprism.SuppressZero or SuppressMask; Ω = ∅ leaves the logits unchanged exactly), and
+// omega ([K]: 1 on Ω) in mode (prismlayer.SuppressZero or SuppressMask; Ω = ∅ leaves the logits unchanged exactly), and
 // counts the positions where a prototype of watch ([K]: 1 on the watched set) is active unsuppressed.
 func SuppressedNLL(m *lm.Model, rows [][]int32, omega, watch []float64, mode string) (NLLSum, error) {
 	var s NLLSum
@@ -235,7 +235,7 @@ func CompletionPerplexity(m *lm.Model, prompts, gens [][]int32) (float64, error)
 	}
 	var s NLLSum
 	none := make([]float64, m.Config.Prism.NumPrototypes)
-	err := suppressNLLRows(m, rows, none, none, lprism.SuppressZero, func(i int, nll, _ []float64) {
+	err := suppressNLLRows(m, rows, none, none, prismlayer.SuppressZero, func(i int, nll, _ []float64) {
 		for t := len(prompts[i]) - 1; t < len(rows[i])-1; t++ {
 			s.Sum += nll[t]
 			s.Tokens++

@@ -7,7 +7,7 @@ import (
 	"github.com/gomlx/gomlx/core/tensors"
 	"github.com/stretchr/testify/require"
 
-	lprism "github.com/protolab/protolab/layers/prism"
+	prismlayer "github.com/protolab/protolab/layers/prism"
 	"github.com/protolab/protolab/workbench/data"
 	"github.com/protolab/protolab/workbench/eval"
 )
@@ -37,7 +37,7 @@ func TestSuppressedNLL_EmptySetIsTheModelsLoss(t *testing.T) {
 	K := m.Config.Prism.NumPrototypes
 	none, watch := make([]float64, K), make([]float64, K)
 	watch[1], watch[3] = 1, 1
-	ref, err := SuppressedNLL(m, other, none, watch, lprism.SuppressZero)
+	ref, err := SuppressedNLL(m, other, none, watch, prismlayer.SuppressZero)
 	require.NoError(t, err)
 	losses, err := m.TokenLosses(other) // the unsuppressed model's own losses, [N, T]
 	require.NoError(t, err)
@@ -56,14 +56,14 @@ func TestSuppressedNLL_EmptySetIsTheModelsLoss(t *testing.T) {
 	for _, j := range []int{1, 3} {
 		one := make([]float64, K)
 		one[j] = 1
-		s, err := SuppressedNLL(m, other, none, one, lprism.SuppressZero)
+		s, err := SuppressedNLL(m, other, none, one, prismlayer.SuppressZero)
 		require.NoError(t, err)
 		require.Equal(t, int(counts[j]), s.Active, "prototype %d", j)
 	}
 	require.GreaterOrEqual(t, ref.Active, int(max(counts[1], counts[3])))
 	require.LessOrEqual(t, ref.Active, int(counts[1]+counts[3]))
 	require.Greater(t, ref.Active, 0, "Ω = {1, 3} is used somewhere")
-	for _, mode := range []string{lprism.SuppressZero, lprism.SuppressMask} {
+	for _, mode := range []string{prismlayer.SuppressZero, prismlayer.SuppressMask} {
 		s, err := SuppressedNLL(m, other, watch, watch, mode)
 		require.NoError(t, err)
 		require.NotEqual(t, ref.Sum, s.Sum, mode)
@@ -93,13 +93,13 @@ func TestGenerateSuppressed_CompletionPerplexity(t *testing.T) {
 	}
 	sc := eval.SampleConfig{MaxNewTokens: 6, Temperature: 1, StopToken: -1, Seed: 7}
 	none := make([]float64, m.Config.Prism.NumPrototypes)
-	gens, err := GenerateSuppressed(m, prompts, none, lprism.SuppressZero, 2, sc)
+	gens, err := GenerateSuppressed(m, prompts, none, prismlayer.SuppressZero, 2, sc)
 	require.NoError(t, err)
 	require.Len(t, gens, len(prompts))
 	for _, g := range gens {
 		require.True(t, len(g) >= 1 && len(g) <= sc.MaxNewTokens, "%d tokens", len(g))
 	}
-	again, err := GenerateSuppressed(m, prompts, none, lprism.SuppressZero, 2, sc)
+	again, err := GenerateSuppressed(m, prompts, none, prismlayer.SuppressZero, 2, sc)
 	require.NoError(t, err)
 	require.Equal(t, gens, again)
 	got, err := CompletionPerplexity(m, prompts, gens)
