@@ -1,6 +1,8 @@
 package prism
 
 import (
+	"cmp"
+	"maps"
 	"math"
 	"slices"
 
@@ -215,11 +217,15 @@ func (u *Usage) CoUsageDense() [][]float64 {
 }
 
 // OffDiagonalMass returns Σ_{i≠j} C_ij / Σ_{ij} C_ij (0 when C = 0); activations are ≥ 0, so no absolute values
-// are needed.
+// are needed. The pairs are summed in the order of their indices (not the map's random order), so the value is the
+// same, to the last bit, on every call.
 func (u *Usage) OffDiagonalMass() float64 {
 	var off, diag float64
-	for _, v := range u.co {
-		off += 2 * v
+	keys := slices.SortedFunc(maps.Keys(u.co), func(a, b [2]int32) int {
+		return cmp.Or(cmp.Compare(a[0], b[0]), cmp.Compare(a[1], b[1]))
+	})
+	for _, key := range keys {
+		off += 2 * u.co[key]
 	}
 	for _, v := range u.sqMass {
 		diag += v
