@@ -57,7 +57,7 @@
 // A point (Point: mixer, corpus, init, learning rate, width, steps) and a seed make one model, described
 // completely by the lm.Config ModelAt returns, trained by lm.LoadOrTrain under run.Out/models/ (a later call with
 // the same config loads it; points shared by the search, the comparisons and the sweep are trained once). The
-// study's Result is stored under run.Out/architecture/ by its config (LoadOrRun). With several seeds, a Score holds
+// study's Result is stored under run.Out/architecture/ by its config (Runs.LoadOrRun). With several seeds, a Score holds
 // the mean and the standard error sd/√n (stats.MeanSE) of the validation and test losses and perplexities.
 //
 // Within a run, the warmup scales with the run's steps; the data split and batch order follow the run's seed. The

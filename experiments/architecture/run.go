@@ -41,23 +41,11 @@ type Result struct {
 	Classify   *classify.Report   `json:"classify"`
 }
 
-// LoadOrRun returns the result stored for cfg under run.Out, or runs the study.
-func LoadOrRun(cfg Config, opts ...run.Option) (*Result, error) {
-	return run.LoadOrRun(Study, cfg, opts, runStudy)
-}
-
-// Run runs the whole study even when a result is stored. Every model is stored under run.Out/models, so a second
-// Run loads instead of training.
-func Run(cfg Config, opts ...run.Option) (*Result, error) {
-	return run.Recompute(Study, cfg, opts, runStudy)
-}
-
-// Notebook returns what notebook 10 shows at the preset $PROTOLAB_PRESET names (run.PresetName): at the Small
-// preset run.Showcase's choice, the stored protocol run (`protolab run architecture --preset small`) when there is
-// one, else the Quick run (loaded, or run: minutes); at another preset, LoadOrRun of that preset.
-func Notebook(opts ...run.Option) (*Result, error) {
-	return run.Notebook(Study, Preset, Small, Quick, opts, runStudy)
-}
+// Runs is the study's entry points (run.Entry): Runs.LoadOrRun(cfg) returns the result stored for cfg under
+// run.Out or runs the study; Runs.Run(cfg) runs it even when a result is stored (the models it trains are loaded
+// from run.Out/models when trained before); Runs.Notebook() and Runs.NotebookConfig() are what a notebook shows
+// and starts its settings from at $PROTOLAB_PRESET.
+var Runs = run.Entry[Config, *Result]{Study: Study, Preset: Preset, Small: Small, Quick: Quick, Compute: runStudy}
 
 // runStudy runs the study: the learning-rate search on data.source (with lr_grid), the comparisons on every corpus
 // of cfg.Corpora under every init (WordNet is skipped, with the reason recorded, when its database is missing), the

@@ -223,7 +223,7 @@ func TestRun_TinyStudy(t *testing.T) {
 	cfg.Sweep = SweepConfig{Widths: []int{cfg.Model.Width}, Steps: []int{15, cfg.Train.Steps}}
 	cfg.Classify.Train.Steps, cfg.Classify.Train.WarmupSteps = 10, 1
 	out := t.TempDir()
-	res, err := Run(cfg, run.Out(out), run.Progress(nil))
+	res, err := Runs.Run(cfg, run.Out(out), run.Progress(nil))
 	require.NoError(t, err)
 	require.Len(t, res.Compare, 1)
 	require.Len(t, res.Skipped, 1)
@@ -235,7 +235,7 @@ func TestRun_TinyStudy(t *testing.T) {
 	stored, err := filepath.Glob(filepath.Join(out, Study, "result-*.json"))
 	require.NoError(t, err)
 	require.Len(t, stored, 1)
-	loaded, err := LoadOrRun(cfg, run.Out(out), run.Progress(nil))
+	loaded, err := Runs.LoadOrRun(cfg, run.Out(out), run.Progress(nil))
 	require.NoError(t, err)
 	require.Equal(t, res.Generation, loaded.Generation)
 	for _, phase := range []string{"compare", "sweep", "generate", "classify"} {
@@ -260,7 +260,7 @@ func TestRun_TinyProtocol(t *testing.T) {
 	cfg.Generate.NumSamples = 1
 	cfg.Classify.Train.Steps, cfg.Classify.Train.WarmupSteps = 4, 1
 	out := t.TempDir()
-	res, err := Run(cfg, run.Out(out), run.Progress(nil))
+	res, err := Runs.Run(cfg, run.Out(out), run.Progress(nil))
 	require.NoError(t, err)
 	require.Len(t, res.Tuning, 2)
 	for _, tu := range res.Tuning {
@@ -298,7 +298,7 @@ func TestRun_TinyProtocol(t *testing.T) {
 	require.Nil(t, res.Sweep)
 	require.NotNil(t, res.Generation)
 	require.Contains(t, res.String(), "lr search protot")
-	loaded, err := LoadOrRun(cfg, run.Out(out), run.Progress(nil))
+	loaded, err := Runs.LoadOrRun(cfg, run.Out(out), run.Progress(nil))
 	require.NoError(t, err)
 	require.Equal(t, fmt.Sprint(Claims(res)), fmt.Sprint(Claims(loaded))) // NaN ≠ NaN: compare the printed rows
 	for _, c := range Claims(loaded) {

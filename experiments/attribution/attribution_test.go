@@ -37,7 +37,7 @@ func TestLoadOrRun_Tiny(t *testing.T) {
 	out := t.TempDir()
 	ac := shortAttribution()
 	cfg.Attribution = ac
-	res, err := LoadOrRun(cfg, run.Out(out), run.Progress(nil))
+	res, err := Runs.LoadOrRun(cfg, run.Out(out), run.Progress(nil))
 	require.NoError(t, err)
 	require.Equal(t, cfg.Seed, res.Provenance.Seed)
 	require.Len(t, res.Models, ac.ModelSeeds)
@@ -138,7 +138,7 @@ func TestLoadOrRun_Tiny(t *testing.T) {
 	require.Contains(t, sb.String(), "cost model at paper")
 	require.Equal(t, sb.String(), res.String())
 
-	again, err := LoadOrRun(cfg, run.Out(out), run.Progress(nil))
+	again, err := Runs.LoadOrRun(cfg, run.Out(out), run.Progress(nil))
 	require.NoError(t, err)
 	require.Equal(t, res.Summary, again.Summary)
 	require.Equal(t, res.Models[0].Methods, again.Models[0].Methods)

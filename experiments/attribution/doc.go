@@ -35,7 +35,7 @@
 //
 // AttributeModel runs every method on one model in this order: the cached methods, the reference, EK-FAC on the
 // blocks (with the gradient dot product), EK-FAC on P, the conditioning and CG count, the LDS; then the overlaps.
-// LoadOrRun trains (or loads) the models, attributes each, summarises them and evaluates the cost model, storing the
+// Runs.LoadOrRun trains (or loads) the models, attributes each, summarises them and evaluates the cost model, storing the
 // result under run.Out/attribution/; Claims turns a stored result into scorecard rows. RunSweep repeats the
 // prototype-space part over clustering weights λ_1 = λ_2 (spec §8, "Conditioning sweep").
 package attribution

@@ -12,26 +12,11 @@ import (
 // Study is the name under which results are stored (run.Out/<Study>/) and the CLI runs the study.
 const Study = "attribution"
 
-// LoadOrRun returns the result stored for cfg under run.Out, or runs the study: it trains (or loads, from
-// run.Out/models) the Settings.ModelSeeds PRISM models of cfg and runs AttributeModel with cfg.Attribution on each.
-// The attribution cache of a model (prism.NewAttributor) is kept in its run folder and shared with the CLI's queries
-// (`protolab attribute`).
-func LoadOrRun(cfg Config, opts ...run.Option) (*Result, error) {
-	return run.LoadOrRun(Study, cfg, opts, runStudy)
-}
-
-// Run runs the study even when a result is stored (the models and their attribution caches are loaded when
-// present).
-func Run(cfg Config, opts ...run.Option) (*Result, error) {
-	return run.Recompute(Study, cfg, opts, runStudy)
-}
-
-// Notebook returns what a notebook shows of the study at the preset named by $PROTOLAB_PRESET: at "small", the stored
-// protocol run (Small) when there is one, else the quick run (Quick, computed or loaded); at the other presets,
-// LoadOrRun of that preset.
-func Notebook(opts ...run.Option) (*Result, error) {
-	return run.Notebook(Study, Preset, Small, Quick, opts, runStudy)
-}
+// Runs is the study's entry points (run.Entry): Runs.LoadOrRun(cfg) returns the result stored for cfg under
+// run.Out or runs the study; Runs.Run(cfg) runs it even when a result is stored (the models it trains are loaded
+// from run.Out/models when trained before); Runs.Notebook() and Runs.NotebookConfig() are what a notebook shows
+// and starts its settings from at $PROTOLAB_PRESET.
+var Runs = run.Entry[Config, *Result]{Study: Study, Preset: Preset, Small: Small, Quick: Quick, Compute: runStudy}
 
 // modelConfig returns the config of the i-th attributed model: cfg's with the seed cfg.Seed + i.
 func modelConfig(cfg Config, i int) lm.Config {
@@ -40,6 +25,9 @@ func modelConfig(cfg Config, i int) lm.Config {
 	return c
 }
 
+// runStudy trains (or loads, from run.Out/models) the Settings.ModelSeeds PRISM models of cfg and runs
+// AttributeModel with cfg.Attribution on each. The attribution cache of a model (prism.NewAttributor) is kept in its
+// run folder and shared with the CLI's queries (`protolab attribute`).
 func runStudy(cfg Config, prov *run.Provenance, o run.Options) (*Result, error) {
 	prov.Seed = cfg.Seed
 	res := &Result{Config: cfg.Attribution}

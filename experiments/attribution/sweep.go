@@ -49,7 +49,7 @@ func RunSweep(cfg Config, weights []float64, opts ...run.Option) (*Sweep, error)
 		if err := c.Validate(); err != nil {
 			return nil, errors.WithMessagef(err, "%s: sweep weight %g", Study, w)
 		}
-		res, err := LoadOrRun(c, run.With(o))
+		res, err := Runs.LoadOrRun(c, run.With(o))
 		if err != nil {
 			return nil, err
 		}

@@ -29,17 +29,14 @@ type Sample struct {
 	Completion string `json:"completion"`
 }
 
-// LoadOrRun returns the result stored for cfg under run.Out, or runs the study: it trains (or loads) the model and
-// samples from it.
-func LoadOrRun(cfg Config, opts ...run.Option) (*Result, error) {
-	return run.LoadOrRun(Study, cfg, opts, runStudy)
-}
+// Runs is the study's entry points (run.Entry): Runs.LoadOrRun(cfg) returns the result stored for cfg under
+// run.Out or runs the study; Runs.Run(cfg) runs it even when a result is stored (the models it trains are loaded
+// from run.Out/models when trained before); Runs.Notebook() and Runs.NotebookConfig() are what a notebook shows
+// and starts its settings from at $PROTOLAB_PRESET (the study has no Quick preset: Small is what a notebook
+// computes).
+var Runs = run.Entry[Config, *Result]{Study: Study, Preset: Preset, Small: Small, Quick: Small, Compute: runStudy}
 
-// Run runs the study even when a result is stored (the model itself is loaded when trained before).
-func Run(cfg Config, opts ...run.Option) (*Result, error) {
-	return run.Recompute(Study, cfg, opts, runStudy)
-}
-
+// runStudy trains (or loads) the model and samples from it.
 func runStudy(cfg Config, prov *run.Provenance, o run.Options) (*Result, error) {
 	prov.Seed = cfg.Seed
 	m, err := lm.LoadOrTrain(cfg.Config, run.With(o))

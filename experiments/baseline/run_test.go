@@ -16,7 +16,7 @@ import (
 func TestLoadOrRun_TinyTrainsSamplesAndStores(t *testing.T) {
 	cfg := Tiny()
 	out := t.TempDir()
-	res, err := LoadOrRun(cfg, run.Out(out), run.Progress(nil))
+	res, err := Runs.LoadOrRun(cfg, run.Out(out), run.Progress(nil))
 	require.NoError(t, err)
 
 	evals := res.Model.History.Evals
@@ -31,7 +31,7 @@ func TestLoadOrRun_TinyTrainsSamplesAndStores(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, stored, 1)
 
-	again, err := LoadOrRun(cfg, run.Out(out), run.Progress(nil))
+	again, err := Runs.LoadOrRun(cfg, run.Out(out), run.Progress(nil))
 	require.NoError(t, err)
 	require.Equal(t, res.Samples, again.Samples)
 	require.Equal(t, res.Model.Val, again.Model.Val)
@@ -57,7 +57,7 @@ func TestLoadOrRun_BadConfigErrors(t *testing.T) {
 		cfg := Tiny()
 		err := run.Override(&cfg, tc.set)
 		if err == nil {
-			_, err = LoadOrRun(cfg, run.Progress(nil))
+			_, err = Runs.LoadOrRun(cfg, run.Progress(nil))
 		}
 		require.Error(t, err, tc.set)
 		require.Contains(t, err.Error(), tc.mention, tc.set)

@@ -60,5 +60,5 @@
 // Models are trained once under run.Out/models (lm.LoadOrTrain; the dense baseline of a seed is shared by every PRISM
 // variant of that seed). Quality and curvature are cached per model in its run folder (quality-<hash>.json,
 // curvature-<hash>.json), keyed by the model configs and the evaluation data; the study's result is stored under
-// run.Out/prismhead/ (LoadOrRun).
+// run.Out/prismhead/ (Runs.LoadOrRun).
 package prismhead

@@ -119,27 +119,16 @@ func (r *Result) String() string {
 	return b.String()
 }
 
-// LoadOrRun returns the result stored for cfg under run.Out, or runs the study.
-func LoadOrRun(cfg Config, opts ...run.Option) (*Result, error) {
-	return run.LoadOrRun(Study, cfg, opts, runStudy)
-}
+// Runs is the study's entry points (run.Entry): Runs.LoadOrRun(cfg) returns the result stored for cfg under
+// run.Out or runs the study; Runs.Run(cfg) runs it even when a result is stored (the models it trains are loaded
+// from run.Out/models when trained before); Runs.Notebook() and Runs.NotebookConfig() are what a notebook shows
+// and starts its settings from at $PROTOLAB_PRESET.
+var Runs = run.Entry[Config, *Result]{Study: Study, Preset: Preset, Small: Small, Quick: Quick, Compute: runStudy}
 
-// Run runs the whole study even when a result is stored (doc.go, "Protocol"): it chooses the learning rates
-// (cfg.Tune), then for every seed trains (or loads, from run.Out/models) the dense baseline and one PRISM model per
-// sweep weight and the configured weights, and measures quality (mprism.ComputeQuality) and curvature
-// (mprism.ComputeCurvature) on the evaluation batches (mprism.EvalBatches); with run.Out set it stores the result
-// there.
-func Run(cfg Config, opts ...run.Option) (*Result, error) {
-	return run.Recompute(Study, cfg, opts, runStudy)
-}
-
-// Notebook returns what notebook 20 shows at the preset named by $PROTOLAB_PRESET (run.PresetName): at "small", the
-// stored protocol run of Small when there is one, else Quick, run or loaded (run.Showcase); at any other preset,
-// LoadOrRun of that preset.
-func Notebook(opts ...run.Option) (*Result, error) {
-	return run.Notebook(Study, Preset, Small, Quick, opts, runStudy)
-}
-
+// runStudy runs the protocol (doc.go, "Protocol"): it chooses the learning rates (cfg.Tune), then for every seed
+// trains (or loads, from run.Out/models) the dense baseline and one PRISM model per sweep weight and the configured
+// weights, and measures quality (mprism.ComputeQuality) and curvature (mprism.ComputeCurvature) on the evaluation
+// batches (mprism.EvalBatches).
 func runStudy(cfg Config, prov *run.Provenance, o run.Options) (*Result, error) {
 	seeds := cfg.ReplicateSeeds()
 	prov.Seed = seeds[0]

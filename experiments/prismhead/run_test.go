@@ -20,7 +20,7 @@ import (
 func TestLoadOrRun_TinyStudy(t *testing.T) {
 	cfg := Tiny()
 	out := t.TempDir()
-	res, err := LoadOrRun(cfg, run.Out(out), run.Progress(nil))
+	res, err := Runs.LoadOrRun(cfg, run.Out(out), run.Progress(nil))
 	require.NoError(t, err)
 	seeds := cfg.ReplicateSeeds()
 	require.Equal(t, seeds[0], res.Provenance.Seed)
@@ -109,12 +109,12 @@ func TestLoadOrRun_TinyStudy(t *testing.T) {
 	stored, err := filepath.Glob(filepath.Join(out, Study, "result-*.json"))
 	require.NoError(t, err)
 	require.Len(t, stored, 1)
-	again, err := LoadOrRun(cfg, run.Out(out), run.Progress(nil))
+	again, err := Runs.LoadOrRun(cfg, run.Out(out), run.Progress(nil))
 	require.NoError(t, err)
 	require.True(t, res.Provenance.Start.Equal(again.Provenance.Start), "loaded, not recomputed")
 	require.Equal(t, res.Summary, again.Summary)
 	t.Setenv(run.PresetEnv, "tiny")
-	nb, err := Notebook(run.Out(out), run.Progress(nil))
+	nb, err := Runs.Notebook(run.Out(out), run.Progress(nil))
 	require.NoError(t, err)
 	require.True(t, res.Provenance.Start.Equal(nb.Provenance.Start), "Notebook at tiny loads the Tiny result")
 }

@@ -128,24 +128,13 @@ type bench struct {
 // Study is the name under which results are stored (run.Out/<Study>/) and the CLI runs the study.
 const Study = "speed"
 
-// LoadOrRun returns the result stored for cfg under run.Out, or runs the benchmarks of cfg.Mode.
-func LoadOrRun(cfg Config, opts ...run.Option) (*Result, error) {
-	return run.LoadOrRun(Study, cfg, opts, runStudy)
-}
+// Runs is the study's entry points (run.Entry): Runs.LoadOrRun(cfg) returns the result stored for cfg under
+// run.Out or runs the study; Runs.Run(cfg) runs it even when a result is stored (the models it trains are loaded
+// from run.Out/models when trained before); Runs.Notebook() and Runs.NotebookConfig() are what a notebook shows
+// and starts its settings from at $PROTOLAB_PRESET.
+var Runs = run.Entry[Config, *Result]{Study: Study, Preset: Preset, Small: Small, Quick: Quick, Compute: runStudy}
 
-// Run runs the benchmarks of cfg.Mode even when a result is stored, and stores it under run.Out.
-func Run(cfg Config, opts ...run.Option) (*Result, error) {
-	return run.Recompute(Study, cfg, opts, runStudy)
-}
-
-// Notebook returns what notebook 10 shows at the preset $PROTOLAB_PRESET names (run.PresetName): at the Small
-// preset run.Showcase's choice, the stored protocol run (`protolab run speed --preset small`) when there is one,
-// else the Quick run (loaded, or run: minutes); at another preset, LoadOrRun of that preset. One progress line
-// says which.
-func Notebook(opts ...run.Option) (*Result, error) {
-	return run.Notebook(Study, Preset, Small, Quick, opts, runStudy)
-}
-
+// runStudy runs the benchmarks of cfg.Mode.
 func runStudy(cfg Config, prov *run.Provenance, o run.Options) (*Result, error) {
 	backend, err := run.Backend()
 	if err != nil {

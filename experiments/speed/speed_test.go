@@ -49,7 +49,7 @@ func TestRun_TinyThroughputShapesPredictionsAndJSON(t *testing.T) {
 	cfg := Tiny()
 	cfg.Mode = ModeThroughput
 	out := t.TempDir()
-	res, err := Run(cfg, run.Progress(nil), run.Overrides("steps=2"), run.Out(out))
+	res, err := Runs.Run(cfg, run.Progress(nil), run.Overrides("steps=2"), run.Out(out))
 	require.NoError(t, err)
 	require.Equal(t, ModeThroughput, res.Mode)
 	require.Len(t, res.Throughput, len(cfg.Mixers)*len(cfg.Contexts))
@@ -121,7 +121,7 @@ func TestRun_TinyThroughputShapesPredictionsAndJSON(t *testing.T) {
 func TestRun_ThroughputSkipsWhatExceedsMemory(t *testing.T) {
 	cfg := Tiny()
 	cfg.Mixers, cfg.MaxMemoryGB = []string{decoder.MixerAttention}, 1e-6
-	res, err := Run(cfg, run.Progress(nil))
+	res, err := Runs.Run(cfg, run.Progress(nil))
 	require.NoError(t, err)
 	require.Len(t, res.Throughput, len(cfg.Contexts))
 	for _, r := range res.Throughput {
@@ -136,7 +136,7 @@ func TestRun_ThroughputSkipsWhatExceedsMemory(t *testing.T) {
 func TestRun_TinyDecodeStatesAndRatios(t *testing.T) {
 	cfg := Tiny()
 	cfg.Mode = ModeDecode
-	res, err := Run(cfg, run.Progress(nil))
+	res, err := Runs.Run(cfg, run.Progress(nil))
 	require.NoError(t, err)
 	require.Equal(t, "decode", res.Mode)
 	// Every mixer but attention_chunked (decoding has one attention form) at every context.
@@ -195,7 +195,7 @@ func TestConfig_PresetsAndErrors(t *testing.T) {
 		c := Tiny()
 		require.NoError(t, run.Override(&c, tc.set))
 		require.ErrorContains(t, c.Validate(), tc.mention, tc.set)
-		_, err := Run(c, run.Progress(nil))
+		_, err := Runs.Run(c, run.Progress(nil))
 		require.ErrorContains(t, err, tc.mention, tc.set)
 	}
 }
@@ -296,25 +296,25 @@ func TestNotebook_ShowsTheProtocolThenTheQuickRun(t *testing.T) {
 	t.Setenv(run.PresetEnv, "small")
 	var log bytes.Buffer
 	stash(Quick(), fake(1.5))
-	got, err := Notebook(out, run.Progress(&log))
+	got, err := Runs.Notebook(out, run.Progress(&log))
 	require.NoError(t, err)
 	require.Contains(t, log.String(), "quick run")
 	require.Equal(t, 1.5, got.Decode[0].MsPerToken)
 
 	log.Reset()
 	stash(Small(), fake(2.5))
-	got, err = Notebook(out, run.Progress(&log))
+	got, err = Runs.Notebook(out, run.Progress(&log))
 	require.NoError(t, err)
 	require.Contains(t, log.String(), "stored protocol run")
 	require.Equal(t, 2.5, got.Decode[0].MsPerToken)
 
 	t.Setenv(run.PresetEnv, "tiny")
 	stash(Tiny(), fake(0.5))
-	got, err = Notebook(out, run.Progress(nil))
+	got, err = Runs.Notebook(out, run.Progress(nil))
 	require.NoError(t, err)
 	require.Equal(t, 0.5, got.Decode[0].MsPerToken)
 	t.Setenv(run.PresetEnv, "huge")
-	_, err = Notebook(out)
+	_, err = Runs.Notebook(out)
 	require.ErrorContains(t, err, `"huge"`)
 }
 

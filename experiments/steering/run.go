@@ -15,25 +15,14 @@ import (
 	"github.com/protolab/protolab/workbench/stats"
 )
 
-// LoadOrRun returns the result stored for cfg under run.Out, or runs the study: it trains (or loads, from
-// run.Out/models) the PRISM model of every seed (and its dense baseline for the "sae" controller) and runs Steer on
-// each.
-func LoadOrRun(cfg Config, opts ...run.Option) (*Result, error) {
-	return run.LoadOrRun(Study, cfg, opts, runStudy)
-}
+// Runs is the study's entry points (run.Entry): Runs.LoadOrRun(cfg) returns the result stored for cfg under
+// run.Out or runs the study; Runs.Run(cfg) runs it even when a result is stored (the models it trains are loaded
+// from run.Out/models when trained before); Runs.Notebook() and Runs.NotebookConfig() are what a notebook shows
+// and starts its settings from at $PROTOLAB_PRESET.
+var Runs = run.Entry[Config, *Result]{Study: Study, Preset: Preset, Small: Small, Quick: Quick, Compute: runStudy}
 
-// Run runs the study even when a result is stored (the models themselves are loaded when trained before).
-func Run(cfg Config, opts ...run.Option) (*Result, error) {
-	return run.Recompute(Study, cfg, opts, runStudy)
-}
-
-// Notebook returns what notebook 20 and `make run` show: at the Small preset (run.PresetName) the stored protocol
-// result when `protolab run steering --preset small` made one, else Quick's result (loaded or computed); at other
-// presets LoadOrRun of that preset.
-func Notebook(opts ...run.Option) (*Result, error) {
-	return run.Notebook(Study, Preset, Small, Quick, opts, runStudy)
-}
-
+// runStudy trains (or loads, from run.Out/models) the PRISM model of every seed (and its dense baseline for the
+// "sae" controller) and runs Steer on each.
 func runStudy(cfg Config, prov *run.Provenance, o run.Options) (*Result, error) {
 	start := time.Now()
 	s := cfg.Settings()

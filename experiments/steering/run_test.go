@@ -19,7 +19,7 @@ func TestLoadOrRun_TinyEndToEnd(t *testing.T) {
 	cfg := Tiny()
 	out := t.TempDir()
 	sc := cfg.Steering
-	res, err := LoadOrRun(cfg, run.Out(out), run.Progress(nil))
+	res, err := Runs.LoadOrRun(cfg, run.Out(out), run.Progress(nil))
 	require.NoError(t, err)
 	require.Equal(t, cfg.Seeds[0], res.Provenance.Seed)
 	require.Len(t, res.Models, len(cfg.Seeds))
@@ -89,12 +89,12 @@ func TestLoadOrRun_TinyEndToEnd(t *testing.T) {
 	stored, err := filepath.Glob(filepath.Join(out, Study, "result-*.json"))
 	require.NoError(t, err)
 	require.Len(t, stored, 1)
-	again, err := LoadOrRun(cfg, run.Out(out), run.Progress(nil))
+	again, err := Runs.LoadOrRun(cfg, run.Out(out), run.Progress(nil))
 	require.NoError(t, err)
 	require.Equal(t, res.Summaries, again.Summaries)
 	require.Equal(t, res.Seconds, again.Seconds, "loaded, not recomputed")
 	t.Setenv(run.PresetEnv, "tiny")
-	nb, err := Notebook(run.Out(out), run.Progress(nil))
+	nb, err := Runs.Notebook(run.Out(out), run.Progress(nil))
 	require.NoError(t, err)
 	require.Equal(t, res.Seconds, nb.Seconds, "at Tiny the notebook loads the Tiny result")
 }

@@ -157,24 +157,11 @@ func (r *Result) String() string {
 	return strings.TrimSuffix(b.String(), "\n")
 }
 
-// LoadOrRun returns the result stored for cfg under run.Out, or runs the study: it trains (or loads, from
-// run.Out/models) every model of cfg.Models and runs Suppress with cfg.Settings on each. A comparison of rules or
-// thresholds is one LoadOrRun per variant (each stored; the models are trained once).
-func LoadOrRun(cfg Config, opts ...run.Option) (*Result, error) {
-	return run.LoadOrRun(Study, cfg, opts, runStudy)
-}
-
-// Run runs the study even when a result is stored (the models themselves are loaded when trained before).
-func Run(cfg Config, opts ...run.Option) (*Result, error) {
-	return run.Recompute(Study, cfg, opts, runStudy)
-}
-
-// Notebook returns what notebook 20 and `make run` show: at the Small preset (run.PresetName) the stored protocol
-// result when `protolab run suppression --preset small` made one, else Quick's result (loaded or computed); at
-// other presets LoadOrRun of that preset.
-func Notebook(opts ...run.Option) (*Result, error) {
-	return run.Notebook(Study, Preset, Small, Quick, opts, runStudy)
-}
+// Runs is the study's entry points (run.Entry): Runs.LoadOrRun(cfg) returns the result stored for cfg under
+// run.Out or runs the study; Runs.Run(cfg) runs it even when a result is stored (the models it trains are loaded
+// from run.Out/models when trained before); Runs.Notebook() and Runs.NotebookConfig() are what a notebook shows
+// and starts its settings from at $PROTOLAB_PRESET.
+var Runs = run.Entry[Config, *Result]{Study: Study, Preset: Preset, Small: Small, Quick: Quick, Compute: runStudy}
 
 // CompareRules runs (or loads) the notebook's configuration (Quick at the Small preset, else the preset) once per
 // rule, for TradeoffChart: an exploration on the development data, not the protocol.
@@ -193,7 +180,7 @@ func CompareRules(rules []string, opts ...run.Option) ([]*Result, error) {
 	for _, rule := range rules {
 		c := cfg
 		c.Suppress.Rule = rule
-		r, err := LoadOrRun(c, opts...)
+		r, err := Runs.LoadOrRun(c, opts...)
 		if err != nil {
 			return nil, err
 		}
@@ -202,6 +189,9 @@ func CompareRules(rules []string, opts ...run.Option) ([]*Result, error) {
 	return out, nil
 }
 
+// runStudy trains (or loads, from run.Out/models) every model of cfg.Models and runs Suppress with cfg.Settings on
+// each. A comparison of rules or thresholds is one Runs.LoadOrRun per variant (each stored; the models are trained
+// once).
 func runStudy(cfg Config, prov *run.Provenance, o run.Options) (*Result, error) {
 	start := time.Now()
 	models := cfg.Models()

@@ -123,7 +123,7 @@ func TestSuppress_TinyEndToEnd(t *testing.T) {
 func TestLoadOrRun_TinyProtocol(t *testing.T) {
 	out := t.TempDir()
 	cfg := Tiny()
-	res, err := LoadOrRun(cfg, run.Out(out), run.Progress(nil))
+	res, err := Runs.LoadOrRun(cfg, run.Out(out), run.Progress(nil))
 	require.NoError(t, err)
 	models := cfg.Models()
 	require.Len(t, res.Runs, 4)
@@ -171,7 +171,7 @@ func TestLoadOrRun_TinyProtocol(t *testing.T) {
 	trained, err := filepath.Glob(filepath.Join(out, lm.ModelsDir, "*"))
 	require.NoError(t, err)
 	require.Len(t, trained, 4)
-	again, err := LoadOrRun(cfg, run.Out(out), run.Progress(nil))
+	again, err := Runs.LoadOrRun(cfg, run.Out(out), run.Progress(nil))
 	require.NoError(t, err)
 	require.Equal(t, res.Summaries, again.Summaries)
 	require.Equal(t, res.Seconds, again.Seconds, "loaded, not recomputed")
@@ -191,7 +191,7 @@ func TestLoadOrRun_TinyProtocol(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, trained, 4, "the models are trained once")
 	require.Contains(t, TradeoffChart(results).RenderSnippet().Option, "signature ≥ 0.50")
-	nb, err := Notebook(run.Out(out), run.Progress(nil))
+	nb, err := Runs.Notebook(run.Out(out), run.Progress(nil))
 	require.NoError(t, err)
 	require.Equal(t, res.Seconds, nb.Seconds, "at Tiny the notebook loads the Tiny result")
 }

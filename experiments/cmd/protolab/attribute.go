@@ -78,7 +78,7 @@ func cmdAttribute(args []string, stdout io.Writer) error {
 	defer stop()
 	opts := []run.Option{run.Out(*out), run.Overrides(set.String()), run.Context(scope)}
 	if *compare {
-		res, err := attribution.LoadOrRun(cfg, opts...)
+		res, err := attribution.Runs.LoadOrRun(cfg, opts...)
 		if err != nil {
 			return err
 		}

@@ -65,7 +65,7 @@ func cmdBench(args []string, stdout io.Writer) error {
 	}
 	scope, stop := interruptContext()
 	defer stop()
-	res, err := speed.Run(cfg, run.Out(*out), run.Overrides(set.String()), run.Context(scope))
+	res, err := speed.Runs.Run(cfg, run.Out(*out), run.Overrides(set.String()), run.Context(scope))
 	if err != nil {
 		return err
 	}

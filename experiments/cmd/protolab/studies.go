@@ -62,25 +62,25 @@ func entry[C run.Config, R fmt.Stringer](name, summary string, preset func(strin
 // studies lists every study `protolab run` runs, in the order of the papers and notebooks.
 var studies = []study{
 	entry(baseline.Study, "the baseline LM: train, perplexity, samples (notebook 00)", baseline.Preset,
-		baseline.LoadOrRun, baseline.Run),
+		baseline.Runs.LoadOrRun, baseline.Runs.Run),
 	entry(architecture.Study, "ProtoT vs LLaMA, DeltaNet, Mamba at equal parameters: perplexity, sweep, generation, "+
-		"classification (notebook 10)", architecture.Preset, architecture.LoadOrRun, architecture.Run),
+		"classification (notebook 10)", architecture.Preset, architecture.Runs.LoadOrRun, architecture.Runs.Run),
 	entry(speed.Study, "training throughput and decoding time against the context (both modes by default; "+
-		"mode=throughput or decode for one), beside theory/cost (notebook 10)", speed.Preset, speed.LoadOrRun,
-		speed.Run),
+		"mode=throughput or decode for one), beside theory/cost (notebook 10)", speed.Preset, speed.Runs.LoadOrRun,
+		speed.Runs.Run),
 	entry(interp.Study, "ProtoT interpretability: naming, disentanglement, dashboards, interventions (notebook 11)",
 		interp.Preset, interp.LoadOrRun, interp.Run),
 	entry(robustness.Study, "ProtoT and LLaMA under typos and synonyms: routing and prediction changes (notebook 11)",
 		robustness.Preset, robustness.LoadOrRun, robustness.Run),
 	entry(prismhead.Study, "PRISM head vs dense: quality, coverage, usage, prototype-space curvature, clustering "+
-		"sweep (notebook 20)", prismhead.Preset, prismhead.LoadOrRun, prismhead.Run),
+		"sweep (notebook 20)", prismhead.Preset, prismhead.Runs.LoadOrRun, prismhead.Runs.Run),
 	entry(attribution.Study, "PRISM training-data attribution: cached prototype statistics vs EK-FAC and gradient "+
 		"products, against the prototype-space reference and retraining (notebook 20)", attribution.Preset,
-		attribution.LoadOrRun, attribution.Run),
+		attribution.Runs.LoadOrRun, attribution.Runs.Run),
 	entry(steering.Study, "PRISM steering: sparse prototype controllers on multiple-choice concept tasks "+
-		"(notebook 20)", steering.Preset, steering.LoadOrRun, steering.Run),
+		"(notebook 20)", steering.Preset, steering.Runs.LoadOrRun, steering.Runs.Run),
 	entry(suppression.Study, "PRISM concept suppression: select prototypes by keywords, generate and score "+
-		"with them suppressed (notebook 20)", suppression.Preset, suppression.LoadOrRun, suppression.Run),
+		"with them suppressed (notebook 20)", suppression.Preset, suppression.Runs.LoadOrRun, suppression.Runs.Run),
 	entry(fvec.Study, "function vectors: mean-field theory, models A/B/C, depth advantage, patching (notebook 30)",
 		fvec.Preset, fvec.LoadOrRun, fvec.Run),
 }
