@@ -1,9 +1,12 @@
 package pair
 
 import (
+	"fmt"
+
 	"github.com/pkg/errors"
 
 	"github.com/protolab/protolab/layers/decoder"
+	"github.com/protolab/protolab/layers/protot"
 	"github.com/protolab/protolab/models/lm"
 	"github.com/protolab/protolab/workbench/fit"
 	"github.com/protolab/protolab/workbench/lmdata"
@@ -67,6 +70,21 @@ func (c Config) Models(source string) (proto, llama lm.Config, err error) {
 	proto, llama = base, base
 	proto.Model, llama.Model = pm, am
 	return proto.Resolved(), llama.Resolved(), nil
+}
+
+// Departures returns the settings of c that depart from the spec's defaults and bear on a comparison of the two
+// models: ProtoT initial routing temperatures other than the official ones (layers/protot.DefaultConfig), which the
+// LLaMA baseline has no counterpart of.
+func (c Config) Departures() []string {
+	p, d := c.Model.ProtoT, protot.DefaultConfig()
+	if p.WriteTempInit == d.WriteTempInit && p.SharedWriteTempInit == d.SharedWriteTempInit &&
+		p.ReadTempInit == d.ReadTempInit {
+		return nil
+	}
+	return []string{fmt.Sprintf("ProtoT initial routing temperatures τ_w %g (layer 0: %g), τ_r %g instead of the "+
+		"official %g (%g), %g, chosen on the validation split with no tuning of the LLaMA baseline (models/pair)",
+		p.WriteTempInit, p.SharedWriteTempInit, p.ReadTempInit, d.WriteTempInit, d.SharedWriteTempInit,
+		d.ReadTempInit)}
 }
 
 // Tiny is seconds on one CPU core, for unit tests and notebook smoke runs: width 16, two layers, R = 4 prototypes,
