@@ -141,7 +141,7 @@ func PrototypeBars(res *Result, source string) *charts.Bar {
 		[]plot.BarGroup{mass, half}, plot.AxisNames("prototype", "mass share (%)"), plot.RightAxis("half-life (tokens)"))
 }
 
-// MetricBars compares the unit kinds on the naming metrics (doc.go, "Metrics"): mean disentanglement, mean
+// MetricBars compares the unit kinds on the naming metrics (models/pair doc.go, "Units"): mean disentanglement, mean
 // coverage, fraction of named units and fraction of labels naming a unit; one group per unit kind.
 func MetricBars(res *Result, source string) *charts.Bar {
 	c := corpusOrEmpty(res, source)
