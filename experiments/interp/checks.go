@@ -3,6 +3,8 @@ package interp
 import (
 	"fmt"
 	"math"
+
+	"github.com/protolab/protolab/models/pair"
 )
 
 // checks lists, for the first training seed, the study's design targets with their measured values and the
@@ -14,7 +16,7 @@ func checks(cfg Config, res *Result) []Check {
 		out = append(out, Check{Name: name, Value: value, Want: want, Pass: pass})
 	}
 	for _, cr := range res.Corpora {
-		pi, heads, null := cr.Kind(KindProtoPi), cr.Kind(KindHeads), cr.Kind(KindNull)
+		pi, heads, null := cr.Kind(pair.KindProtoPi), cr.Kind(pair.KindHeads), cr.Kind(pair.KindNull)
 		if pi != nil {
 			add(cr.Source+": fraction of concepts with a named prototype (π)", pi.ConceptsNamed, "≥ 0.5",
 				pi.ConceptsNamed >= 0.5)
@@ -51,8 +53,8 @@ func checks(cfg Config, res *Result) []Check {
 // ChooseSelective returns the target effect whose selective prototype lowers its target most on the calibration
 // split (the most negative SelectiveCalProb; ties: the earlier target), or nil when no target has a selective
 // prototype: the (target, prototype) pair of the masking claim, chosen without looking at the held-out split.
-func ChooseSelective(iv *Intervention) *TargetEffect {
-	var best *TargetEffect
+func ChooseSelective(iv *pair.Intervention) *pair.TargetEffect {
+	var best *pair.TargetEffect
 	for i := range iv.Effects {
 		e := &iv.Effects[i]
 		if e.Selective != "" && (best == nil || e.SelectiveCalProb < best.SelectiveCalProb) {
@@ -65,7 +67,7 @@ func ChooseSelective(iv *Intervention) *TargetEffect {
 // MaskingEffect returns the masking claim's value for one training seed (doc.go, "Claims"): the held-out write
 // ΔProb of ChooseSelective's pair, or 0 when there is no such pair or its held-out |ΔPPL| is not below
 // iv.MaxPPLChange (its mask is then not selective on the evaluation text); and the pair (nil when none).
-func MaskingEffect(iv *Intervention) (float64, *TargetEffect) {
+func MaskingEffect(iv *pair.Intervention) (float64, *pair.TargetEffect) {
 	e := ChooseSelective(iv)
 	if e == nil || !(math.Abs(e.SelectivePPL) < iv.MaxPPLChange) {
 		return 0, e

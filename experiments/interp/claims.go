@@ -6,7 +6,9 @@ import (
 	"strings"
 
 	"github.com/protolab/protolab/docs"
+	"github.com/protolab/protolab/models/pair"
 	"github.com/protolab/protolab/workbench/lmdata"
+	"github.com/protolab/protolab/workbench/naming"
 	"github.com/protolab/protolab/workbench/plot"
 	"github.com/protolab/protolab/workbench/report"
 	"github.com/protolab/protolab/workbench/stats"
@@ -31,12 +33,12 @@ type KindStats struct {
 	Kind  string
 	Seeds int // training seeds whose result scored this kind
 	Units int // units over all seeds
-	// Named counts the units named with a concept label (Score.Named, label not NoneLabel).
+	// Named counts the units named with a concept label (Score.Named, label not naming.NoneLabel).
 	Named int
 	// D is the mean disentanglement over the Named units with its 95% bootstrap interval [DLo, DHi] over units;
 	// NaN when no unit is named.
 	D, DLo, DHi float64
-	// None is the share of units whose label is NoneLabel (their top tokens are mostly function words and
+	// None is the share of units whose label is naming.NoneLabel (their top tokens are mostly function words and
 	// punctuation), with its 95% bootstrap interval [NoneLo, NoneHi]; NaN when there is no unit.
 	None, NoneLo, NoneHi float64
 }
@@ -54,11 +56,11 @@ func PooledKindStats(r *Result, source, kind string) KindStats {
 			found = true
 			ks.Units++
 			isNone := 0.0
-			if u.Score.Label == NoneLabel {
+			if u.Score.Label == naming.NoneLabel {
 				isNone = 1
 			}
 			none = append(none, isNone)
-			if u.Score.Named && u.Score.Label != NoneLabel {
+			if u.Score.Named && u.Score.Label != naming.NoneLabel {
 				ks.Named++
 				d = append(d, u.Score.Disentanglement)
 			}
@@ -167,9 +169,9 @@ func disentanglementClaims(r *Result) []report.Claim {
 		"every unit scored on fresh evaluation documents; SAEs trained on training tokens, their features selected " +
 		"on the selection split"
 	compared := []struct{ kind, id, name string }{
-		{KindHeads, "protot_disent_heads", "LLaMA attention heads"},
-		{KindSAEVariance, "protot_disent_sae_var", "LLaMA SAE features (top variance)"},
-		{KindSAEFrequency, "protot_disent_sae_freq", "LLaMA SAE features (top frequency)"},
+		{pair.KindHeads, "protot_disent_heads", "LLaMA attention heads"},
+		{pair.KindSAEVariance, "protot_disent_sae_var", "LLaMA SAE features (top variance)"},
+		{pair.KindSAEFrequency, "protot_disent_sae_freq", "LLaMA SAE features (top frequency)"},
 	}
 	best := report.Claim{ID: "protot_disent_protot",
 		Claim:  "ProtoT prototypes (π) are the most disentangled unit kind: above LLaMA heads and SAE features",
@@ -187,7 +189,7 @@ func disentanglementClaims(r *Result) []report.Claim {
 	if r == nil {
 		return out
 	}
-	proto := PooledKindStats(r, ClaimSource, KindProtoPi)
+	proto := PooledKindStats(r, ClaimSource, pair.KindProtoPi)
 	undefined := func(k KindStats, name string) string {
 		switch {
 		case k.Units == 0:
@@ -242,12 +244,12 @@ func DisentanglementTable(res *Result, source string) *plot.Table {
 	if len(runs) > 0 {
 		t.Note += "; evaluation text: " + runs[0].EvalText
 	}
-	for _, kind := range Kinds() {
+	for _, kind := range pair.Kinds() {
 		k := PooledKindStats(res, source, kind)
 		if k.Units == 0 {
 			continue
 		}
-		t.Rows = append(t.Rows, []string{KindName(kind), fmt.Sprint(k.Seeds), fmt.Sprint(k.Units),
+		t.Rows = append(t.Rows, []string{pair.KindName(kind), fmt.Sprint(k.Seeds), fmt.Sprint(k.Units),
 			fmt.Sprint(k.Named), fmt.Sprintf("%.3f", k.D), fmt.Sprintf("[%.3f, %.3f]", k.DLo, k.DHi),
 			fmt.Sprintf("%.2f", k.None), fmt.Sprintf("[%.2f, %.2f]", k.NoneLo, k.NoneHi)})
 	}

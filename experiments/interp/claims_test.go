@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/protolab/protolab/docs"
+	"github.com/protolab/protolab/models/pair"
 	"github.com/protolab/protolab/workbench/naming"
 	"github.com/protolab/protolab/workbench/report"
 )
@@ -20,10 +21,10 @@ func paperSide(t *testing.T, id string) report.Paper {
 }
 
 // unitsOf returns n units of a kind with the given label, named or not, and disentanglement d.
-func unitsOf(kind string, n int, label string, named bool, d float64) []Unit {
-	var out []Unit
+func unitsOf(kind string, n int, label string, named bool, d float64) []pair.Unit {
+	var out []pair.Unit
 	for i := range n {
-		out = append(out, Unit{Kind: kind, Index: i, Score: naming.Score{Label: label, Named: named,
+		out = append(out, pair.Unit{Kind: kind, Index: i, Score: naming.Score{Label: label, Named: named,
 			Disentanglement: d}})
 	}
 	return out
@@ -37,21 +38,22 @@ func unitsOf(kind string, n int, label string, named bool, d float64) []Unit {
 func handResult(masks, ppls []float64) *Result {
 	r := &Result{}
 	for i := range masks {
-		var units []Unit
-		units = append(units, unitsOf(KindProtoPi, 4, "gender=female", true, 0.9)...)
-		units = append(units, unitsOf(KindProtoPi, 1, NoneLabel, true, 1)...)
-		units = append(units, unitsOf(KindHeads, 2, "topic=sport", true, 0.5)...)
-		units = append(units, unitsOf(KindHeads, 1, NoneLabel, true, 1)...)
-		units = append(units, unitsOf(KindHeads, 1, "topic=sport", false, 0.2)...)
-		units = append(units, unitsOf(KindSAEVariance, 3, "number=plural", true, 0.6)...)
-		units = append(units, unitsOf(KindSAEFrequency, 3, "number=plural", true, 0.95)...)
-		iv := &Intervention{MaxPPLChange: 0.01, Effects: []TargetEffect{
+		var units []pair.Unit
+		units = append(units, unitsOf(pair.KindProtoPi, 4, "gender=female", true, 0.9)...)
+		units = append(units, unitsOf(pair.KindProtoPi, 1, naming.NoneLabel, true, 1)...)
+		units = append(units, unitsOf(pair.KindHeads, 2, "topic=sport", true, 0.5)...)
+		units = append(units, unitsOf(pair.KindHeads, 1, naming.NoneLabel, true, 1)...)
+		units = append(units, unitsOf(pair.KindHeads, 1, "topic=sport", false, 0.2)...)
+		units = append(units, unitsOf(pair.KindSAEVariance, 3, "number=plural", true, 0.6)...)
+		units = append(units, unitsOf(pair.KindSAEFrequency, 3, "number=plural", true, 0.95)...)
+		iv := &pair.Intervention{MaxPPLChange: 0.01, Effects: []pair.TargetEffect{
 			{Target: "a", Selective: "L1 P2", SelectiveCalProb: -0.20, SelectiveProb: masks[i], SelectivePPL: ppls[i]},
 			{Target: "b", Selective: "L0 P1", SelectiveCalProb: -0.10, SelectiveProb: -0.40, SelectivePPL: 0.001},
 			{Target: "c", Selective: "", SelectiveCalProb: -0.90},
 		}}
 		seed := uint64(i + 1)
-		cr := []*CorpusResult{{Source: ClaimSource, Seed: seed, Units: units, Intervene: iv}}
+		cr := []*CorpusResult{{Source: ClaimSource, Seed: seed, UnitAnalysis: pair.UnitAnalysis{Units: units},
+			Intervene: iv}}
 		r.Seeds = append(r.Seeds, seed)
 		if i == 0 {
 			r.Corpora = cr
@@ -128,18 +130,18 @@ func TestClaims_Masking(t *testing.T) {
 // the "most disentangled" row is not reproduced. Constant values make every bootstrap interval a point.
 func TestClaims_Disentanglement(t *testing.T) {
 	r := handResult([]float64{0, 0, 0}, []float64{0, 0, 0})
-	proto := PooledKindStats(r, ClaimSource, KindProtoPi)
+	proto := PooledKindStats(r, ClaimSource, pair.KindProtoPi)
 	require.Equal(t, []int{3, 15, 12}, []int{proto.Seeds, proto.Units, proto.Named})
 	for _, d := range []float64{proto.D, proto.DLo, proto.DHi} {
 		require.InDelta(t, 0.9, d, 1e-12)
 	}
 	require.InDelta(t, 0.2, proto.None, 1e-12)
 	require.True(t, proto.NoneLo <= 0.2 && 0.2 <= proto.NoneHi)
-	heads := PooledKindStats(r, ClaimSource, KindHeads)
+	heads := PooledKindStats(r, ClaimSource, pair.KindHeads)
 	require.Equal(t, []int{3, 12, 6}, []int{heads.Seeds, heads.Units, heads.Named})
 	require.InDelta(t, 0.5, heads.D, 1e-12)
 	require.InDelta(t, 0.25, heads.None, 1e-12)
-	require.True(t, math.IsNaN(PooledKindStats(r, ClaimSource, KindNull).D), "no unit: no D")
+	require.True(t, math.IsNaN(PooledKindStats(r, ClaimSource, pair.KindNull).D), "no unit: no D")
 
 	cs := Claims(r)
 	want := map[string]string{"protot_disent_protot": report.NotReproduced, "protot_disent_heads": report.Reproduced,
@@ -157,11 +159,11 @@ func TestClaims_Disentanglement(t *testing.T) {
 
 	// A kind without units (SAE disabled) or without a named unit cannot be compared.
 	for _, c := range r.Runs(ClaimSource) {
-		var keep []Unit
+		var keep []pair.Unit
 		for _, u := range c.Units {
 			switch {
-			case u.Kind == KindSAEVariance || u.Kind == KindSAEFrequency:
-			case u.Kind == KindHeads:
+			case u.Kind == pair.KindSAEVariance || u.Kind == pair.KindSAEFrequency:
+			case u.Kind == pair.KindHeads:
 				u.Score.Named = false
 				keep = append(keep, u)
 			default:
@@ -182,7 +184,7 @@ func TestClaims_Disentanglement(t *testing.T) {
 // TestMaskingEffect_HandCase: the pair of most negative calibration ΔProb among targets with a selective prototype
 // (ties: the earlier), its held-out ΔProb when its held-out |ΔPPL| is under the bound, else 0; none: 0 and nil.
 func TestMaskingEffect_HandCase(t *testing.T) {
-	iv := &Intervention{MaxPPLChange: 0.01, Effects: []TargetEffect{
+	iv := &pair.Intervention{MaxPPLChange: 0.01, Effects: []pair.TargetEffect{
 		{Target: "a", Selective: "L0 P0", SelectiveCalProb: -0.1, SelectiveProb: -0.5, SelectivePPL: 0},
 		{Target: "b", Selective: "L0 P1", SelectiveCalProb: -0.3, SelectiveProb: -0.05, SelectivePPL: -0.004},
 		{Target: "c", Selective: "L0 P2", SelectiveCalProb: -0.3, SelectiveProb: -0.9, SelectivePPL: 0},
@@ -195,7 +197,7 @@ func TestMaskingEffect_HandCase(t *testing.T) {
 	v, e = MaskingEffect(iv)
 	require.Equal(t, "b", e.Target)
 	require.Equal(t, 0.0, v, "|ΔPPL| at the bound is not below it")
-	v, e = MaskingEffect(&Intervention{MaxPPLChange: 0.01, Effects: iv.Effects[3:]})
+	v, e = MaskingEffect(&pair.Intervention{MaxPPLChange: 0.01, Effects: iv.Effects[3:]})
 	require.Nil(t, e)
 	require.Equal(t, 0.0, v)
 }

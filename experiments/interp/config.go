@@ -5,15 +5,15 @@ import (
 
 	"github.com/pkg/errors"
 
-	"github.com/protolab/protolab/models/dictionary"
 	"github.com/protolab/protolab/models/pair"
+	"github.com/protolab/protolab/workbench/naming"
 )
 
-// Label kinds of CorpusConfig.Labels: which word labels of the corpus a token carries (data.DocLabels).
+// Intervention kinds of intervene.sweeps (pair.InterveneWrite, …), for the figure builders and the notebook.
 const (
-	LabelsMarked  = "marked"   // the values the token's word itself expresses ("queens": female, plural)
-	LabelsInForce = "in_force" // the values in force in the token's context (the document's topic, a gloss's supersense)
-	LabelsLexical = "lexical"  // the values a lexicon lists for the token's word (every WordNet supersense of the word)
+	InterveneWrite  = pair.InterveneWrite
+	InterveneRead   = pair.InterveneRead
+	InterveneReinit = pair.InterveneReinit
 )
 
 // Config configures the study. Start from a preset (Tiny, Small, Paper); change fields or apply run.Override.
@@ -41,8 +41,8 @@ type Config struct {
 type CorpusConfig struct {
 	// Source is a data source of workbench/lmdata: "synthetic", "wordnet", or files.
 	Source string `json:"source"`
-	// Labels is LabelsMarked, LabelsInForce or LabelsLexical (WordNet supersenses of the word; needs the WordNet
-	// database and exactly one concept, "supersense").
+	// Labels is naming.LabelsMarked, naming.LabelsInForce or naming.LabelsLexical (WordNet supersenses of the word;
+	// needs the WordNet database and exactly one concept, "supersense").
 	Labels string `json:"labels"`
 	// Concepts names the corpus concepts whose values are labels (e.g. gender, country, topic, number); empty
 	// means all of them.
@@ -53,7 +53,7 @@ type CorpusConfig struct {
 	Optional bool `json:"optional"`
 }
 
-// EvalConfig selects the held-out tokens and sets the naming and metric parameters (doc.go, "Metrics").
+// EvalConfig selects the held-out tokens and sets the naming and metric parameters (doc.go, "Labels and metrics").
 type EvalConfig struct {
 	// Sequences is the number of evaluation sequences of T tokens every unit is scored on; > 0.
 	Sequences int `json:"sequences"`
@@ -70,8 +70,8 @@ type EvalConfig struct {
 	SelectSequences int `json:"select_sequences"`
 	// BatchSize is the number of sequences per forward pass; > 0.
 	BatchSize int `json:"batch_size"`
-	// TopK is K, the number of top-activating tokens per unit; > 0. Spec §7.3: 20.
-	TopK int `json:"top_k"`
+	// TokensPerUnit is K, the number of top-activating tokens per unit; > 0. Spec §7.3: 20.
+	TokensPerUnit int `json:"tokens_per_unit"`
 	// OnePerDoc keeps at most one top token per document (spec §7.3).
 	OnePerDoc bool `json:"one_per_doc"`
 	// Before and After are the context shown around a top token, in tokens; ≥ 0. Spec §7.3: 24 and 8.
@@ -94,7 +94,7 @@ type EvalConfig struct {
 	// DeadMass is the mass share m_k below which a prototype counts as dead; ≥ 0. Spec §6: 1e-6.
 	DeadMass float64 `json:"dead_mass"`
 	// DashboardTokens is the number of top tokens (by π and by ρ) listed per prototype in the dashboard table;
-	// ≤ TopK.
+	// ≤ TokensPerUnit.
 	DashboardTokens int `json:"dashboard_tokens"`
 }
 
@@ -102,14 +102,9 @@ type EvalConfig struct {
 type SAEConfig struct {
 	// Enabled trains one SAE per layer and scores its selected features as units.
 	Enabled bool `json:"enabled"`
-	// Config is the dictionary (models/dictionary): model (layers/sae; width and seed are set per layer; spec:
-	// F = 8·D, λ tuned to L0 ≈ 32 at D = 256, the target scaled down with the dictionary here), train (weight decay
-	// 0, layers/sae doc) and batch_size (token vectors per step).
-	dictionary.Config
-	// Features is the number of features kept per layer for each selection rule (top variance, top firing
-	// frequency, both measured on the selection split); 0 means the ProtoT model's num_prototypes (R), so that the
-	// selected SAE kinds have as many units as the prototypes.
-	Features int `json:"features"`
+	// SAEConfig is the dictionary of each layer and the features kept per selection rule (models/pair: model,
+	// train, batch_size, features); the presets scale the spec's L0 target down with the dictionary.
+	pair.SAEConfig
 	// TrainSequences is the number of training sequences (evenly spaced over the model's training stream) whose
 	// LLaMA block outputs train each SAE; > 0. The SAE never sees the selection or evaluation tokens.
 	TrainSequences int `json:"train_sequences"`
@@ -124,20 +119,10 @@ type InterveneConfig struct {
 	// documents, else the second half of the validation split), on which the selected prototypes' ΔProb and ΔPPL
 	// are reported; > 0.
 	HeldOut int `json:"held_out"`
-	// MinOccurrences drops targets with fewer word occurrences in either split; ≥ 1.
-	MinOccurrences int `json:"min_occurrences"`
-	// Sweeps lists the intervention kinds applied to every prototype alone (a prototype × target matrix each);
-	// must contain InterveneWrite. The other kinds are measured on each target's best prototype only.
-	Sweeps []string `json:"sweeps"`
-	// ReinitSeed seeds the re-initialised prototype rows (spec §5).
-	ReinitSeed uint64 `json:"reinit_seed"`
-	// MaxPPLChange is the bound on |ΔPPL| of a selective mask: the selection keeps masks with calibration |ΔPPL|
-	// below it, and the masking claim counts a selected mask only when its held-out |ΔPPL| is below it too.
-	MaxPPLChange float64 `json:"max_ppl_change"`
-	// MinProbDrop is the held-out ΔProb (as a positive fraction, 0.15 = −15%) a target's selective prototype must
-	// reach for TargetEffect.Pass, a per-target flag of the tables; the masking claim compares with the paper's
-	// number instead (Claims).
-	MinProbDrop float64 `json:"min_prob_drop"`
+	// InterveneConfig is the sweep (models/pair): min_occurrences, sweeps, reinit_seed, max_ppl_change (also the
+	// masking claim's bound on the held-out |ΔPPL|) and min_prob_drop (the per-target pass flag; the masking
+	// claim compares with the paper's number instead, Claims).
+	pair.InterveneConfig
 }
 
 // Validate reports the first problem of the configuration, naming its key.
@@ -152,15 +137,15 @@ func (c Config) Validate() error {
 		switch {
 		case cc.Source == "":
 			return errors.Errorf("corpora[%d].source is empty", i)
-		case cc.Labels != LabelsMarked && cc.Labels != LabelsInForce && cc.Labels != LabelsLexical:
-			return errors.Errorf("corpora[%d].labels=%q, want %q, %q or %q", i, cc.Labels, LabelsMarked, LabelsInForce,
-				LabelsLexical)
-		case cc.Labels == LabelsLexical && len(cc.Concepts) != 1:
-			return errors.Errorf("corpora[%d].labels=%q needs exactly one concept, got %v", i, LabelsLexical,
+		case cc.Labels != naming.LabelsMarked && cc.Labels != naming.LabelsInForce && cc.Labels != naming.LabelsLexical:
+			return errors.Errorf("corpora[%d].labels=%q, want %q, %q or %q", i, cc.Labels, naming.LabelsMarked,
+				naming.LabelsInForce, naming.LabelsLexical)
+		case cc.Labels == naming.LabelsLexical && len(cc.Concepts) != 1:
+			return errors.Errorf("corpora[%d].labels=%q needs exactly one concept, got %v", i, naming.LabelsLexical,
 				cc.Concepts)
-		case cc.Interventions && cc.Labels != LabelsMarked:
+		case cc.Interventions && cc.Labels != naming.LabelsMarked:
 			return errors.Errorf("corpora[%d]: interventions need labels=%q (they name the target words)", i,
-				LabelsMarked)
+				naming.LabelsMarked)
 		}
 	}
 	if err := c.Config.Validate(); err != nil {
@@ -180,8 +165,8 @@ func (c Config) Validate() error {
 		return errors.Errorf("eval.select_sequences=%d, want > 0", e.SelectSequences)
 	case e.BatchSize <= 0:
 		return errors.Errorf("eval.batch_size=%d, want > 0", e.BatchSize)
-	case e.TopK <= 0:
-		return errors.Errorf("eval.top_k=%d, want > 0", e.TopK)
+	case e.TokensPerUnit <= 0:
+		return errors.Errorf("eval.tokens_per_unit=%d, want > 0", e.TokensPerUnit)
 	case e.Before < 0 || e.After < 0:
 		return errors.Errorf("eval.before=%d, eval.after=%d, want ≥ 0", e.Before, e.After)
 	case !(e.MinPurity > 0 && e.MinPurity <= 1):
@@ -196,18 +181,13 @@ func (c Config) Validate() error {
 		return errors.Errorf("eval.null_units=%d, want ≥ 1", e.NullUnits)
 	case !(e.DeadMass >= 0):
 		return errors.Errorf("eval.dead_mass=%g, want ≥ 0", e.DeadMass)
-	case e.DashboardTokens < 0 || e.DashboardTokens > e.TopK:
-		return errors.Errorf("eval.dashboard_tokens=%d, want in [0, top_k=%d]", e.DashboardTokens, e.TopK)
+	case e.DashboardTokens < 0 || e.DashboardTokens > e.TokensPerUnit:
+		return errors.Errorf("eval.dashboard_tokens=%d, want in [0, tokens_per_unit=%d]", e.DashboardTokens,
+			e.TokensPerUnit)
 	}
-	s := c.SAE
-	if s.Enabled {
-		if err := s.Config.Validate(c.Model.Width); err != nil {
+	if s := c.SAE; s.Enabled {
+		if err := s.SAEConfig.Validate(c.Model.Width); err != nil {
 			return errors.WithMessage(err, "sae")
-		}
-		m := s.Model
-		m.Width = c.Model.Width
-		if s.Features < 0 || s.Features > m.NumFeatures() {
-			return errors.Errorf("sae.features=%d, want in [0, %d]", s.Features, m.NumFeatures())
 		}
 		if s.TrainSequences <= 0 {
 			return errors.Errorf("sae.train_sequences=%d, want > 0", s.TrainSequences)
@@ -232,4 +212,18 @@ func (c Config) Validate() error {
 		}
 	}
 	return nil
+}
+
+// units returns the unit settings of pair.ScoreUnits (eval.* and sae.*), the null units and SAEs seeded by the
+// pair's seed.
+func (c Config) units() pair.UnitConfig {
+	e := c.Eval
+	u := pair.UnitConfig{TokensPerUnit: e.TokensPerUnit, OnePerDoc: e.OnePerDoc, Before: e.Before, After: e.After,
+		Score:     naming.ScoreParams{MinPurity: e.MinPurity, Alpha: e.Alpha, ThemeExcess: e.ThemeExcess},
+		NullUnits: e.NullUnits, DeadMass: e.DeadMass, DashboardTokens: e.DashboardTokens, BatchSize: e.BatchSize,
+		Seed: c.Seed}
+	if c.SAE.Enabled {
+		u.SAE = &c.SAE.SAEConfig
+	}
+	return u
 }

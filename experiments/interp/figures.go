@@ -12,27 +12,6 @@ import (
 	"github.com/protolab/protolab/workbench/plot"
 )
 
-// KindName returns the display name of a unit kind.
-func KindName(kind string) string {
-	switch kind {
-	case KindProtoPi:
-		return "ProtoT prototypes (π)"
-	case KindProtoRho:
-		return "ProtoT prototypes (ρ)"
-	case KindHeads:
-		return "LLaMA heads"
-	case KindSAEVariance:
-		return "LLaMA SAE (top variance)"
-	case KindSAEFrequency:
-		return "LLaMA SAE (top frequency)"
-	case KindSAEAll:
-		return "LLaMA SAE (all live features)"
-	case KindNull:
-		return "null model"
-	}
-	return kind
-}
-
 // corpusOrEmpty returns the corpus result of source, or an empty one (so builders draw an empty chart).
 func corpusOrEmpty(res *Result, source string) *CorpusResult {
 	if c := res.Corpus(source); c != nil {
@@ -44,7 +23,7 @@ func corpusOrEmpty(res *Result, source string) *CorpusResult {
 func pct(x float64) string { return fmt.Sprintf("%+.1f%%", 100*x) }
 
 // tokens joins the tokens of contexts, quoted.
-func tokens(cs []Context) string {
+func tokens(cs []naming.Context) string {
 	var out []string
 	for _, c := range cs {
 		out = append(out, fmt.Sprintf("%q", c.Token))
@@ -105,7 +84,7 @@ func ContextsTable(res *Result, source string, layer, k int, read bool) *plot.Ta
 	if read {
 		by = "ρ"
 	}
-	t := &plot.Table{Title: fmt.Sprintf("Top contexts of %s by %s (%s)", protoName(layer, k), by, source),
+	t := &plot.Table{Title: fmt.Sprintf("Top contexts of %s by %s (%s)", pair.ProtoName(layer, k), by, source),
 		Header: []string{"activation", "context", "labels"}}
 	for _, p := range c.Prototypes {
 		if p.Layer != layer || p.K != k {
@@ -162,14 +141,14 @@ func PrototypeBars(res *Result, source string) *charts.Bar {
 		[]plot.BarGroup{mass, half}, plot.AxisNames("prototype", "mass share (%)"), plot.RightAxis("half-life (tokens)"))
 }
 
-// MetricBars compares the unit kinds on the naming metrics (doc.go, "Metrics"): mean disentanglement, mean
+// MetricBars compares the unit kinds on the naming metrics (models/pair doc.go, "Units"): mean disentanglement, mean
 // coverage, fraction of named units and fraction of labels naming a unit; one group per unit kind.
 func MetricBars(res *Result, source string) *charts.Bar {
 	c := corpusOrEmpty(res, source)
 	cats := []string{"disentanglement", "coverage", "named units", "labels named"}
 	var groups []plot.BarGroup
 	for _, k := range c.Kinds {
-		groups = append(groups, plot.BarGroup{Name: KindName(k.Kind), Values: []float64{k.Disentanglement.Mean,
+		groups = append(groups, plot.BarGroup{Name: pair.KindName(k.Kind), Values: []float64{k.Disentanglement.Mean,
 			k.Coverage.Mean, k.NamedFraction, k.LabelsNamed}})
 	}
 	return plot.Bars(fmt.Sprintf("Disentanglement and coverage by unit kind (%s)", source), cats, groups,
@@ -183,7 +162,7 @@ func ThemesBars(res *Result, source string) *charts.Bar {
 	g := plot.BarGroup{Name: "themes per unit"}
 	var cats []string
 	for _, k := range c.Kinds {
-		cats = append(cats, KindName(k.Kind))
+		cats = append(cats, pair.KindName(k.Kind))
 		g.Values = append(g.Values, k.NumThemes.Mean)
 	}
 	return plot.Bars(fmt.Sprintf("Number of themes per unit (%s)", source), cats, []plot.BarGroup{g},
@@ -194,12 +173,12 @@ func ThemesBars(res *Result, source string) *charts.Bar {
 // MetricsTable lists the per-kind summaries with standard deviations.
 func MetricsTable(res *Result, source string) *plot.Table {
 	c := corpusOrEmpty(res, source)
-	t := &plot.Table{Title: fmt.Sprintf("Unit metrics (%s, %d tokens, %d labels)", source, c.EvalTokens, len(c.LabelNames)),
-		Header: []string{"unit kind", "units", "disentanglement", "coverage", "themes", "named units",
-			"labels named", "concepts named"}}
+	t := &plot.Table{Title: fmt.Sprintf("Unit metrics (%s, %d tokens, %d labels)", source, c.EvalTokens,
+		len(c.LabelNames)), Header: []string{"unit kind", "units", "disentanglement", "coverage", "themes",
+		"named units", "labels named", "concepts named"}}
 	ms := naming.MeanSD.String
 	for _, k := range c.Kinds {
-		t.Rows = append(t.Rows, []string{KindName(k.Kind), fmt.Sprint(k.Units), ms(k.Disentanglement), ms(k.Coverage),
+		t.Rows = append(t.Rows, []string{pair.KindName(k.Kind), fmt.Sprint(k.Units), ms(k.Disentanglement), ms(k.Coverage),
 			ms(k.NumThemes), fmt.Sprintf("%.2f", k.NamedFraction), fmt.Sprintf("%.2f", k.LabelsNamed),
 			fmt.Sprintf("%.2f", k.ConceptsNamed)})
 	}
@@ -211,7 +190,7 @@ func CoverageTable(res *Result, source string) *plot.Table {
 	c := corpusOrEmpty(res, source)
 	t := &plot.Table{Title: fmt.Sprintf("Named units per label (%s)", source), Header: []string{"label", "base rate"}}
 	for _, k := range c.Kinds {
-		t.Header = append(t.Header, KindName(k.Kind))
+		t.Header = append(t.Header, pair.KindName(k.Kind))
 	}
 	for _, lc := range c.Coverage {
 		row := []string{lc.Label, fmt.Sprintf("%.3f", lc.Base)}
@@ -278,7 +257,7 @@ func ClassLossHeatmap(res *Result, source string) *charts.HeatMap {
 		"prototype"), plot.ColorBar("Δloss (millinats/position)"))
 }
 
-// SelectivityTable lists ClassSelectivity: per concept, the prototype costing its tokens most beyond what it costs
+// SelectivityTable lists pair.ClassSelectivity: per concept, the prototype costing its tokens most beyond what it costs
 // the others, how much (as a probability factor), what it costs the other tokens, its perplexity change, and the
 // concept's floor (the ΔProb within the bound of a mask that lowers the loss of no other position: a reference,
 // not a bound).
@@ -287,7 +266,7 @@ func SelectivityTable(res *Result, source string) *plot.Table {
 		"(%s, held out)", source), Header: []string{"concept", "share of positions", "prototype",
 		"loss on the concept (nats)", "its tokens' probability ×", "loss elsewhere (nats)", "ratio", "ΔPPL",
 		"concept floor"}}
-	for _, s := range ClassSelectivity(corpusOrEmpty(res, source).Intervene) {
+	for _, s := range pair.ClassSelectivity(corpusOrEmpty(res, source).Intervene) {
 		ratio := "—"
 		if s.Outside > 0 {
 			ratio = fmt.Sprintf("%.0f×", s.Loss/s.Outside)
@@ -301,16 +280,16 @@ func SelectivityTable(res *Result, source string) *plot.Table {
 	return t
 }
 
-// InterventionTable lists per target its floor (ProbFloor: the lowest ΔProb within the perplexity bound of an
-// intervention that lowers the loss of no other position, a reference and not a bound), the spec §7.4 columns and the best, selective, named-set and control effects: prototypes selected on the
-// calibration split, every effect measured on the held-out split; the in-sample column is the selection a search on
-// the held-out split itself would make (optimistic reference).
+// InterventionTable lists per target its floor (pair.ProbFloor: a reference, not a bound), the spec §7.4 columns and
+// the best, selective, named-set and control effects: prototypes selected on the calibration split, every effect
+// measured on the held-out split; the in-sample column is the selection a search on the held-out split itself would
+// make (optimistic reference).
 func InterventionTable(res *Result, source string) *plot.Table {
 	c := corpusOrEmpty(res, source)
 	t := &plot.Table{Title: fmt.Sprintf("Interventions (%s): selected on calibration, measured held out", source),
 		Header: []string{"target", "words (cal/held)", "p", "floor", "max ΔProb", "mean ΔProb", "max ΔPPL",
-			"mean ΔPPL", "best", "write ΔProb/ΔPPL", "read ΔProb/ΔPPL", "reinit ΔProb/ΔPPL", "selective (cal ΔProb) ΔProb/ΔPPL",
-			"in-sample ΔProb/ΔPPL", "named set ΔProb/ΔPPL", "control ΔProb", "pass"}}
+			"mean ΔPPL", "best", "write ΔProb/ΔPPL", "read ΔProb/ΔPPL", "reinit ΔProb/ΔPPL",
+			"selective (cal ΔProb) ΔProb/ΔPPL", "in-sample ΔProb/ΔPPL", "named set ΔProb/ΔPPL", "control ΔProb", "pass"}}
 	iv := c.Intervene
 	if iv == nil {
 		return t

@@ -6,19 +6,20 @@ import (
 	"github.com/protolab/protolab/models/pair"
 	"github.com/protolab/protolab/workbench/fit"
 	"github.com/protolab/protolab/workbench/lmdata"
+	"github.com/protolab/protolab/workbench/naming"
 	"github.com/protolab/protolab/workbench/run"
 )
 
 // Synthetic returns the synthetic concept corpus with its marked labels over the four lexical concepts, with
 // interventions.
 func Synthetic() CorpusConfig {
-	return CorpusConfig{Source: lmdata.SourceSynthetic, Labels: LabelsMarked,
+	return CorpusConfig{Source: lmdata.SourceSynthetic, Labels: naming.LabelsMarked,
 		Concepts: []string{"gender", "country", "topic", "number"}, Interventions: true}
 }
 
 // WordNet returns WordNet glosses labelled by the supersenses WordNet lists for each word; optional.
 func WordNet() CorpusConfig {
-	return CorpusConfig{Source: lmdata.SourceWordNet, Labels: LabelsLexical, Concepts: []string{"supersense"},
+	return CorpusConfig{Source: lmdata.SourceWordNet, Labels: naming.LabelsLexical, Concepts: []string{"supersense"},
 		Optional: true}
 }
 
@@ -37,55 +38,38 @@ func Tiny() Config {
 	c := Quick()
 	c.Config = pair.Tiny()
 	c.Corpora = []CorpusConfig{Synthetic()}
-	c.Eval.Sequences = 16
-	c.Eval.Docs = 40
-	c.Eval.SelectSequences = 16
-	c.Eval.BatchSize = 8
-	c.Eval.TopK = 5
-	c.Eval.NullUnits = 8
-	c.Eval.DashboardTokens = 3
-	c.Eval.MinLabelCount = 3
-	c.SAE.Train.Steps = 10
-	c.SAE.Train.WarmupSteps = 2
-	c.SAE.Model.TargetL0 = 2
-	c.SAE.BatchSize = 64
-	c.SAE.TrainSequences = 64
-	c.Intervene.Sequences = 8
-	c.Intervene.HeldOut = 8
-	c.Intervene.MinOccurrences = 1
-	c.Intervene.Sweeps = []string{InterveneWrite, InterveneRead, InterveneReinit}
+	e, s, iv := &c.Eval, &c.SAE, &c.Intervene
+	e.Sequences, e.Docs, e.SelectSequences, e.BatchSize = 16, 40, 16, 8
+	e.TokensPerUnit, e.NullUnits, e.DashboardTokens, e.MinLabelCount = 5, 8, 3, 3
+	s.Train.Steps, s.Train.WarmupSteps, s.Model.TargetL0, s.BatchSize, s.TrainSequences = 10, 2, 2, 64, 64
+	iv.Sequences, iv.HeldOut, iv.MinOccurrences = 8, 8, 1
+	iv.Sweeps = []string{InterveneWrite, InterveneRead, InterveneReinit}
 	return c
 }
 
 // Quick is what a notebook computes at the Small preset when no protocol run is stored (Notebook): the protocol of
 // Small with one training seed, a few minutes of CPU time on a 2-core machine with the pure-Go backend. The models
-// of pair.Small (two-layer models of width 32, R = 16 prototypes with sharper initial routing, 4 heads, 500 steps
-// of 16×32 tokens) on the synthetic corpus, scored on 128 sequences of fresh evaluation documents, with SAEs of 256
-// features trained on 1,024 training sequences; the same on WordNet glosses when the database is installed (make
-// wordnet). One seed cannot support a claim: its scorecard rows say so (Claims).
+// of pair.Small (two-layer models of width 32, R = 16 prototypes with the official routing temperatures, 4 heads,
+// 500 steps of 16×32 tokens) on the synthetic corpus, scored on 128 sequences of fresh evaluation documents, with
+// SAEs of 256 features trained on 1,024 training sequences; the same on WordNet glosses when the database is
+// installed (make wordnet). One seed cannot support a claim: its scorecard rows say so (Claims).
 func Quick() Config {
 	sm := sae.DefaultConfig()
 	sm.TargetL0 = 8 // F = 8·D = 256 features at D = 32
 	st := fit.DefaultConfig()
-	st.Steps = 300
-	st.LR = 3e-3
-	st.WarmupSteps = 20
-	st.WeightDecay = 0
-	st.ClipNorm = 0
-	st.EvalEvery = 0
-	st.EvalBatches = 1
-	st.CheckpointEvery = 0
+	st.Steps, st.LR, st.WarmupSteps, st.WeightDecay, st.ClipNorm = 300, 3e-3, 20, 0, 0
+	st.EvalEvery, st.EvalBatches, st.CheckpointEvery = 0, 1, 0
 	return Config{
 		Config:  pair.Small(),
 		Seeds:   1,
 		Corpora: []CorpusConfig{Synthetic(), WordNet()},
 		Eval: EvalConfig{Sequences: 128, DataSeed: evalDataSeed, Docs: 400, SelectSequences: 128, BatchSize: 32,
-			TopK: 20, OnePerDoc: true, Before: 24, After: 8, MinPurity: 0.5, Alpha: 0.01, ThemeExcess: 0.25,
+			TokensPerUnit: 20, OnePerDoc: true, Before: 24, After: 8, MinPurity: 0.5, Alpha: 0.01, ThemeExcess: 0.25,
 			NoneLabel: true, MinLabelCount: 20, NullUnits: 64, DeadMass: 1e-6, DashboardTokens: 8},
-		SAE: SAEConfig{Enabled: true, Config: dictionary.Config{Model: sm, Train: st, BatchSize: 256},
-			TrainSequences: 1024},
-		Intervene: InterveneConfig{Sequences: 128, HeldOut: 128, MinOccurrences: 5, Sweeps: []string{InterveneWrite},
-			ReinitSeed: 7, MaxPPLChange: 0.01, MinProbDrop: 0.15},
+		SAE: SAEConfig{Enabled: true, SAEConfig: pair.SAEConfig{Config: dictionary.Config{Model: sm, Train: st,
+			BatchSize: 256}}, TrainSequences: 1024},
+		Intervene: InterveneConfig{Sequences: 128, HeldOut: 128, InterveneConfig: pair.InterveneConfig{
+			MinOccurrences: 5, Sweeps: []string{InterveneWrite}, ReinitSeed: 7, MaxPPLChange: 0.01, MinProbDrop: 0.15}},
 	}
 }
 
@@ -95,14 +79,8 @@ func Quick() Config {
 // features are selected, named prototype sets named and intervention prototypes chosen on the selection split (the
 // first half of the validation split), and every unit is scored and every intervention effect measured on fresh
 // documents of generator seed 1001 that no choice saw (HeldBackEvalSeed is kept back). The claims pool the seeds.
-//
-// Budget (a design estimate from timing the pieces on 2 cores with the pure-Go backend): per training seed, the
-// synthetic-corpus pair trains in about 105 CPU-s (ProtoT and LLaMA, 500 steps of 16×32 tokens each), its analysis
-// (every unit kind on 4,096 evaluation tokens, two SAEs of 300 steps on 32,768 training tokens, the 32-prototype
-// write-mask sweep on 2×128 sequences) takes about 36 CPU-s, and the WordNet pair with its analysis about 116 CPU-s
-// (data preparation included): about 260 CPU-s, 4–5 minutes of wall time, per seed. Five seeds make about 22
-// minutes, under the hour with room for a busy machine; more seeds narrow the masking claim's standard error, the
-// one over seeds.
+// The number of seeds is the budget's: `protolab cost --preset small` estimates its compute, and more seeds narrow
+// the masking claim's standard error, the one over seeds.
 //
 // The protocol needs both corpora: WordNet is required here (a missing database is an error that names `make
 // wordnet`), so that a stored protocol result never lacks it; Quick, which `make run` shows, skips it when missing.
@@ -121,20 +99,12 @@ func Paper() Config {
 	c := Small()
 	c.Config = pair.Paper()
 	c.Seeds = 3
-	c.Eval.Sequences = 2048
-	c.Eval.Docs = 10_000
-	c.Eval.SelectSequences = 1024
-	c.Eval.BatchSize = 16
-	c.Eval.MinLabelCount = 50
-	c.Eval.NullUnits = 192
-	c.SAE.Model = sae.DefaultConfig()
-	c.SAE.Train.Steps = 5000
-	c.SAE.BatchSize = 1024
-	c.SAE.TrainSequences = 2048 // 524k tokens; the host holds their block outputs in float64
-	c.Intervene.Sequences = 512
-	c.Intervene.HeldOut = 512
-	c.Intervene.MinOccurrences = 20
-	c.Intervene.Sweeps = []string{InterveneWrite, InterveneRead, InterveneReinit}
+	e, s, iv := &c.Eval, &c.SAE, &c.Intervene
+	e.Sequences, e.Docs, e.SelectSequences, e.BatchSize, e.MinLabelCount, e.NullUnits = 2048, 10_000, 1024, 16, 50, 192
+	s.Model, s.Train.Steps, s.BatchSize = sae.DefaultConfig(), 5000, 1024
+	s.TrainSequences = 2048 // 524k tokens; the host holds their block outputs in float64
+	iv.Sequences, iv.HeldOut, iv.MinOccurrences = 512, 512, 20
+	iv.Sweeps = []string{InterveneWrite, InterveneRead, InterveneReinit}
 	return c
 }
 

@@ -1,14 +1,11 @@
 package interp
 
 import (
-	"fmt"
 	"time"
 
 	"github.com/pkg/errors"
 
-	"github.com/protolab/protolab/layers/protot"
 	"github.com/protolab/protolab/models/pair"
-	"github.com/protolab/protolab/workbench/data"
 	"github.com/protolab/protolab/workbench/data/wordnet"
 	"github.com/protolab/protolab/workbench/lmdata"
 	"github.com/protolab/protolab/workbench/meter"
@@ -29,7 +26,7 @@ type Result struct {
 	// Notes explains skipped parts (an optional corpus whose data is not installed).
 	Notes []string `json:"notes,omitempty"`
 	// Departures lists the settings of the configuration that depart from the spec's defaults and bear on the
-	// claims (Departures(cfg)); the claims' methods name them.
+	// claims (pair.Config.Departures); the claims' methods name them.
 	Departures []string `json:"departures,omitempty"`
 	// Checks are the study's headline claims with the measured values.
 	Checks []Check `json:"checks"`
@@ -77,7 +74,7 @@ func corpusIn(corpora []*CorpusResult, source string) *CorpusResult {
 // CorpusResult is the study on one corpus with one training seed.
 type CorpusResult struct {
 	Source string `json:"source"`
-	Labels string `json:"labels"` // LabelsMarked, LabelsInForce or LabelsLexical
+	Labels string `json:"labels"` // CorpusConfig.Labels
 	Seed   uint64 `json:"seed"`   // the training seed of the pair
 	// Models are the ProtoT model and the LLaMA baseline, in that order.
 	Models []pair.Summary `json:"models"`
@@ -89,26 +86,11 @@ type CorpusResult struct {
 	EvalTokens  int      `json:"eval_tokens"`
 	LabelNames  []string `json:"label_names"`
 	LabelCounts []int    `json:"label_counts"`
-	// Kinds summarises each unit kind (Kinds(), those that ran) and Units lists every unit.
-	Kinds []naming.KindSummary `json:"kinds"`
-	Units []Unit               `json:"units"`
-	// Coverage tells, per label, which unit of each kind is named with it.
-	Coverage []LabelCoverage `json:"coverage"`
-	// Prototypes are the ProtoT dashboards, layer-major; Layers the per-layer routing statistics.
-	Prototypes []Prototype   `json:"prototypes"`
-	Layers     []LayerStats  `json:"layers"`
-	SAE        []SAEStats    `json:"sae,omitempty"`
-	Intervene  *Intervention `json:"intervene,omitempty"`
-}
-
-// Kind returns the summary of a unit kind, or nil.
-func (c *CorpusResult) Kind(kind string) *naming.KindSummary {
-	for i := range c.Kinds {
-		if c.Kinds[i].Kind == kind {
-			return &c.Kinds[i]
-		}
-	}
-	return nil
+	// UnitAnalysis is every unit kind scored on the evaluation text, the prototype dashboards, the layer
+	// statistics and the SAEs (pair.ScoreUnits; JSON keys kinds, units, coverage, prototypes, layers, sae).
+	pair.UnitAnalysis
+	// Intervene is the intervention sweep (pair.Intervene) on a corpus with interventions.
+	Intervene *pair.Intervention `json:"intervene,omitempty"`
 }
 
 // Check is one headline claim of the study with its measured value.
@@ -144,10 +126,10 @@ func Run(cfg Config, opts ...run.Option) (*Result, error) {
 func runStudy(cfg Config, prov *run.Provenance, o run.Options) (*Result, error) {
 	prov.Seed = cfg.Seed
 	start, cpu0 := time.Now(), meter.CPUSeconds()
-	res := &Result{Provenance: prov, Departures: Departures(cfg)}
+	res := &Result{Provenance: prov, Departures: cfg.Departures()}
 	// A required corpus whose data is missing fails here, before any model trains.
 	for _, cc := range cfg.Corpora {
-		if !cc.Optional && (cc.Source == lmdata.SourceWordNet || cc.Labels == LabelsLexical) {
+		if !cc.Optional && (cc.Source == lmdata.SourceWordNet || cc.Labels == naming.LabelsLexical) {
 			if _, err := wordnet.Dir(); err != nil {
 				return nil, errors.WithMessagef(err, "corpus %s is required by this configuration "+
 					"(corpora[].optional=false)", cc.Source)
@@ -189,129 +171,52 @@ func runStudy(cfg Config, prov *run.Provenance, o run.Options) (*Result, error) 
 	return res, nil
 }
 
-// Departures returns the settings of cfg that depart from the spec's defaults and bear on the claims: ProtoT
-// initial routing temperatures other than the official ones (layers/protot.DefaultConfig), which the LLaMA baseline
-// has no counterpart of.
-func Departures(cfg Config) []string {
-	p, d := cfg.Model.ProtoT, protot.DefaultConfig()
-	if p.WriteTempInit == d.WriteTempInit && p.SharedWriteTempInit == d.SharedWriteTempInit &&
-		p.ReadTempInit == d.ReadTempInit {
-		return nil
-	}
-	return []string{fmt.Sprintf("ProtoT initial routing temperatures τ_w %g (layer 0: %g), τ_r %g instead of the "+
-		"official %g (%g), %g, chosen on the validation split with no tuning of the LLaMA baseline (models/pair)",
-		p.WriteTempInit, p.SharedWriteTempInit, p.ReadTempInit, d.WriteTempInit, d.SharedWriteTempInit,
-		d.ReadTempInit)}
-}
-
 // runCorpus runs the study on one corpus with the pair of cfg.Seed. A non-empty note means the corpus was skipped
 // (optional, not installed).
 func runCorpus(cfg Config, cc CorpusConfig, prov *run.Provenance, o run.Options) (*CorpusResult, string, error) {
-	pc, note, err := cfg.Prepare(cc.Source, cc.Optional, cc.Labels == LabelsLexical, prov, o)
+	pc, note, err := cfg.Prepare(cc.Source, cc.Optional, cc.Labels == naming.LabelsLexical, prov, o)
 	if err != nil || note != "" {
 		return nil, note, err
 	}
-	var lexical func(string) []string
+	var lexicon func(string) []string
 	if pc.WordNet != nil {
-		lexical = pc.WordNet.Supersenses
+		lexicon = pc.WordNet.Supersenses
 	}
 	cr := &CorpusResult{Source: cc.Source, Labels: cc.Labels, Seed: cfg.Seed, Models: pc.Models}
 	var sp *splits
 	if err := prov.Time("labels_"+cc.Source, func() (err error) {
-		sp, err = buildSplits(pc.Data, cc, cfg, lexical)
+		sp, err = buildSplits(pc.Data, cc, cfg, lexicon)
 		return err
 	}); err != nil {
 		return nil, "", err
 	}
 	es := sp.eval
-	cr.EvalText, cr.EvalTokens, cr.LabelNames, cr.LabelCounts = sp.evalText, es.N(), es.tokens.Names,
-		es.tokens.Counts()
+	cr.EvalText, cr.EvalTokens, cr.LabelNames, cr.LabelCounts = sp.evalText, es.N(), es.Tokens.Names,
+		es.Tokens.Counts()
 	o.Logf(Study, "%s (seed %d): %d evaluation tokens (%s), %d labels", cc.Source, cfg.Seed, es.N(), sp.evalText,
-		len(es.tokens.Names))
+		len(es.Tokens.Names))
 	var named map[string][][2]int
-	if err := prov.Time("units_"+cc.Source, func() (err error) {
-		named, err = analyzeUnits(cr, cfg, pc.Proto, pc.Llama, sp, o)
+	if err := prov.Time("units_"+cc.Source, func() error {
+		ua, n, err := pair.ScoreUnits(pc.Proto, pc.Llama, pair.UnitTexts{Eval: es, Select: sp.sel, Train: sp.train},
+			cfg.units())
+		if err == nil {
+			cr.UnitAnalysis, named = *ua, n
+		}
 		return err
 	}); err != nil {
 		return nil, "", err
 	}
+	o.Logf(Study, "%s (seed %d): scored %d units", cc.Source, cfg.Seed, len(cr.Units))
 	if cc.Interventions {
 		if err := prov.Time("intervene_"+cc.Source, func() (err error) {
-			cr.Intervene, err = intervene(pc.Proto, sp.cal, sp.held, cfg.Intervene, cfg.Eval.BatchSize, named)
+			cr.Intervene, err = pair.Intervene(pc.Proto, sp.cal, sp.held, cfg.Intervene.InterveneConfig,
+				cfg.Eval.BatchSize, named)
 			return err
 		}); err != nil {
 			return nil, "", err
 		}
 	}
 	return cr, "", nil
-}
-
-// splits are the token sets of one corpus and training seed (doc.go, "Protocol"): the SAE's training sequences;
-// the selection split (the first half of the validation split) on which SAE features are selected, the named
-// prototype sets named and the intervention prototypes calibrated; and the evaluation text (fresh documents, else
-// the second half of the validation split) on which every unit is scored and every intervention effect reported.
-type splits struct {
-	train    [][]int32 // SAE training sequences [T+1], from the training split
-	sel      *evalSet  // eval.select_sequences selection sequences
-	eval     *evalSet  // eval.sequences evaluation sequences
-	cal      *evalSet  // intervene.sequences calibration sequences (selection split, every label kept)
-	held     *evalSet  // intervene.held_out held-out sequences (evaluation text, every label kept)
-	evalText string    // CorpusResult.EvalText
-}
-
-// buildSplits builds the splits of one corpus (interventions' only when cc.Interventions).
-func buildSplits(prep *lmdata.Prepared, cc CorpusConfig, cfg Config, lexical func(string) []string) (*splits,
-	error) {
-	ec := cfg.Eval
-	val := valSource(prep)
-	n := val.packed.NumSequences()
-	evalSrc, from, to := val, n/2, n
-	sp := &splits{evalText: "the second half of the validation split"}
-	if ec.DataSeed != 0 && cc.Source == lmdata.SourceSynthetic {
-		fresh, err := freshSource(prep, cfg.Data.Synthetic, ec.DataSeed, ec.Docs)
-		if err != nil {
-			return nil, err
-		}
-		evalSrc, from, to = fresh, 0, fresh.packed.NumSequences()
-		sp.evalText = fmt.Sprintf("%d fresh documents of generator seed %d", ec.Docs, ec.DataSeed)
-		if to < ec.Sequences || to < cfg.Intervene.HeldOut {
-			return nil, errors.Errorf("interp: eval.docs=%d fresh documents make %d sequences; eval.sequences=%d and "+
-				"intervene.held_out=%d need more: raise eval.docs", ec.Docs, to, ec.Sequences, cfg.Intervene.HeldOut)
-		}
-	}
-	var err error
-	if sp.sel, err = buildEvalSetIn(val, cc, 0, n/2, ec.SelectSequences, ec.MinLabelCount, ec.NoneLabel,
-		lexical); err != nil {
-		return nil, errors.WithMessage(err, "interp: the selection split")
-	}
-	if sp.eval, err = buildEvalSetIn(evalSrc, cc, from, to, ec.Sequences, ec.MinLabelCount, ec.NoneLabel,
-		lexical); err != nil {
-		return nil, errors.WithMessage(err, "interp: the evaluation split")
-	}
-	if cfg.SAE.Enabled {
-		sp.train = spaced(prep.TrainSeqs, cfg.SAE.TrainSequences)
-	}
-	if cc.Interventions {
-		if sp.cal, err = buildEvalSetIn(val, cc, 0, n/2, cfg.Intervene.Sequences, 1, ec.NoneLabel, nil); err != nil {
-			return nil, errors.WithMessage(err, "interp: the calibration split")
-		}
-		if sp.held, err = buildEvalSetIn(evalSrc, cc, from, to, cfg.Intervene.HeldOut, 1, ec.NoneLabel, nil); err != nil {
-			return nil, errors.WithMessage(err, "interp: the held-out split")
-		}
-	}
-	return sp, nil
-}
-
-// spaced returns n sequences of p ([T+1] tokens each), evenly spaced over its stream (all of them when it holds no
-// more than n).
-func spaced(p *data.Packed, n int) [][]int32 {
-	S := min(n, p.NumSequences())
-	stride := p.NumSequences() / max(1, S)
-	out := make([][]int32, S)
-	for s := range out {
-		out[s] = p.Sequence(s * stride)
-	}
-	return out
 }
 
 // String is the study's report: the trained models (first seed), the disentanglement statistics pooled over the

@@ -11,7 +11,6 @@ import (
 
 	"github.com/protolab/protolab/layers/decoder"
 	"github.com/protolab/protolab/models/pair"
-	"github.com/protolab/protolab/workbench/data"
 	"github.com/protolab/protolab/workbench/data/wordnet"
 	"github.com/protolab/protolab/workbench/lmdata"
 	"github.com/protolab/protolab/workbench/naming"
@@ -45,7 +44,7 @@ func TestRun_Tiny(t *testing.T) {
 	require.NotEqual(t, runs[0].Models[0].Val.Perplexity, runs[1].Models[0].Val.Perplexity, "another seed, another model")
 	require.Len(t, runs[1].Kinds, len(c.Kinds))
 	require.NotNil(t, runs[1].Intervene)
-	require.Equal(t, Departures(cfg), res.Departures)
+	require.Equal(t, cfg.Departures(), res.Departures)
 
 	// Claims: every one is listed and valid; two seeds are too few for any.
 	claims := Claims(res)
@@ -54,8 +53,8 @@ func TestRun_Tiny(t *testing.T) {
 		require.NoError(t, cl.Validate(), cl.ID)
 		require.Contains(t, cl.Untestable, "2 training seed", cl.ID)
 	}
-	require.Equal(t, 2, PooledKindStats(res, c.Source, KindProtoPi).Seeds)
-	require.Equal(t, 2*len(c.Prototypes), PooledKindStats(res, c.Source, KindProtoPi).Units)
+	require.Equal(t, 2, PooledKindStats(res, c.Source, pair.KindProtoPi).Seeds)
+	require.Equal(t, 2*len(c.Prototypes), PooledKindStats(res, c.Source, pair.KindProtoPi).Units)
 
 	// Equal-size models: the baseline's FFN makes up the difference in non-embedding parameters.
 	require.Len(t, c.Models, 2)
@@ -71,17 +70,18 @@ func TestRun_Tiny(t *testing.T) {
 	// Units: every kind, L·R prototypes (by π and ρ), L·H heads, R SAE features per layer and rule, at most F per
 	// layer unselected.
 	L, R, H := cfg.Model.NumLayers, cfg.Model.ProtoT.NumPrototypes, cfg.Model.Attention.NumHeads
-	want := map[string]int{KindProtoPi: L * R, KindProtoRho: L * R, KindHeads: L * H, KindNull: cfg.Eval.NullUnits}
+	want := map[string]int{pair.KindProtoPi: L * R, pair.KindProtoRho: L * R, pair.KindHeads: L * H,
+		pair.KindNull: cfg.Eval.NullUnits}
 	require.Len(t, c.SAE, L)
 	for _, k := range c.Kinds {
 		switch n, ok := want[k.Kind]; {
 		case ok:
 			require.Equal(t, n, k.Units, k.Kind)
-		case k.Kind == KindSAEAll:
+		case k.Kind == pair.KindSAEAll:
 			require.LessOrEqual(t, k.Units, L*c.SAE[0].Features)
 			require.Positive(t, k.Units)
 		default:
-			require.Contains(t, []string{KindSAEVariance, KindSAEFrequency}, k.Kind)
+			require.Contains(t, []string{pair.KindSAEVariance, pair.KindSAEFrequency}, k.Kind)
 			require.LessOrEqual(t, k.Units, L*R)
 			require.Positive(t, k.Units)
 		}
@@ -89,12 +89,12 @@ func TestRun_Tiny(t *testing.T) {
 			require.True(t, m.Mean >= 0 && m.Mean <= 1, "%s: %+v", k.Kind, m)
 		}
 	}
-	require.Len(t, c.Kinds, len(Kinds()))
+	require.Len(t, c.Kinds, len(pair.Kinds()))
 	for _, s := range c.SAE {
 		require.Equal(t, cfg.SAE.TrainSequences*cfg.Data.SeqLen, s.TrainTokens, "trained on training tokens")
 	}
 	require.Len(t, c.Coverage, len(c.LabelNames)-1, "every label but none")
-	require.Contains(t, c.LabelNames, NoneLabel)
+	require.Contains(t, c.LabelNames, naming.NoneLabel)
 	require.Equal(t, len(c.LabelNames), len(c.LabelCounts))
 
 	// Dashboards: one per prototype; mass shares of a layer sum to 1 (π rows are softmaxes).
@@ -106,7 +106,7 @@ func TestRun_Tiny(t *testing.T) {
 			sum += p.MassShare
 			require.Len(t, p.MassByPos, cfg.Data.SeqLen)
 			require.True(t, p.Beta > 0 && p.Beta < 1)
-			require.InEpsilon(t, HalfLife(p.Beta), p.HalfLife, 1e-9)
+			require.InEpsilon(t, pair.HalfLife(p.Beta), p.HalfLife, 1e-9)
 			require.LessOrEqual(t, len(p.TopWrite), cfg.Eval.DashboardTokens)
 		}
 		require.InDelta(t, 1, sum, 1e-4)
@@ -138,10 +138,10 @@ func TestRun_Tiny(t *testing.T) {
 		require.Len(t, sw.CalPPL, L*R)
 		require.Len(t, sw.ClassLoss, L*R)
 	}
-	// Loss by class: every concept of the targets has a class, ClassOther comes last and every position is in a
-	// class (a token with values of two concepts is in both); ClassSelectivity picks, per concept, the mask whose
+	// Loss by class: every concept of the targets has a class, naming.ClassOther comes last and every position is in a
+	// class (a token with values of two concepts is in both); pair.ClassSelectivity picks, per concept, the mask whose
 	// loss on it exceeds its loss elsewhere most.
-	require.Equal(t, ClassOther, iv.Classes[len(iv.Classes)-1])
+	require.Equal(t, naming.ClassOther, iv.Classes[len(iv.Classes)-1])
 	require.Len(t, iv.ClassShare, len(iv.Classes))
 	for _, target := range iv.Targets {
 		require.Contains(t, iv.Classes, naming.ConceptOf(target))
@@ -154,15 +154,15 @@ func TestRun_Tiny(t *testing.T) {
 	for _, row := range iv.Sweeps[0].ClassLoss {
 		require.Len(t, row, len(iv.Classes))
 	}
-	sel := ClassSelectivity(iv)
+	sel := pair.ClassSelectivity(iv)
 	require.Len(t, sel, len(iv.Classes)-1)
 	for c, s := range sel {
 		require.Equal(t, iv.Classes[c], s.Class)
 		p := indexOf(iv.Prototypes, s.Prototype)
 		require.Equal(t, iv.Sweeps[0].ClassLoss[p][c], s.Loss)
-		require.Equal(t, OutsideLoss(iv.ClassShare[c], s.Loss, s.PPL), s.Outside)
+		require.Equal(t, pair.OutsideLoss(iv.ClassShare[c], s.Loss, s.PPL), s.Outside)
 		for q, row := range iv.Sweeps[0].ClassLoss {
-			excess := row[c] - OutsideLoss(iv.ClassShare[c], row[c], iv.Sweeps[0].PPL[q])
+			excess := row[c] - pair.OutsideLoss(iv.ClassShare[c], row[c], iv.Sweeps[0].PPL[q])
 			require.LessOrEqual(t, excess, s.Loss-s.Outside, "the largest excess loss")
 		}
 	}
@@ -173,7 +173,7 @@ func TestRun_Tiny(t *testing.T) {
 		require.GreaterOrEqual(t, e.Occurrences, cfg.Intervene.MinOccurrences)
 		require.GreaterOrEqual(t, e.CalOccurrences, cfg.Intervene.MinOccurrences)
 		require.InDelta(t, float64(e.Occurrences)/float64(iv.Tokens), e.Share, 1e-12)
-		require.Equal(t, ProbFloor(e.Share, cfg.Intervene.MaxPPLChange), e.Floor)
+		require.Equal(t, pair.ProbFloor(e.Share, cfg.Intervene.MaxPPLChange), e.Floor)
 		best := indexOf(iv.Prototypes, e.Best)
 		require.GreaterOrEqual(t, best, 0)
 		for i := range iv.Kinds {
@@ -195,7 +195,8 @@ func TestRun_Tiny(t *testing.T) {
 	require.Positive(t, res.WallSeconds)
 
 	// Every figure builder renders the result.
-	for _, ch := range []plot.Chart{ModelsTable(res), DashboardTable(res, c.Source, 1), ContextsTable(res, c.Source, 0, 1, true),
+	for _, ch := range []plot.Chart{ModelsTable(res), DashboardTable(res, c.Source, 1),
+		ContextsTable(res, c.Source, 0, 1, true),
 		RoutingMassHeatmap(res, c.Source, 0), PrototypeBars(res, c.Source), MetricBars(res, c.Source),
 		ThemesBars(res, c.Source), MetricsTable(res, c.Source), CoverageTable(res, c.Source),
 		InterventionHeatmap(res, c.Source, InterveneWrite), InterventionTable(res, c.Source),
@@ -248,76 +249,6 @@ func indexOf(xs []string, x string) int {
 	return -1
 }
 
-// tinySyntheticEvalSet prepares the Tiny synthetic corpus and the evaluation set of its first 40 validation
-// sequences (seed 1, with labels) that the buildEvalSet tests read.
-func tinySyntheticEvalSet(t *testing.T) (lmdata.Config, *lmdata.Prepared, *evalSet) {
-	t.Helper()
-	dc := Tiny().Data
-	dc.Source = lmdata.SourceSynthetic
-	prep, err := lmdata.Prepare(dc, "")
-	require.NoError(t, err)
-	es, err := buildEvalSet(prep, Synthetic(), 40, 1, true, nil)
-	require.NoError(t, err)
-	return dc, prep, es
-}
-
-// TestBuildEvalSet_SyntheticLabels checks the token labels against the synthetic lexicon: every token that
-// decodes to a whole word carries exactly the marked values of that word, and the labels of the next token are
-// those of the following input.
-func TestBuildEvalSet_SyntheticLabels(t *testing.T) {
-	dc, prep, es := tinySyntheticEvalSet(t)
-	require.Equal(t, min(40, prep.ValSeqs.NumSequences())*dc.SeqLen, es.N())
-	// The labels each word form marks, from the lexicon.
-	want := map[string][]string{}
-	for _, k := range Synthetic().Concepts {
-		for _, c := range dc.Synthetic.Concepts() {
-			if c.Name != k {
-				continue
-			}
-			for _, v := range c.Values {
-				words, err := data.SyntheticWords(k, v)
-				require.NoError(t, err)
-				for _, w := range words {
-					want[w] = append(want[w], k+"="+v)
-				}
-			}
-		}
-	}
-	whole, labelled := 0, 0
-	for n := range es.N() - 1 {
-		if (n+1)%es.T != 0 {
-			require.Equal(t, es.tokens.Of[n+1], es.next[n], "next labels are the following input's")
-		}
-		tok := prep.Tokenizer.DecodeString([]int32{es.stream[es.offset[n]]})
-		next := prep.Tokenizer.DecodeString([]int32{es.stream[es.offset[n]+1]})
-		isLetter := func(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' }
-		word := strings.TrimPrefix(tok, " ")
-		if tok[0] != ' ' || isLetter(next[0]) || word == "" || !isLetter(word[0]) {
-			continue // not a whole word: an inner piece ("mot" + "her") or a word going on
-		}
-		var got []string
-		for _, l := range es.tokens.Of[n] {
-			got = append(got, es.tokens.Names[l])
-		}
-		if len(want[word]) == 0 {
-			require.Equal(t, []string{NoneLabel}, got, "word %q", word)
-		} else {
-			require.ElementsMatch(t, want[word], got, "word %q", word)
-		}
-		whole++
-		if got[0] != NoneLabel {
-			labelled++
-		}
-	}
-	require.Greater(t, whole, 50)
-	require.Greater(t, labelled, 10)
-
-	// Labels below min_label_count are dropped: with a huge threshold none remain.
-	none, err := buildEvalSet(prep, Synthetic(), 8, 1<<30, true, nil)
-	require.NoError(t, err)
-	require.Empty(t, none.tokens.Names)
-}
-
 // TestConfig_PresetsValidate checks every preset, that each trains the models of the pair preset of its name (so
 // that experiments/robustness, built on the same presets, shares them), and the errors of bad settings.
 func TestConfig_PresetsValidate(t *testing.T) {
@@ -365,7 +296,7 @@ func TestConfig_PresetsValidate(t *testing.T) {
 	require.NoError(t, run.Override(&c, "intervene.sweeps=[\"read\"]"))
 	require.ErrorContains(t, c.Validate(), "intervene.sweeps")
 	c = Tiny()
-	c.Corpora[0].Labels = LabelsInForce
+	c.Corpora[0].Labels = naming.LabelsInForce
 	require.ErrorContains(t, c.Validate(), "interventions need")
 	c = Tiny()
 	require.NoError(t, run.Override(&c, "model.protot.decay_init_max=0.995"))
@@ -378,33 +309,6 @@ func TestConfig_PresetsValidate(t *testing.T) {
 	require.Error(t, run.Override(&c, "eval.no_such_key=1"))
 	_, err := Preset("huge")
 	require.Error(t, err)
-}
-
-// TestBuildEvalSet_Lexical labels tokens through a lexicon of whole words: only the words it lists carry labels,
-// every piece of a split word carries them, and values unknown to the concept are ignored.
-func TestBuildEvalSet_Lexical(t *testing.T) {
-	dc := Tiny().Data
-	dc.Source = lmdata.SourceSynthetic
-	prep, err := lmdata.Prepare(dc, "")
-	require.NoError(t, err)
-	lex := map[string][]string{"her": {"female"}, "his": {"male", "neuter"}, "herself": {"female"}}
-	cc := CorpusConfig{Source: lmdata.SourceSynthetic, Labels: LabelsLexical, Concepts: []string{"gender"}}
-	es, err := buildEvalSet(prep, cc, 40, 1, false, func(w string) []string { return lex[w] })
-	require.NoError(t, err)
-	require.ElementsMatch(t, []string{"gender=female", "gender=male"}, es.tokens.Names)
-	counts := map[string]int{}
-	for n := range es.N() {
-		piece := prep.Tokenizer.DecodeString([]int32{es.stream[es.offset[n]]})
-		for _, l := range es.tokens.Of[n] {
-			name := es.tokens.Names[l]
-			counts[name]++
-			require.True(t, strings.Contains("her his herself", strings.TrimSpace(piece)), "%q carries %s", piece, name)
-		}
-	}
-	require.Positive(t, counts["gender=female"])
-	require.Positive(t, counts["gender=male"])
-	_, err = buildEvalSet(prep, cc, 40, 1, false, nil)
-	require.Error(t, err, "lexical labels need a lexicon")
 }
 
 // A configuration that requires WordNet (the Small protocol) fails before any model trains when the database is
@@ -422,4 +326,52 @@ func TestRun_RequiredWordNetMissingFailsFirst(t *testing.T) {
 	entries, err := os.ReadDir(out)
 	require.NoError(t, err)
 	require.Empty(t, entries, "nothing trained or stored")
+}
+
+// TestBuildSplits: the selection and calibration splits come from the first half of the validation stream; with
+// eval.data_seed the evaluation and held-out sequences from fresh documents (none of them a document of the
+// training corpus), without it from the second half of the validation stream.
+func TestBuildSplits(t *testing.T) {
+	dc := Tiny().Data
+	dc.Source = lmdata.SourceSynthetic
+	prep, err := lmdata.Prepare(dc, "")
+	require.NoError(t, err)
+	cfg := Tiny()
+	sp, err := buildSplits(prep, Synthetic(), cfg, nil)
+	require.NoError(t, err)
+	T := prep.Config.SeqLen
+	half := prep.ValSeqs.NumSequences() / 2 * T
+	for _, set := range []*naming.Text{sp.sel, sp.cal} {
+		for _, o := range set.Offset {
+			require.Less(t, o, half)
+		}
+	}
+	require.Equal(t, cfg.Intervene.Sequences*T, sp.cal.N())
+	require.Equal(t, cfg.Intervene.HeldOut*T, sp.held.N())
+	require.Equal(t, cfg.Eval.Sequences*T, sp.eval.N())
+	require.Len(t, sp.train, cfg.SAE.TrainSequences)
+	fresh, err := freshSource(prep, cfg.Data.Synthetic, cfg.Eval.DataSeed, cfg.Eval.Docs)
+	require.NoError(t, err)
+	require.Equal(t, fresh.Packed.Stream, sp.eval.Stream, "evaluated on the fresh documents")
+	require.Equal(t, fresh.Packed.Stream, sp.held.Stream)
+	seen := map[string]bool{}
+	for _, d := range prep.Corpus.Texts {
+		seen[d] = true
+	}
+	for _, d := range fresh.Corpus.Texts {
+		require.False(t, seen[d], "a fresh evaluation document is a document of the training corpus: %q", d)
+	}
+	cfg.Eval.DataSeed = 0
+	sp, err = buildSplits(prep, Synthetic(), cfg, nil)
+	require.NoError(t, err)
+	for _, set := range []*naming.Text{sp.eval, sp.held} {
+		require.Equal(t, prep.ValSeqs.Stream, set.Stream)
+		for _, o := range set.Offset {
+			require.GreaterOrEqual(t, o, half)
+		}
+	}
+	cfg = Tiny()
+	cfg.Eval.Docs = 2
+	_, err = buildSplits(prep, Synthetic(), cfg, nil)
+	require.ErrorContains(t, err, "eval.docs")
 }

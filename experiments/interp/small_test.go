@@ -5,6 +5,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/protolab/protolab/models/pair"
 	"github.com/protolab/protolab/workbench/run"
 	"github.com/protolab/protolab/workbench/wbtest"
 )
@@ -21,7 +22,7 @@ func TestRun_Small(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, res.Seeds, cfg.Seeds)
 	for _, c := range res.Corpora {
-		require.Len(t, c.Kinds, len(Kinds()), c.Source)
+		require.Len(t, c.Kinds, len(pair.Kinds()), c.Source)
 		require.Len(t, res.Runs(c.Source), cfg.Seeds, c.Source)
 		t.Logf("\n%s\n%s", MetricsTable(res, c.Source), DisentanglementTable(res, c.Source))
 	}

@@ -25,8 +25,8 @@ type Config struct {
 	// MaxTokens caps a prompt's length in tokens (the EOS in front included); ≥ 4. Keep it ≤ data.seq_len so that
 	// attention is not asked to extrapolate.
 	MaxTokens int `json:"max_tokens"`
-	// TopK is k of the top-k overlap and of the Spearman union; > 0. Spec §7.5: 10.
-	TopK int `json:"top_k"`
+	// OverlapK is k of the top-k overlap and of the Spearman union; > 0. Spec §7.5: 10.
+	OverlapK int `json:"overlap_k"`
 	// Perturbations lists the kinds applied to every corpus (data.PerturbSwap, data.PerturbDrop,
 	// data.PerturbInsert); data.PerturbSynonym is added on corpora with Synonyms.
 	Perturbations []string `json:"perturbations"`
@@ -68,7 +68,7 @@ func Tiny() Config {
 // with synonyms when the database is installed (make wordnet).
 func Small() Config {
 	return Config{Config: pair.Small(), Corpora: []CorpusConfig{Synthetic(), WordNet()}, Prompts: 48, MaxTokens: 24,
-		TopK: 10, Perturbations: []string{data.PerturbSwap, data.PerturbDrop, data.PerturbInsert}, BatchSize: 32}
+		OverlapK: 10, Perturbations: []string{data.PerturbSwap, data.PerturbDrop, data.PerturbInsert}, BatchSize: 32}
 }
 
 // Paper is the models of pair.Paper (docs/spec/protot.md §1, §3) with 500 prompts of at most 64 tokens and the
@@ -109,8 +109,8 @@ func (c Config) Validate() error {
 		return errors.Errorf("prompts=%d, want > 0", c.Prompts)
 	case c.MaxTokens < 4:
 		return errors.Errorf("max_tokens=%d, want ≥ 4", c.MaxTokens)
-	case c.TopK <= 0:
-		return errors.Errorf("top_k=%d, want > 0", c.TopK)
+	case c.OverlapK <= 0:
+		return errors.Errorf("overlap_k=%d, want > 0", c.OverlapK)
 	case c.BatchSize <= 0:
 		return errors.Errorf("batch_size=%d, want > 0", c.BatchSize)
 	}

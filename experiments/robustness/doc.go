@@ -18,16 +18,10 @@
 //
 // # Measures
 //
-// With p (original) and p′ (perturbed) the next-token distributions at the prompt's last position, k = top_k:
-//
-//	JS         JS(p ‖ p′) = ½ KL(p ‖ m) + ½ KL(p′ ‖ m), m = ½(p + p′), natural log   (stats.JensenShannon; ↓ robust)
-//	overlap    |top_k(p) ∩ top_k(p′)| / k                                          (naming.TopKOverlap; ↑ robust)
-//	Spearman   ρ of p and p′ over top_k(p) ∪ top_k(p′), 0 where undefined           (naming.SpearmanTopK; ↑ robust)
-//	top-1      [argmax p = argmax p′]                                              (naming.Top1Agree; ↑ robust)
-//
-// each reported as mean ± sd over the pairs of a kind. For ProtoT the routing change is, per layer ℓ, JS(π̄ ‖ π̄′)
-// of the position-averaged write routing π̄ = (1/n) Σ_t π_t of the two prompts (n tokens each, the EOS included), and
-// likewise for the read routing ρ.
+// The next-token distributions at the prompt's last position are compared with models/pair (MeasureRobustness; its
+// doc.go, "Robustness", states the measures): the JS divergence, the top-k overlap and the Spearman correlation over
+// the union of the two top-k sets (k = overlap_k), top-1 agreement, and ProtoT's routing change per layer, each
+// reported as mean ± sd over the pairs of a kind.
 //
 // # Files
 //

@@ -1,6 +1,7 @@
 package robustness
 
 import (
+	"slices"
 	"strings"
 	"time"
 
@@ -8,12 +9,20 @@ import (
 
 	"github.com/protolab/protolab/models/lm"
 	"github.com/protolab/protolab/models/pair"
+	"github.com/protolab/protolab/workbench/data"
 	"github.com/protolab/protolab/workbench/meter"
 	"github.com/protolab/protolab/workbench/run"
 )
 
 // Study is the name under which results are stored (run.Out/<Study>/) and the CLI runs the study.
 const Study = "robustness"
+
+// Random streams of the study (run.RNG names). They keep the names they had in experiments/interp, where the
+// study began, so that the presets reproduce its numbers.
+const (
+	streamPrompts = "interp/prompts"
+	streamPerturb = "interp/perturb"
+)
 
 // Result is everything the study measured, as plain data (JSON; figures.go draws it).
 type Result struct {
@@ -32,13 +41,10 @@ type CorpusResult struct {
 	Source string `json:"source"`
 	// Models are the ProtoT model and the LLaMA baseline, in that order.
 	Models []pair.Summary `json:"models"`
-	// Kinds are the perturbation kinds applied: Config.Perturbations, then data.PerturbSynonym on a corpus with
-	// synonyms.
-	Kinds []string `json:"kinds"`
-	// Comparisons are the statistics of each model (ProtoT, then LLaMA) under each kind.
-	Comparisons []ModelStats `json:"comparisons"`
-	// Examples holds the first pair of each kind.
-	Examples []PromptPair `json:"examples"`
+	// Robustness is the measurement (pair.MeasureRobustness; JSON keys kinds, comparisons, examples): the kinds
+	// applied (Config.Perturbations, then data.PerturbSynonym on a corpus with synonyms), the statistics of each
+	// model (ProtoT, then LLaMA) under each kind, and the first pair of each kind.
+	pair.Robustness
 }
 
 // Corpus returns the result of the corpus with the given source, or nil.
@@ -52,7 +58,7 @@ func (r *Result) Corpus(source string) *CorpusResult {
 }
 
 // Stats returns the statistics of a mixer and a kind, or nil.
-func (c *CorpusResult) Stats(mixer, kind string) *Stats {
+func (c *CorpusResult) Stats(mixer, kind string) *pair.Stats {
 	for _, m := range c.Comparisons {
 		if m.Mixer != mixer {
 			continue
@@ -111,10 +117,24 @@ func runCorpus(cfg Config, cc CorpusConfig, prov *run.Provenance, o run.Options)
 	if pc.WordNet != nil {
 		synonyms = pc.WordNet.Synonyms
 	}
+	kinds := slices.Clone(cfg.Perturbations)
+	if synonyms != nil {
+		kinds = append(kinds, data.PerturbSynonym)
+	}
+	texts := pair.Prompts(pc.Data, cfg.Prompts, cfg.MaxTokens-4, run.RNG(cfg.Seed, streamPrompts))
+	if len(texts) == 0 {
+		return nil, "", errors.Errorf("robustness: no held-out prompt of %s fits max_tokens=%d", cc.Source,
+			cfg.MaxTokens)
+	}
 	cr := &CorpusResult{Source: cc.Source, Models: pc.Models}
-	proto, llama, prep := pc.Proto, pc.Llama, pc.Data
 	if err := prov.Time("robust_"+cc.Source, func() error {
-		return measure(cr, []*lm.Model{proto, llama}, prep, cfg, synonyms)
+		rb, err := pair.MeasureRobustness([]*lm.Model{pc.Proto, pc.Llama}, pc.Data, texts, kinds,
+			pair.RobustnessConfig{MaxTokens: cfg.MaxTokens, OverlapK: cfg.OverlapK, BatchSize: cfg.BatchSize},
+			run.RNG(cfg.Seed, streamPerturb), synonyms)
+		if err == nil {
+			cr.Robustness = *rb
+		}
+		return err
 	}); err != nil {
 		return nil, "", err
 	}

@@ -83,34 +83,6 @@ func TestRun_Tiny(t *testing.T) {
 	require.Equal(t, again.Corpora[0].Comparisons, loaded.Corpora[0].Comparisons)
 }
 
-// TestPrompts_EndBeforeLastWord: every prompt is a prefix of a validation document that stops just before the
-// last word of one of its sentences, and fits the token limit with the EOS in front.
-func TestPrompts_EndBeforeLastWord(t *testing.T) {
-	dc := Tiny().Data
-	dc.Source = lmdata.SourceSynthetic
-	prep, err := lmdata.Prepare(dc, "")
-	require.NoError(t, err)
-	ps := prompts(prep, 10, 20, 1)
-	require.Len(t, ps, 10)
-	for _, p := range ps {
-		require.LessOrEqual(t, 1+len(prep.Tokenizer.Encode(p)), 20)
-		found := false
-		for d, text := range prep.Val.Texts {
-			if !strings.HasPrefix(text, p) {
-				continue
-			}
-			for _, s := range prep.Val.Labels[d].Sentences {
-				ws := data.LetterWords(text[s.Start:s.End])
-				if len(ws) >= 3 && int(s.Start)+ws[len(ws)-2].End == len(p) {
-					found = true
-				}
-			}
-		}
-		require.True(t, found, "%q ends before the last word of a sentence", p)
-	}
-	require.Equal(t, ps, prompts(prep, 10, 20, 1), "seeded")
-}
-
 // TestConfig_PresetsValidate checks every preset, that each trains the models of the pair preset of its name (the
 // models experiments/interp trains with the preset of the same name), and the errors of bad settings.
 func TestConfig_PresetsValidate(t *testing.T) {

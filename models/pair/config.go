@@ -1,9 +1,12 @@
 package pair
 
 import (
+	"fmt"
+
 	"github.com/pkg/errors"
 
 	"github.com/protolab/protolab/layers/decoder"
+	"github.com/protolab/protolab/layers/protot"
 	"github.com/protolab/protolab/models/lm"
 	"github.com/protolab/protolab/workbench/fit"
 	"github.com/protolab/protolab/workbench/lmdata"
@@ -69,53 +72,57 @@ func (c Config) Models(source string) (proto, llama lm.Config, err error) {
 	return proto.Resolved(), llama.Resolved(), nil
 }
 
+// Departures returns the settings of c that depart from the spec's defaults and bear on a comparison of the two
+// models: ProtoT initial routing temperatures other than the official ones (layers/protot.DefaultConfig), which the
+// LLaMA baseline has no counterpart of.
+func (c Config) Departures() []string {
+	p, d := c.Model.ProtoT, protot.DefaultConfig()
+	if p.WriteTempInit == d.WriteTempInit && p.SharedWriteTempInit == d.SharedWriteTempInit &&
+		p.ReadTempInit == d.ReadTempInit {
+		return nil
+	}
+	return []string{fmt.Sprintf("ProtoT initial routing temperatures τ_w %g (layer 0: %g), τ_r %g instead of the "+
+		"official %g (%g), %g, chosen on the validation split with no tuning of the LLaMA baseline (models/pair)",
+		p.WriteTempInit, p.SharedWriteTempInit, p.ReadTempInit, d.WriteTempInit, d.SharedWriteTempInit,
+		d.ReadTempInit)}
+}
+
 // Tiny is seconds on one CPU core, for unit tests and notebook smoke runs: width 16, two layers, R = 4 prototypes,
 // two heads, 20 steps of 8×24 tokens on 150 synthetic documents.
 func Tiny() Config {
 	c := Small()
-	c.Data.Synthetic.NumDocs = 150
-	c.Data.Tokenizer.VocabSize = 320
-	c.Data.SeqLen = 24
-	c.Data.BatchSize = 8
-	c.Model.Width = 16
-	c.Model.NumLayers = 2
-	c.Model.Attention.NumHeads = 2
+	c.shape(lm.Shape{Docs: 150, Vocab: 320, SeqLen: 24, Batch: 8, Width: 16, Layers: 2, Heads: 2, MaxLen: 64})
 	c.Model.ProtoT.NumPrototypes = 4
-	c.Model.MaxLen = 64
-	c.Train.Steps = 20
-	c.Train.WarmupSteps = 2
-	c.Train.EvalBatches = 1
+	c.Train.Steps, c.Train.WarmupSteps, c.Train.EvalBatches = 20, 2, 1
 	return c
 }
 
 // Small is a few minutes of CPU time on a 2-core machine with the pure-Go backend: two-layer models of width 32
-// (R = 16 prototypes with the official routing temperatures, 4 heads) trained for 500 steps of 16×32 tokens.
+// (R = 16 prototypes with the official routing temperatures, 4 heads) trained for 500 steps of 16×32 tokens
+// (lm.SmallShape with batches of 16 and 4 heads).
 func Small() Config {
-	d := lmdata.DefaultConfig()
-	d.Synthetic.NumDocs = 2000
-	d.Tokenizer.VocabSize = 1024
-	d.SeqLen = 32
-	d.BatchSize = 16
-	m := decoder.DefaultConfig()
-	m.Width = 32
-	m.NumLayers = 2
+	s := lm.SmallShape
+	s.Batch, s.Heads = 16, 4
+	d, m := lm.Base(s)
+	m.VocabSize = decoder.DefaultConfig().VocabSize // not read (Config.shape says why)
 	m.Mixer = decoder.MixerProtoT
-	m.Attention.NumHeads = 4
-	m.Attention.RoPEBase = 10_000
 	m.ProtoT.NumPrototypes = 16
 	m.ProtoT.ChunkSize = 32
 	// The routing temperatures are the official ones (layers/protot.DefaultConfig): a sharper initial routing was
 	// once chosen by looking at experiments/interp's results, with no matching tuning of the LLaMA baseline, so the
 	// protocol keeps the spec's and a sharper one is a variant to run with --set (model.protot.write_temp_init, …).
-	m.MaxLen = 128
 	t := fit.DefaultConfig()
-	t.Steps = 500
-	t.LR = 5e-3
-	t.WarmupSteps = 20
-	t.EvalEvery = 0
-	t.EvalBatches = 4
-	t.CheckpointEvery = 0
+	t.Steps, t.LR, t.WarmupSteps, t.EvalEvery, t.EvalBatches, t.CheckpointEvery = 500, 5e-3, 20, 0, 4, 0
 	return Config{Seed: 1, Data: d, Model: m, MatchParams: true, Train: t}
+}
+
+// shape writes s into c's data and model (lm.Shape.Apply) but leaves model.vocab_size as it is: Models sets the
+// vocabulary from data.tokenizer.vocab_size, so the key is not read, and keeping the decoder default there keeps the
+// hashes of the configurations stored before the presets were written with lm.Shape.
+func (c *Config) shape(s lm.Shape) {
+	v := c.Model.VocabSize
+	s.Apply(&c.Data, &c.Model)
+	c.Model.VocabSize = v
 }
 
 // Paper is the paper's setting (docs/spec/protot.md §1, §3): D = 256, L = 6, R = 32, 4 heads, T = 256, B = 32,
@@ -123,20 +130,13 @@ func Small() Config {
 func Paper() Config {
 	c := Small()
 	c.Seed = 4257
-	c.Data.Synthetic.NumDocs = 200_000
-	c.Data.Tokenizer.VocabSize = 16_384
-	c.Data.SeqLen = 256
-	c.Data.BatchSize = 32
+	c.shape(lm.Shape{Docs: 200_000, Vocab: 16_384, SeqLen: 256, Batch: 32})
 	c.Model = decoder.DefaultConfig()
 	c.Model.Mixer = decoder.MixerProtoT
 	c.Model.FFNHidden = 688 // ⌊2.7·D/16⌋·16 (spec §1)
-	c.Train = fit.DefaultConfig()
-	c.Train.Steps = 20_000
-	c.Train.LR = 6e-4
-	c.Train.Beta2 = 0.999
-	c.Train.ClipNorm = 0
-	c.Train.WarmupSteps = 400
-	c.Train.EvalEvery = 1000
-	c.Train.CheckpointEvery = 1000
+	t := fit.DefaultConfig()
+	t.Steps, t.LR, t.Beta2, t.ClipNorm, t.WarmupSteps = 20_000, 6e-4, 0.999, 0, 400
+	t.EvalEvery, t.CheckpointEvery = 1000, 1000
+	c.Train = t
 	return c
 }

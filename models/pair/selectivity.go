@@ -1,50 +1,10 @@
-package interp
+package pair
 
 import (
 	"math"
 
 	"github.com/protolab/protolab/workbench/naming"
 )
-
-// ClassOther is the class of the positions whose target token carries no concept value.
-const ClassOther = "other"
-
-// positionClasses returns the classes of the first n positions of es (Intervention.Classes), their shares and
-// their positions.
-func positionClasses(es *evalSet, n int) (classes []string, share []float64, pos [][]int) {
-	index := map[string]int{}
-	for _, name := range es.tokens.Names {
-		if name == NoneLabel {
-			continue
-		}
-		c := naming.ConceptOf(name)
-		if _, seen := index[c]; !seen {
-			index[c] = len(classes)
-			classes = append(classes, c)
-		}
-	}
-	classes = append(classes, ClassOther)
-	pos = make([][]int, len(classes))
-	for i := range n {
-		in := make([]bool, len(classes))
-		labelled := false
-		for _, l := range es.next[i] {
-			if name := es.tokens.Names[l]; name != NoneLabel {
-				in[index[naming.ConceptOf(name)]], labelled = true, true
-			}
-		}
-		in[len(classes)-1] = !labelled
-		for c, ok := range in {
-			if ok {
-				pos[c] = append(pos[c], i)
-			}
-		}
-	}
-	for _, p := range pos {
-		share = append(share, float64(len(p))/float64(max(1, n)))
-	}
-	return classes, share, pos
-}
 
 // Selectivity is, for one class of positions, the prototype whose write mask raises the class's loss most above
 // the loss it adds elsewhere.
@@ -71,7 +31,7 @@ func OutsideLoss(share, loss, dPPL float64) float64 {
 	return (math.Log1p(dPPL) - share*loss) / (1 - share)
 }
 
-// ClassSelectivity returns, per concept class (ClassOther excluded), the prototype whose write mask raises the
+// ClassSelectivity returns, per concept class (naming.ClassOther excluded), the prototype whose write mask raises the
 // loss of the class's positions most above its loss increase on the other positions (Loss − Outside; a hub that
 // costs every token alike scores 0).
 func ClassSelectivity(iv *Intervention) []Selectivity {
@@ -81,7 +41,7 @@ func ClassSelectivity(iv *Intervention) []Selectivity {
 	write := iv.Sweeps[0]
 	var out []Selectivity
 	for c, class := range iv.Classes {
-		if class == ClassOther {
+		if class == naming.ClassOther {
 			continue
 		}
 		var s Selectivity

@@ -1,7 +1,7 @@
-package robustness
+package pair
 
 import (
-	"slices"
+	"math/rand/v2"
 
 	"github.com/gomlx/gomlx/core/tensors"
 	"github.com/pkg/errors"
@@ -9,12 +9,10 @@ import (
 	"github.com/protolab/protolab/layers/decoder"
 	"github.com/protolab/protolab/layers/protot"
 	"github.com/protolab/protolab/models/lm"
-	"github.com/protolab/protolab/models/pair"
 	"github.com/protolab/protolab/workbench/data"
 	"github.com/protolab/protolab/workbench/host"
 	"github.com/protolab/protolab/workbench/lmdata"
 	"github.com/protolab/protolab/workbench/naming"
-	"github.com/protolab/protolab/workbench/run"
 	"github.com/protolab/protolab/workbench/stats"
 )
 
@@ -26,7 +24,7 @@ type PromptPair struct {
 	Word      string `json:"word"` // the word that was changed
 }
 
-// Stats are the distribution comparisons of one model under one perturbation kind (doc.go, "Measures").
+// Stats are the distribution comparisons of one model under one perturbation kind (doc.go, "Robustness").
 type Stats struct {
 	Kind     string        `json:"kind"`
 	Pairs    int           `json:"pairs"`
@@ -40,26 +38,19 @@ type Stats struct {
 	RoutingJSRead []naming.MeanSD `json:"routing_js_read,omitempty"`
 }
 
-// ModelStats are the comparisons of one model, one Stats per perturbation kind (CorpusResult.Kinds order).
+// ModelStats are the comparisons of one model, one Stats per perturbation kind (Robustness.Kinds order).
 type ModelStats struct {
 	Mixer  string  `json:"mixer"`
 	ByKind []Stats `json:"by_kind"`
 }
 
-// Random streams of the study (run.RNG names). They keep the names they had in experiments/interp, where the
-// study began, so that the presets reproduce its numbers.
-const (
-	streamPrompts = "interp/prompts"
-	streamPerturb = "interp/perturb"
-)
-
-// prompts returns up to n prompt texts from the validation documents of prep: for each document (in a seeded
-// order) the longest prefix that ends just before the last word of a sentence (so that the model predicts a
+// Prompts returns up to n prompt texts from the validation documents of prep: for each document (in an order drawn
+// from rng) the longest prefix that ends just before the last word of a sentence (so that the model predicts a
 // sentence's final word) and whose tokens, with the EOS in front, number at most limit. Sentences of fewer than
 // three words are not cut.
-func prompts(prep *lmdata.Prepared, n, limit int, seed uint64) []string {
+func Prompts(prep *lmdata.Prepared, n, limit int, rng *rand.Rand) []string {
 	val := prep.Val
-	order := run.RNG(seed, streamPrompts).Perm(len(val.Texts))
+	order := rng.Perm(len(val.Texts))
 	var out []string
 	for _, d := range order {
 		if len(out) == n {
@@ -84,27 +75,37 @@ func prompts(prep *lmdata.Prepared, n, limit int, seed uint64) []string {
 	return out
 }
 
-// measure perturbs held-out prompts of prep and fills cr's kinds, examples and the comparisons of each model's
-// next-token distributions (and ProtoT's routing). synonyms, when not nil, adds data.PerturbSynonym.
-func measure(cr *CorpusResult, models []*lm.Model, prep *lmdata.Prepared, cfg Config,
-	synonyms func(string) []string) error {
-	kinds := slices.Clone(cfg.Perturbations)
-	if synonyms != nil {
-		kinds = append(kinds, data.PerturbSynonym)
-	}
-	texts := prompts(prep, cfg.Prompts, cfg.MaxTokens-4, cfg.Seed)
-	if len(texts) == 0 {
-		return errors.Errorf("robustness: no held-out prompt of %s fits max_tokens=%d", cr.Source, cfg.MaxTokens)
-	}
-	rng := run.RNG(cfg.Seed, streamPerturb)
-	cr.Kinds = kinds
+// RobustnessConfig sets the sizes of MeasureRobustness.
+type RobustnessConfig struct {
+	MaxTokens int // a perturbed prompt's longest length in tokens, the EOS in front included; the rows' length
+	OverlapK  int // k of the top-k overlap and of the Spearman union
+	BatchSize int // prompt rows per forward pass
+}
+
+// Robustness is the robustness measurement of the pair on one corpus (docs/spec/protot.md §7.5; doc.go,
+// "Robustness").
+type Robustness struct {
+	// Kinds are the perturbation kinds applied, in order.
+	Kinds []string `json:"kinds"`
+	// Comparisons are the statistics of each model (in the order given) under each kind.
+	Comparisons []ModelStats `json:"comparisons"`
+	// Examples holds the first pair of each kind.
+	Examples []PromptPair `json:"examples"`
+}
+
+// MeasureRobustness perturbs each prompt text once per kind (data.Perturb with rng and synonyms, which
+// data.PerturbSynonym needs), drops a perturbed prompt longer than cfg.MaxTokens, and compares each model's
+// next-token distributions (and a ProtoT model's routing) on every original and perturbed prompt.
+func MeasureRobustness(models []*lm.Model, prep *lmdata.Prepared, texts, kinds []string, cfg RobustnessConfig,
+	rng *rand.Rand, synonyms func(string) []string) (*Robustness, error) {
+	rb := &Robustness{Kinds: kinds}
 	var pairs []PromptPair
 	for _, kind := range kinds {
 		first := true
 		for _, t := range texts {
 			pt, word, ok, err := data.Perturb(t, kind, rng, synonyms)
 			if err != nil {
-				return err
+				return nil, err
 			}
 			if !ok || 1+len(prep.Tokenizer.Encode(pt)) > cfg.MaxTokens {
 				continue
@@ -112,7 +113,7 @@ func measure(cr *CorpusResult, models []*lm.Model, prep *lmdata.Prepared, cfg Co
 			p := PromptPair{Kind: kind, Original: t, Perturbed: pt, Word: word}
 			pairs = append(pairs, p)
 			if first {
-				cr.Examples = append(cr.Examples, p)
+				rb.Examples = append(rb.Examples, p)
 				first = false
 			}
 		}
@@ -134,29 +135,29 @@ func measure(cr *CorpusResult, models []*lm.Model, prep *lmdata.Prepared, cfg Co
 	for _, m := range models {
 		ms, err := compare(m, rows, lens, pairs, kinds, cfg)
 		if err != nil {
-			return err
+			return nil, err
 		}
-		cr.Comparisons = append(cr.Comparisons, ms)
+		rb.Comparisons = append(rb.Comparisons, ms)
 	}
-	return nil
+	return rb, nil
 }
 
 // compare runs one model on the prompt rows (pair i: rows 2i and 2i+1, of lens tokens before the padding) and
 // aggregates the comparisons per kind.
-func compare(m *lm.Model, rows [][]int32, lens []int, pairs []PromptPair, kinds []string, cfg Config) (ModelStats,
-	error) {
+func compare(m *lm.Model, rows [][]int32, lens []int, pairs []PromptPair, kinds []string, cfg RobustnessConfig) (
+	ModelStats, error) {
 	mc := m.Config.Model
 	isProto := mc.Mixer == decoder.MixerProtoT
 	var names []string
 	if isProto {
-		names = append(pair.ProbeNames(mc.NumLayers, protot.Scope+"."+protot.ProbePi),
-			pair.ProbeNames(mc.NumLayers, protot.Scope+"."+protot.ProbeRho)...)
+		names = append(ProbeNames(mc.NumLayers, protot.Scope+"."+protot.ProbePi),
+			ProbeNames(mc.NumLayers, protot.Scope+"."+protot.ProbeRho)...)
 	}
 	keep := names
 	if len(keep) == 0 {
 		keep = []string{decoder.ProbeFinalNorm} // the output is all we need; keep one cheap probe
 	}
-	runner, err := pair.Runner(m, keep)
+	runner, err := Runner(m, keep)
 	if err != nil {
 		return ModelStats{}, err
 	}
@@ -172,7 +173,7 @@ func compare(m *lm.Model, rows [][]int32, lens []int, pairs []PromptPair, kinds 
 		}
 		c, err := runner.Run(tensors.FromValue(batch))
 		if err != nil {
-			return ModelStats{}, errors.WithMessage(err, "robustness: prompts")
+			return ModelStats{}, errors.WithMessage(err, "pair: prompts")
 		}
 		logits, err := host.Floats(c.Output)
 		if err != nil {
@@ -205,7 +206,7 @@ func compare(m *lm.Model, rows [][]int32, lens []int, pairs []PromptPair, kinds 
 		}
 	}
 	ms := ModelStats{Mixer: mc.Mixer}
-	k := cfg.TopK
+	k := cfg.OverlapK
 	L := len(names) / 2
 	for _, kind := range kinds {
 		var js, ov, sp, t1 []float64

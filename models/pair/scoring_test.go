@@ -1,10 +1,12 @@
-package interp
+package pair
 
 import (
 	"math"
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/protolab/protolab/workbench/naming"
 )
 
 // TestEffect_HandCase: p = (0.5, 0.25, 0.1) → p′ = (0.25, 0.25, 0.1): target 0 (one-token words at positions 0
@@ -19,25 +21,26 @@ func TestEffect_HandCase(t *testing.T) {
 		}
 		return out
 	}
-	one := func(ps ...int) []Occurrence {
-		var out []Occurrence
+	one := func(ps ...int) []naming.Occurrence {
+		var out []naming.Occurrence
 		for _, p := range ps {
-			out = append(out, Occurrence{Pos: p, Len: 1})
+			out = append(out, naming.Occurrence{Pos: p, Len: 1})
 		}
 		return out
 	}
-	dp, dppl := Effect(lg(0.5, 0.25, 0.1), lg(0.25, 0.25, 0.1), [][]Occurrence{one(0, 1), one(2)})
+	dp, dppl := Effect(lg(0.5, 0.25, 0.1), lg(0.25, 0.25, 0.1), [][]naming.Occurrence{one(0, 1), one(2)})
 	require.InDeltaSlice(t, []float64{-0.25, 0}, dp, 1e-15)
 	require.InDelta(t, math.Cbrt(2)-1, dppl, 1e-15)
-	dp, dppl = Effect(lg(0.5, 0.25, 0.1), lg(0.25, 0.25, 0.2), [][]Occurrence{one(0, 1), one(2)})
+	dp, dppl = Effect(lg(0.5, 0.25, 0.1), lg(0.25, 0.25, 0.2), [][]naming.Occurrence{one(0, 1), one(2)})
 	require.InDeltaSlice(t, []float64{-0.25, 1}, dp, 1e-15)
 	require.InDelta(t, 0, dppl, 1e-15) // equal products
 
-	word := [][]Occurrence{{{Pos: 0, Len: 2}}}
+	word := [][]naming.Occurrence{{{Pos: 0, Len: 2}}}
 	dp, _ = Effect(lg(0.5, 0.25, 0.1), lg(0.25, 0.25, 0.1), word)
 	require.InDeltaSlice(t, []float64{-0.5}, dp, 1e-15)
 	dp, _ = Effect(lg(0.5, 0.25, 0.1), lg(0.25, 0.5, 0.1), word)
 	require.InDeltaSlice(t, []float64{0}, dp, 1e-15)
 	require.InDelta(t, 0.5*0.25, wordProb(lg(0.5, 0.25, 0.1), word[0]), 1e-15)
-	require.InDelta(t, (0.125+0.1)/2, wordProb(lg(0.5, 0.25, 0.1), []Occurrence{{0, 2}, {2, 1}}), 1e-15)
+	require.InDelta(t, (0.125+0.1)/2, wordProb(lg(0.5, 0.25, 0.1), []naming.Occurrence{{Pos: 0, Len: 2},
+		{Pos: 2, Len: 1}}), 1e-15)
 }

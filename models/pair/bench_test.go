@@ -1,4 +1,4 @@
-package interp
+package pair
 
 import (
 	"math/rand/v2"
@@ -11,15 +11,17 @@ import (
 	"github.com/protolab/protolab/layers/decoder"
 	"github.com/protolab/protolab/layers/protot"
 	"github.com/protolab/protolab/models/lm"
+	"github.com/protolab/protolab/workbench/lmdata"
 	"github.com/protolab/protolab/workbench/run"
 )
 
 // BenchmarkInterventionPass measures one pass of the intervention sweep at the Small preset's size (a write mask
-// set, then 64 sequences of 32 tokens scored in two batches) on an untrained model, and reports the graph builds
-// over all passes (1: the executable is reused).
+// set, then 64 sequences of 32 tokens scored in two batches of experiments/interp's eval.batch_size) on an untrained
+// model, and reports the graph builds over all passes (1: the executable is reused).
 func BenchmarkInterventionPass(b *testing.B) {
+	const evalBatch = 32
 	cfg := Small()
-	pc, _, err := cfg.Models(cfg.Corpora[0].Source)
+	pc, _, err := cfg.Models(lmdata.SourceSynthetic)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -32,7 +34,7 @@ func BenchmarkInterventionPass(b *testing.B) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	var batches []*tensors.Tensor
 	for range 2 {
-		rows := make([][]int32, cfg.Eval.BatchSize)
+		rows := make([][]int32, evalBatch)
 		for i := range rows {
 			rows[i] = make([]int32, cfg.Data.SeqLen+1)
 			for j := range rows[i] {

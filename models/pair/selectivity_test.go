@@ -1,4 +1,4 @@
-package interp
+package pair
 
 import (
 	"math"
@@ -19,7 +19,7 @@ func TestProbFloor_AttainedExactly(t *testing.T) {
 	floor := ProbFloor(0.2, 0.01)
 	require.InDelta(t, math.Pow(1.01, -5)-1, floor, 1e-15)
 	base := []float64{-1, -2, -0.5, -3, -1, -2, -0.1, -4, -1, -1}
-	occ := [][]Occurrence{{{Pos: 0, Len: 1}, {Pos: 3, Len: 2}}}
+	occ := [][]naming.Occurrence{{{Pos: 0, Len: 1}, {Pos: 3, Len: 2}}}
 	lower := func(factor float64) []float64 {
 		lp := append([]float64(nil), base...)
 		lp[0] += math.Log(factor)
@@ -46,20 +46,6 @@ func TestClassLoss_HandCase(t *testing.T) {
 	}
 }
 
-// TestPositionClasses_HandCase: five positions whose targets carry {gender=male}, {gender=male, number=plural},
-// {none}, {} and {country=Egypt}: the classes are gender, number, country (first appearance among the label
-// names) and other; a token with two concepts is in both classes, and "none" and unlabelled tokens are other.
-func TestPositionClasses_HandCase(t *testing.T) {
-	es := &evalSet{tokens: &naming.Tokens{Names: []string{"gender=male", "number=plural", NoneLabel, "country=Egypt"}},
-		next: [][]int32{{0}, {0, 1}, {2}, {}, {3}}}
-	classes, share, pos := positionClasses(es, 5)
-	require.Equal(t, []string{"gender", "number", "country", ClassOther}, classes)
-	require.Equal(t, [][]int{{0, 1}, {1}, {4}, {2, 3}}, pos)
-	require.Equal(t, []float64{0.4, 0.2, 0.2, 0.4}, share)
-	_, _, pos = positionClasses(es, 2)
-	require.Equal(t, [][]int{{0, 1}, {1}, nil, nil}, pos, "only the first n positions")
-}
-
 // TestClassSelectivity_HandCase: three prototypes, classes gender (a quarter of the positions) and other. Prototype
 // 1 costs gender tokens 0.4 nats and the others 0.02, so its mean loss change is 0.25·0.4 + 0.75·0.02 and
 // ClassSelectivity recovers Outside = 0.02 from its ΔPPL (excess 0.38); prototype 0 costs gender 0.1 and nothing
@@ -67,7 +53,7 @@ func TestPositionClasses_HandCase(t *testing.T) {
 // most. The gender targets' occurrences are 3% + 2% of the positions, so the concept's floor is ProbFloor(0.05, 1%);
 // number's do not count.
 func TestClassSelectivity_HandCase(t *testing.T) {
-	iv := &Intervention{Prototypes: []string{"L0 P0", "L0 P1", "L0 P2"}, Classes: []string{"gender", ClassOther},
+	iv := &Intervention{Prototypes: []string{"L0 P0", "L0 P1", "L0 P2"}, Classes: []string{"gender", naming.ClassOther},
 		ClassShare: []float64{0.25, 0.75}, MaxPPLChange: 0.01,
 		Effects: []TargetEffect{{Target: "gender=male", Share: 0.03}, {Target: "number=plural", Share: 0.4},
 			{Target: "gender=female", Share: 0.02}},
