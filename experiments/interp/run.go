@@ -104,25 +104,14 @@ type Check struct {
 // Study is the name under which results are stored (run.Out/<Study>/) and the CLI runs the study.
 const Study = "interp"
 
-// LoadOrRun returns the result stored for cfg under run.Out, or runs the study. Notebook cells use it so that only
-// the first one computes.
-func LoadOrRun(cfg Config, opts ...run.Option) (*Result, error) {
-	return run.LoadOrRun(Study, cfg, opts, runStudy)
-}
+// Runs is the study's entry points (run.Entry): Runs.LoadOrRun(cfg) returns the result stored for cfg under
+// run.Out or runs the study; Runs.Run(cfg) runs it even when a result is stored (the models it trains are loaded
+// from run.Out/models when trained before); Runs.Notebook() and Runs.NotebookConfig() are what a notebook shows
+// and starts its settings from at $PROTOLAB_PRESET.
+var Runs = run.Entry[Config, *Result]{Study: Study, Preset: Preset, Small: Small, Quick: Quick, Compute: runStudy}
 
-// Notebook returns what a notebook shows at the preset run.PresetName() names: at "small", the stored protocol run
-// of Small when there is one, else the Quick run (computed or loaded; run.Showcase); at any other preset its
-// LoadOrRun.
-func Notebook(opts ...run.Option) (*Result, error) {
-	return run.Notebook(Study, Preset, Small, Quick, opts, runStudy)
-}
-
-// Run runs the study of cfg on every corpus (training or loading the two models, units, dashboards, SAEs,
-// interventions), then the checks, even when a result is stored; with run.Out set it stores it there.
-func Run(cfg Config, opts ...run.Option) (*Result, error) {
-	return run.Recompute(Study, cfg, opts, runStudy)
-}
-
+// runStudy runs the study of cfg on every corpus (training or loading the two models, units, dashboards, SAEs,
+// interventions), then the checks.
 func runStudy(cfg Config, prov *run.Provenance, o run.Options) (*Result, error) {
 	prov.Seed = cfg.Seed
 	start, cpu0 := time.Now(), meter.CPUSeconds()

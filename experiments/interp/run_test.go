@@ -24,7 +24,7 @@ func TestRun_Tiny(t *testing.T) {
 	cfg := Tiny()
 	cfg.Seeds = 2
 	out := t.TempDir()
-	res, err := Run(cfg, run.Out(out), run.Progress(nil))
+	res, err := Runs.Run(cfg, run.Out(out), run.Progress(nil))
 	require.NoError(t, err)
 	stored, err := filepath.Glob(filepath.Join(out, Study, "result-*.json"))
 	require.NoError(t, err)
@@ -212,7 +212,7 @@ func TestRun_Tiny(t *testing.T) {
 	require.True(t, strings.Contains(ChecksTable(res).String(), "graph builds"))
 
 	// The same config loads both models from the cache and gives the same numbers; LoadOrRun reads the result.
-	again, err := Run(cfg, run.Out(out), run.Progress(nil))
+	again, err := Runs.Run(cfg, run.Out(out), run.Progress(nil))
 	require.NoError(t, err)
 	for i, m := range again.Corpora[0].Models {
 		require.True(t, m.Cached)
@@ -221,13 +221,13 @@ func TestRun_Tiny(t *testing.T) {
 	require.True(t, again.Replicates[0].Corpora[0].Models[0].Cached)
 	require.Equal(t, c.Kinds, again.Corpora[0].Kinds)
 	require.Equal(t, res.Replicates[0].Corpora[0].Kinds, again.Replicates[0].Corpora[0].Kinds)
-	loaded, err := LoadOrRun(cfg, run.Out(out), run.Progress(nil))
+	loaded, err := Runs.LoadOrRun(cfg, run.Out(out), run.Progress(nil))
 	require.NoError(t, err)
 	require.Equal(t, again.Checks, loaded.Checks)
 
 	// At the tiny preset a notebook runs (or loads) the Tiny preset itself: one seed, its models already trained.
 	t.Setenv(run.PresetEnv, "tiny")
-	nb, err := Notebook(run.Out(out), run.Progress(nil))
+	nb, err := Runs.Notebook(run.Out(out), run.Progress(nil))
 	require.NoError(t, err)
 	require.Equal(t, []uint64{cfg.Seed}, nb.Seeds)
 	require.True(t, nb.Corpora[0].Models[0].Cached)
@@ -320,7 +320,7 @@ func TestRun_RequiredWordNetMissingFailsFirst(t *testing.T) {
 	cfg.Corpora[1].Optional = false
 	require.NoError(t, cfg.Validate())
 	out := t.TempDir()
-	_, err := Run(cfg, run.Out(out))
+	_, err := Runs.Run(cfg, run.Out(out))
 	require.ErrorContains(t, err, "corpus wordnet is required")
 	require.ErrorContains(t, err, wordnet.EnvDir)
 	entries, err := os.ReadDir(out)

@@ -18,7 +18,7 @@ import (
 func TestRun_Small(t *testing.T) {
 	out := wbtest.LongRun(t, "the Small preset takes tens of minutes", "PROTOLAB_INTERP_OUT")
 	cfg := Small()
-	res, err := Run(cfg, run.Out(out))
+	res, err := Runs.Run(cfg, run.Out(out))
 	require.NoError(t, err)
 	require.Len(t, res.Seeds, cfg.Seeds)
 	for _, c := range res.Corpora {

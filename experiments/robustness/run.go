@@ -72,18 +72,15 @@ func (c *CorpusResult) Stats(mixer, kind string) *pair.Stats {
 	return nil
 }
 
-// LoadOrRun returns the result stored for cfg under run.Out, or runs the study. Notebook cells use it so that only
-// the first one computes.
-func LoadOrRun(cfg Config, opts ...run.Option) (*Result, error) {
-	return run.LoadOrRun(Study, cfg, opts, runStudy)
-}
+// Runs is the study's entry points (run.Entry): Runs.LoadOrRun(cfg) returns the result stored for cfg under
+// run.Out or runs the study; Runs.Run(cfg) runs it even when a result is stored (the models it trains are loaded
+// from run.Out/models when trained before); Runs.Notebook() and Runs.NotebookConfig() are what a notebook shows
+// and starts its settings from at $PROTOLAB_PRESET (the study has no Quick preset: Small is what a notebook
+// computes).
+var Runs = run.Entry[Config, *Result]{Study: Study, Preset: Preset, Small: Small, Quick: Small, Compute: runStudy}
 
-// Run runs the study of cfg on every corpus (training or loading the two models, perturbing the prompts, comparing
-// the predictions), even when a result is stored; with run.Out set it stores it there.
-func Run(cfg Config, opts ...run.Option) (*Result, error) {
-	return run.Recompute(Study, cfg, opts, runStudy)
-}
-
+// runStudy runs the study of cfg on every corpus (training or loading the two models, perturbing the prompts,
+// comparing the predictions).
 func runStudy(cfg Config, prov *run.Provenance, o run.Options) (*Result, error) {
 	prov.Seed = cfg.Seed
 	start, cpu0 := time.Now(), meter.CPUSeconds()

@@ -21,7 +21,7 @@ import (
 func TestRun_Tiny(t *testing.T) {
 	cfg := Tiny()
 	out := t.TempDir()
-	res, err := Run(cfg, run.Out(out), run.Progress(nil))
+	res, err := Runs.Run(cfg, run.Out(out), run.Progress(nil))
 	require.NoError(t, err)
 	stored, err := filepath.Glob(filepath.Join(out, Study, "result-*.json"))
 	require.NoError(t, err)
@@ -71,14 +71,14 @@ func TestRun_Tiny(t *testing.T) {
 	require.True(t, strings.Contains(res.String(), "Robustness (synthetic)"))
 
 	// The same config loads both models from run.Out/models and gives the same numbers; LoadOrRun reads the result.
-	again, err := Run(cfg, run.Out(out), run.Progress(nil))
+	again, err := Runs.Run(cfg, run.Out(out), run.Progress(nil))
 	require.NoError(t, err)
 	for i, m := range again.Corpora[0].Models {
 		require.True(t, m.Cached)
 		require.Equal(t, c.Models[i].Val.Perplexity, m.Val.Perplexity)
 	}
 	require.Equal(t, c.Comparisons, again.Corpora[0].Comparisons)
-	loaded, err := LoadOrRun(cfg, run.Out(out), run.Progress(nil))
+	loaded, err := Runs.LoadOrRun(cfg, run.Out(out), run.Progress(nil))
 	require.NoError(t, err)
 	require.Equal(t, again.Corpora[0].Comparisons, loaded.Corpora[0].Comparisons)
 }

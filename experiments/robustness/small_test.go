@@ -16,7 +16,7 @@ import (
 // every kind, and synonym perturbations on WordNet when it is installed.
 func TestRun_Small(t *testing.T) {
 	out := wbtest.LongRun(t, "the Small preset takes minutes", "PROTOLAB_INTERP_OUT")
-	res, err := Run(Small(), run.Out(out))
+	res, err := Runs.Run(Small(), run.Out(out))
 	require.NoError(t, err)
 	for _, c := range res.Corpora {
 		require.Len(t, c.Comparisons, 2, c.Source)

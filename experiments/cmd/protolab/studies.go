@@ -69,9 +69,9 @@ var studies = []study{
 		"mode=throughput or decode for one), beside theory/cost (notebook 10)", speed.Preset, speed.Runs.LoadOrRun,
 		speed.Runs.Run),
 	entry(interp.Study, "ProtoT interpretability: naming, disentanglement, dashboards, interventions (notebook 11)",
-		interp.Preset, interp.LoadOrRun, interp.Run),
+		interp.Preset, interp.Runs.LoadOrRun, interp.Runs.Run),
 	entry(robustness.Study, "ProtoT and LLaMA under typos and synonyms: routing and prediction changes (notebook 11)",
-		robustness.Preset, robustness.LoadOrRun, robustness.Run),
+		robustness.Preset, robustness.Runs.LoadOrRun, robustness.Runs.Run),
 	entry(prismhead.Study, "PRISM head vs dense: quality, coverage, usage, prototype-space curvature, clustering "+
 		"sweep (notebook 20)", prismhead.Preset, prismhead.Runs.LoadOrRun, prismhead.Runs.Run),
 	entry(attribution.Study, "PRISM training-data attribution: cached prototype statistics vs EK-FAC and gradient "+
