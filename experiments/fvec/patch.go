@@ -6,6 +6,7 @@ import (
 
 	"github.com/protolab/protolab/layers/linattn"
 	"github.com/protolab/protolab/theory/meanfield"
+	"github.com/protolab/protolab/workbench/parallel"
 	"github.com/protolab/protolab/workbench/stats"
 )
 
@@ -90,7 +91,7 @@ func (s *study) patch() error {
 	}
 	S := c.Sweep.Seeds
 	out := make([]PatchResult, len(rows)*S)
-	if err := s.pool(len(out), func(i int) error {
+	if err := parallel.Do(len(out), c.Sweep.Workers, func(i int) error {
 		name, seed := rows[i/S], i%S
 		pr, err := s.patchOne(s.kept[name][seed], name, seed, targets, donors, theory, tau)
 		if err != nil {

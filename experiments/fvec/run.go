@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -16,6 +15,7 @@ import (
 	"github.com/protolab/protolab/theory/meanfield"
 	"github.com/protolab/protolab/theory/prior"
 	"github.com/protolab/protolab/workbench/fit"
+	"github.com/protolab/protolab/workbench/parallel"
 	"github.com/protolab/protolab/workbench/run"
 	"github.com/protolab/protolab/workbench/stats"
 )
@@ -191,7 +191,7 @@ type study struct {
 	kept     map[string][]*trained
 	keptVal  map[string][]float64
 	treeTest *Batch     // the tree prior's test set (the probes' contexts)
-	logMu    sync.Mutex // models train concurrently (pool)
+	logMu    sync.Mutex // models train concurrently (parallel.Do)
 	// progress is the folder finished chains are stored in and loaded from (progress.go); "" stores nothing.
 	progress string
 }
@@ -200,37 +200,6 @@ func (s *study) logf(format string, args ...any) {
 	s.logMu.Lock()
 	defer s.logMu.Unlock()
 	fmt.Fprintf(s.log, "fvec: "+format+"\n", args...)
-}
-
-// pool runs fn(0) … fn(n−1), Sweep.Workers at a time, and returns the first error.
-func (s *study) pool(n int, fn func(i int) error) error {
-	workers := s.cfg.Sweep.Workers
-	if workers <= 0 {
-		workers = runtime.GOMAXPROCS(0)
-	}
-	errs := make([]error, n)
-	next := make(chan int)
-	var wg sync.WaitGroup
-	for w := 0; w < min(workers, n); w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range next {
-				errs[i] = fn(i)
-			}
-		}()
-	}
-	for i := range n {
-		next <- i
-	}
-	close(next)
-	wg.Wait()
-	for _, err := range errs {
-		if err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 // theory computes the theory curves of both priors and the best non-adaptive designs.
@@ -267,7 +236,7 @@ func (s *study) theory() error {
 	if d.DesignContexts > 0 {
 		tr.BestDesign = make([]DesignPoint, len(c.Sweep.TreeM))
 		// The searches are independent; the largest M costs the most, so it starts first.
-		if err := s.pool(len(c.Sweep.TreeM), func(i int) error {
+		if err := parallel.Do(len(c.Sweep.TreeM), c.Sweep.Workers, func(i int) error {
 			i = len(c.Sweep.TreeM) - 1 - i
 			m := c.Sweep.TreeM[i]
 			design, _, err := meanfield.BestLevelDesign(d.Tree, m, d.Tokens, d.LabelNoise, d.DesignContexts, c.Seed)
@@ -321,7 +290,7 @@ func (s *study) evalSets(p prior.Prior, name string) evalSets {
 	}
 }
 
-// sweeps trains every row of both priors in one pool (each row's seeds are independent chains over M), the most
+// sweeps trains every row of both priors in one parallel.Do (each row's seeds are independent chains over M), the most
 // expensive rows first so that the workers finish together.
 func (s *study) sweeps() error {
 	c := s.cfg
@@ -356,7 +325,7 @@ func (s *study) sweeps() error {
 	specs := append(first, rest...)
 	S := c.Sweep.Seeds
 	chains := make([]chainResult, len(specs)*S)
-	if err := s.pool(len(chains), func(j int) error {
+	if err := parallel.Do(len(chains), c.Sweep.Workers, func(j int) error {
 		var err error
 		chains[j], err = s.chain(specs[j/S], j%S)
 		return err
