@@ -215,35 +215,20 @@ func (s *study) theory() error {
 	if err != nil {
 		return err
 	}
-	tr := &TreeResult{Theory: curves}
-	mc := meanfield.TreeMC{Prior: d.Tree, Tau: curves.Config.Tau, Tokens: d.Tokens, LabelNoise: d.LabelNoise,
-		Measurements: min(maxM, d.Tree.Depth), Contexts: d.TheoryContexts, Seed: c.Seed}
-	if tr.AdaptiveTokens, err = meanfield.AdaptiveMC(mc); err != nil {
+	tokens, err := meanfield.ComputeTreeTokenCurves(curves.Config)
+	if err != nil {
 		return err
 	}
-	if tr.NonAdaptiveTokens, err = meanfield.NonAdaptiveMC(mc); err != nil {
-		return err
-	}
-	if d.Tree.Depth <= meanfield.MaxNoiselessDepth {
-		for l := 1; l <= min(maxM, 4); l++ {
-			v, err := meanfield.OptimalNoiseless(d.Tree, l)
-			if err != nil {
-				return err
-			}
-			tr.OptimalNoiseless = append(tr.OptimalNoiseless, v)
-		}
-	}
+	tr := &TreeResult{Theory: curves, AdaptiveTokens: tokens.Adaptive, NonAdaptiveTokens: tokens.NonAdaptive,
+		OptimalNoiseless: tokens.OptimalNoiseless}
 	if d.DesignContexts > 0 {
 		tr.BestDesign = make([]DesignPoint, len(c.Sweep.TreeM))
 		// The searches are independent; the largest M costs the most, so it starts first.
 		if err := parallel.Do(len(c.Sweep.TreeM), c.Sweep.Workers, func(i int) error {
 			i = len(c.Sweep.TreeM) - 1 - i
 			m := c.Sweep.TreeM[i]
-			design, _, err := meanfield.BestLevelDesign(d.Tree, m, d.Tokens, d.LabelNoise, d.DesignContexts, c.Seed)
-			if err != nil {
-				return err
-			}
-			est, err := meanfield.LevelDesignMC(design, d.TheoryContexts, c.Seed+2)
+			design, est, err := meanfield.ReestimatedLevelDesign(d.Tree, m, d.Tokens, d.LabelNoise, d.DesignContexts,
+				d.TheoryContexts, c.Seed)
 			if err != nil {
 				return err
 			}

@@ -86,6 +86,8 @@
 //   - patch.go: eq. (7.1): PatchDelta.
 //   - curves.go: TreeCurves and GaussianCurves, everything a figure needs as plain slices (the theory curves of
 //     spec §6).
+//   - tokencurves.go: TreeTokenCurves (the ideal models A and B on real tokens and the noise-free DP optimum beside
+//     a trained model) and ReestimatedLevelDesign (the best level design with an unbiased MSE, model B's reference).
 //
 // Monte Carlo functions take a seed (never a generator) so that their results do not depend on GOMAXPROCS; they
 // return Estimate values (mean, standard error, samples). Samplers in package prior take a *rand.Rand.
