@@ -7,42 +7,6 @@ import (
 	"github.com/protolab/protolab/layers/linattn"
 )
 
-// Protocol is the part of the configuration that the claims and checks state: the budgets, the seeds and the
-// plateau criterion, copied into the result so that they are judged from the stored result alone.
-type Protocol struct {
-	Seeds       int    `json:"seeds"`
-	ValSeed     uint64 `json:"val_seed"`
-	TestSeed    uint64 `json:"test_seed"`
-	HeldOutSeed uint64 `json:"held_out_seed"`
-	// Batch is the contexts per training step of every model; SharedTokens whether a step's contexts share x.
-	Batch        int  `json:"batch"`
-	SharedTokens bool `json:"shared_tokens"`
-	// TreeSteps[i] and GaussianSteps[i] are the training steps of every model at the i-th M of each sweep; with
-	// Grow a model at M continues the one at the previous M.
-	TreeSteps     []int   `json:"tree_steps"`
-	GaussianSteps []int   `json:"gaussian_steps"`
-	Grow          bool    `json:"grow"`
-	TestContexts  int     `json:"test_contexts"`
-	ValContexts   int     `json:"val_contexts"`
-	PlateauTail   float64 `json:"plateau_tail"`
-	PlateauTol    float64 `json:"plateau_tol"`
-}
-
-// protocolOf returns the protocol of cfg.
-func protocolOf(cfg Config) Protocol {
-	p := Protocol{Seeds: cfg.Sweep.Seeds, ValSeed: cfg.ValSeed, TestSeed: cfg.TestSeed, HeldOutSeed: cfg.HeldOutSeed,
-		Batch: cfg.Data.Batch, SharedTokens: cfg.Data.SharedTokens, Grow: cfg.Sweep.Grow,
-		TestContexts: cfg.Data.TestContexts, ValContexts: cfg.Data.ValContexts, PlateauTail: cfg.Sweep.PlateauTail,
-		PlateauTol: cfg.Sweep.PlateauTol}
-	for _, m := range cfg.Sweep.TreeM {
-		p.TreeSteps = append(p.TreeSteps, cfg.steps(false, m))
-	}
-	for _, m := range cfg.Sweep.GaussianM {
-		p.GaussianSteps = append(p.GaussianSteps, cfg.steps(true, m))
-	}
-	return p
-}
-
 // Allowances of the theory checks and claims, |sim − theory| ≤ 4·s.e. + allowance (house style,
 // docs/STYLE.md §11.4).
 const (

@@ -7,6 +7,7 @@ import (
 	"github.com/pkg/errors"
 
 	"github.com/protolab/protolab/layers/linattn"
+	"github.com/protolab/protolab/models/icl"
 	"github.com/protolab/protolab/theory/prior"
 	"github.com/protolab/protolab/workbench/fit"
 	"github.com/protolab/protolab/workbench/run"
@@ -40,16 +41,9 @@ type DataConfig struct {
 	Tree prior.Tree `json:"tree"`
 	// GaussianDim is D of the Gaussian prior θ ~ N(0, I_D). Spec §2.1: 8.
 	GaussianDim int `json:"gaussian_dim"`
-	// Tokens is N, the context length; it sets the measurement noise τ² ∝ 1/N. Spec: 128.
-	Tokens int `json:"tokens"`
-	// LabelNoise is s. Spec: 0.1.
-	LabelNoise float64 `json:"label_noise"`
-	// Batch is the number of fresh contexts per training step, the same for every model. Spec §5: 512.
-	Batch int `json:"batch"`
-	// SharedTokens draws one x_{1:N} per training step for all Batch contexts (θ and label noise stay independent
-	// per context; GenerateShared), for every model alike: the key MLPs of B then run once per step instead of once
-	// per context. Validation and test contexts always have their own tokens. Spec §2 (independent tokens): false.
-	SharedTokens bool `json:"shared_tokens"`
+	// Data is how the training contexts of every model are drawn: data.tokens (N), data.label_noise (s),
+	// data.batch and data.shared_tokens.
+	icl.Data
 	// ValContexts is the size of the validation set (one per prior, from val_seed), evaluated during training for
 	// the plateau criterion; ≤ 500 or a multiple of 500 (it runs in equal chunks).
 	ValContexts int `json:"val_contexts"`
@@ -196,10 +190,7 @@ func Small() Config {
 		Data: DataConfig{
 			Tree:           prior.Tree{Depth: 6, Alpha: 0.6},
 			GaussianDim:    8,
-			Tokens:         128,
-			LabelNoise:     0.1,
-			Batch:          32,
-			SharedTokens:   true,
+			Data:           icl.Data{Tokens: 128, LabelNoise: 0.1, Batch: 32, SharedTokens: true},
 			ValContexts:    1000,
 			TestContexts:   3000,
 			PatchPairs:     500,
@@ -269,9 +260,6 @@ func FromEnv() (Config, error) { return run.FromEnv(Preset) }
 // kinds accepted by the sweeps.
 var allKinds = []string{linattn.KindA, linattn.KindB, linattn.KindC, linattn.KindAPrime}
 
-// valChunk is the size of one validation batch.
-const valChunk = 500
-
 // Validate reports the first problem of the configuration, naming its key.
 func (c Config) Validate() error {
 	d := c.Data
@@ -290,9 +278,9 @@ func (c Config) Validate() error {
 		return errors.Errorf("data.label_noise=%g, want ≥ 0", d.LabelNoise)
 	case d.Batch < 1:
 		return errors.Errorf("data.batch=%d, want ≥ 1", d.Batch)
-	case d.ValContexts < 2 || (d.ValContexts > valChunk && d.ValContexts%valChunk != 0):
+	case d.ValContexts < 2 || (d.ValContexts > icl.ValidationChunk && d.ValContexts%icl.ValidationChunk != 0):
 		return errors.Errorf("data.val_contexts=%d, want 2…%d or a multiple of %d (validation runs in equal chunks)",
-			d.ValContexts, valChunk, valChunk)
+			d.ValContexts, icl.ValidationChunk, icl.ValidationChunk)
 	case d.TestContexts < 4:
 		return errors.Errorf("data.test_contexts=%d, want ≥ 4", d.TestContexts)
 	case d.PatchPairs < 2:
@@ -383,24 +371,4 @@ func (c Config) Validate() error {
 		return errors.New("sweep.patch_kinds or sweep.key_gain_ablation is set but sweep.tree_m is empty")
 	}
 	return nil
-}
-
-// steps returns the training steps of every model with M = m on the tree (gaussian = false) or Gaussian prior.
-func (c Config) steps(gaussian bool, m int) int {
-	if gaussian {
-		if i := slices.Index(c.Sweep.GaussianM, m); i >= 0 && i < len(c.Sweep.GaussianSteps) && c.Sweep.GaussianSteps[i] > 0 {
-			return c.Sweep.GaussianSteps[i]
-		}
-		return c.Train.Steps
-	}
-	if m >= 1 && m <= len(c.Sweep.DepthSteps) && c.Sweep.DepthSteps[m-1] > 0 {
-		return c.Sweep.DepthSteps[m-1]
-	}
-	return c.Train.Steps
-}
-
-// evalEvery returns the validation interval of a model trained for steps steps: the plateau tail, so that the
-// validation curve has a point at (1 − plateau_tail)·steps when the product is a whole number.
-func (c Config) evalEvery(steps int) int {
-	return max(1, int(math.Round(c.Sweep.PlateauTail*float64(steps))))
 }

@@ -1,4 +1,4 @@
-package fvec
+package icl
 
 import (
 	"encoding/json"
@@ -177,7 +177,7 @@ func (s *Stream) State() ([]byte, error) { return json.Marshal(s.next) }
 // Restore implements fit.Batches.
 func (s *Stream) Restore(state []byte) error {
 	if err := json.Unmarshal(state, &s.next); err != nil {
-		return errors.Wrapf(err, "fvec.Stream.Restore: state %q", state)
+		return errors.Wrapf(err, "icl.Stream.Restore: state %q", state)
 	}
 	s.ahead = nil // the batch in flight (if any) is for another position; let it finish unread
 	return nil
