@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"github.com/protolab/protolab/layers/linattn"
+	"github.com/protolab/protolab/models/icl"
+	"github.com/protolab/protolab/theory/meanfield"
 	"github.com/protolab/protolab/workbench/report"
 	"github.com/protolab/protolab/workbench/stats"
 )
@@ -93,7 +95,7 @@ func recipe(p Protocol, steps []int) string {
 }
 
 // ratio returns num/den with the standard error of the delta method, both at their last point.
-func ratio(num, den *Scores) (v, se float64) {
+func ratio(num, den *icl.Scores) (v, se float64) {
 	n, d := len(num.MSE)-1, len(den.MSE)-1
 	a, sa, b, sb := num.MSE[n], num.StdErr[n], den.MSE[d], den.StdErr[d]
 	v = a / b
@@ -165,7 +167,7 @@ func treeCClaim(r *Result) report.Claim {
 		return c
 	}
 	lmmse := func(M int) (float64, bool) { return t.Theory.LMMSETokens[M-1], true }
-	worst, i := theoryGap(m, lmmse, optimisationFactor*p.PlateauTol)
+	worst, i := m.TheoryGap(lmmse, optimisationFactor*p.PlateauTol)
 	want := t.Theory.LMMSETokens[m.M[i]-1]
 	c.Ours = report.Estimate{Value: m.MSE[i] / want, SE: m.StdErr[i] / want, Seeds: p.Seeds, Unit: "× LMMSE"}
 	c.Rule.Holds = worst <= 1
@@ -270,41 +272,6 @@ func gaussDepthClaim(r *Result) report.Claim {
 	return c
 }
 
-// sharedPrefix is the patching statistic of one model: the largest |ΔMSE(j, ℓ)| with a shared prefix (j ≥ ℓ ≥ 2;
-// layer 1's keys depend on x alone) over the largest ΔMSE(j, ℓ) after the divergence (j < ℓ), capped at 1 (and 1
-// when neither moves: a model whose keys ignore the workspace shows no patching effect at all).
-func sharedPrefix(delta [][]float64) float64 {
-	var same, diff float64
-	for j := range delta {
-		for l := 1; l < len(delta[j]); l++ { // l is ℓ − 1; ℓ ≥ 2
-			if d := delta[j][l]; j >= l {
-				same = math.Max(same, math.Abs(d))
-			} else {
-				diff = math.Max(diff, d)
-			}
-		}
-	}
-	if diff <= 0 || same >= diff {
-		return 1
-	}
-	return same / diff
-}
-
-// patchDecay is the per-layer decay of the patching effect after the divergence: Σ ΔMSE(j, ℓ+1) / Σ ΔMSE(j, ℓ)
-// over the cells j < ℓ < L; ok is false when the denominator is not positive (no effect to decay).
-func patchDecay(delta [][]float64) (v float64, ok bool) {
-	var num, den float64
-	for j := range delta {
-		for l := 1; l+1 < len(delta[j]); l++ { // ℓ = l+1 ≥ 2, ℓ+1 ≤ L
-			if j < l {
-				num += delta[j][l+1]
-				den += delta[j][l]
-			}
-		}
-	}
-	return num / den, den > 0
-}
-
 func patchRowName(row string) string {
 	if row == AblationKeyGain {
 		return "A with key gain (ablation row)"
@@ -336,7 +303,7 @@ func sharedPrefixClaim(r *Result, row string) report.Claim {
 	}
 	var v []float64
 	for _, p := range ps {
-		v = append(v, sharedPrefix(p.Delta))
+		v = append(v, meanfield.SharedPrefix(p.Delta))
 	}
 	mean, se := stats.MeanSE(v)
 	c.Ours = report.Estimate{Value: mean, SE: se, Seeds: len(ps)}
@@ -362,10 +329,10 @@ func patchDecayClaim(r *Result, row string) report.Claim {
 		return c
 	}
 	c.Method = patchMethod(r, row, ps)
-	ideal, _ := patchDecay(ps[0].Theory)
+	ideal, _ := meanfield.PatchDecay(ps[0].Theory)
 	var v []float64
 	for _, p := range ps {
-		d, ok := patchDecay(p.Delta)
+		d, ok := meanfield.PatchDecay(p.Delta)
 		if !ok {
 			c.Untestable = fmt.Sprintf("seed %d shows no patching effect after the divergence (Σ ΔMSE(j < ℓ) ≤ 0), so "+
 				"there is no decay to measure (see the shared-prefix row)", p.Seed)

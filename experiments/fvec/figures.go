@@ -7,6 +7,7 @@ import (
 
 	"github.com/go-echarts/go-echarts/v2/charts"
 
+	"github.com/protolab/protolab/models/icl"
 	"github.com/protolab/protolab/theory/meanfield"
 	"github.com/protolab/protolab/workbench/plot"
 )
@@ -27,7 +28,7 @@ func ints(m []int) []float64 {
 }
 
 // modelSeries returns one "simulation: <row>" series per curve (test MSE), with a band of ±2 standard errors.
-func modelSeries(models []Curve) []plot.Series {
+func modelSeries(models []icl.Curve) []plot.Series {
 	var out []plot.Series
 	for i := range models {
 		c := &models[i]

@@ -2,14 +2,11 @@ package fvec
 
 import (
 	"fmt"
-	"math"
-	"slices"
 	"strings"
 
 	"github.com/protolab/protolab/models/icl"
 	"github.com/protolab/protolab/theory/meanfield"
 	"github.com/protolab/protolab/workbench/run"
-	"github.com/protolab/protolab/workbench/stats"
 )
 
 // Result is everything the study measured, as plain data (JSON-able; figures.go draws it, Claims scores it).
@@ -30,41 +27,6 @@ type Result struct {
 
 // AblationKeyGain is the name of the key-gain ablation row: model A with model.key_gain = sweep.key_gain_ablation.
 const AblationKeyGain = "a_key_gain"
-
-// Scores are the MSEs of one row on one evaluation set against M, over seeds. Slices are indexed like M;
-// PerSeed[i][s] is seed s at M[i].
-type Scores struct {
-	// MSE is the mean over seeds of E‖θ̂ − θ‖² on the evaluation set.
-	MSE []float64 `json:"mse"`
-	// StdErr combines the spread between seeds and the finite evaluation set: √(Var_s/S + se_eval²), where Var_s is
-	// the sample variance of the per-seed MSEs (0 for one seed) and se_eval the standard error over contexts of the
-	// seed-averaged per-context error.
-	StdErr []float64 `json:"std_err"`
-	// Best and Median are over seeds (spec §5 asks both: narrow deep models can stall).
-	Best    []float64   `json:"best"`
-	Median  []float64   `json:"median"`
-	PerSeed [][]float64 `json:"per_seed"`
-}
-
-// Curve is one row of the study: a model kind (or the key-gain ablation) trained at every M of its sweep, over
-// seeds, scored on the test set (the embedded Scores: the reported numbers) and on the held-out test set.
-type Curve struct {
-	// Name is the row: the kind, or AblationKeyGain.
-	Name string `json:"name"`
-	Kind string `json:"kind"`
-	// KeyGain is model.key_gain of the row (0: none, the common recipe).
-	KeyGain float64 `json:"key_gain,omitempty"`
-	M       []int   `json:"m"`
-	Scores
-	// HeldOut are the scores on the held-out test set (held_out_seed), reported separately.
-	HeldOut Scores `json:"held_out"`
-	// ValMSE[i][s] is the final validation MSE of seed s at M[i], the only score choices are made on.
-	ValMSE [][]float64 `json:"val_mse"`
-	// Training[i][s] is the training record of seed s at M[i] (validation curve, plateau statistic).
-	Training [][]icl.Training `json:"training"`
-	// TrainSeconds is the training wall time per point, summed over seeds.
-	TrainSeconds []float64 `json:"train_seconds"`
-}
 
 // DesignPoint is the best non-adaptive linear design that meanfield.BestLevelDesign finds with M channels: the
 // reference a trained model B is compared with.
@@ -91,13 +53,13 @@ type TreeResult struct {
 	// BestDesign is the best non-adaptive level design at each M of sweep.tree_m (empty when
 	// data.design_contexts is 0).
 	BestDesign []DesignPoint `json:"best_design,omitempty"`
-	Models     []Curve       `json:"models"`
+	Models     []icl.Curve   `json:"models"`
 }
 
 // GaussianResult is the Gaussian-prior study (spec §6 item 1).
 type GaussianResult struct {
 	Theory *meanfield.GaussianCurves `json:"theory"`
-	Models []Curve                   `json:"models"`
+	Models []icl.Curve               `json:"models"`
 }
 
 // Check is one statement about the run with its measured value.
@@ -108,57 +70,11 @@ type Check struct {
 	Pass  bool    `json:"pass"`
 }
 
-// aggregate turns the seeds' chains of one row into its curve.
-func aggregate(r row, chains []icl.ChainResult) Curve {
-	curve := Curve{Name: r.name, Kind: r.kind, KeyGain: r.keyGain, M: slices.Clone(r.ms)}
-	for i := range r.ms {
-		var test, held []icl.Score
-		var val []float64
-		var tr []icl.Training
-		seconds := 0.0
-		for _, ch := range chains {
-			test, held = append(test, ch.Test[i]), append(held, ch.HeldOut[i])
-			val = append(val, ch.Val[i])
-			tr = append(tr, ch.Training[i])
-			seconds += ch.Training[i].Seconds
-		}
-		curve.Scores.add(test)
-		curve.HeldOut.add(held)
-		curve.ValMSE = append(curve.ValMSE, val)
-		curve.Training = append(curve.Training, tr)
-		curve.TrainSeconds = append(curve.TrainSeconds, seconds)
-	}
-	return curve
-}
-
-// add appends one point (the seeds' scores on one evaluation set) to the scores.
-func (sc *Scores) add(seeds []icl.Score) {
-	S := float64(len(seeds))
-	per := make([]float64, len(seeds))
-	mean := make([]float64, len(seeds[0].PerContext)) // seed-averaged per-context errors
-	for k, e := range seeds {
-		per[k] = e.MSE
-		for j, v := range e.PerContext {
-			mean[j] += v / S
-		}
-	}
-	_, seEval := stats.MeanSE(mean)
-	mse, seSeed := stats.MeanSE(per)
-	if len(per) < 2 {
-		seSeed = 0
-	}
-	sc.MSE = append(sc.MSE, mse)
-	sc.StdErr = append(sc.StdErr, math.Sqrt(seSeed*seSeed+seEval*seEval))
-	sc.Best = append(sc.Best, slices.Min(per))
-	sc.Median = append(sc.Median, stats.Median(per))
-	sc.PerSeed = append(sc.PerSeed, per)
-}
-
 // String is the study's report: each row's test MSE against M, the scorecard claims (ours and the rule; the
 // scorecard adds the papers' numbers and the verdicts), then every check with its measured value.
 func (r *Result) String() string {
 	var b strings.Builder
-	table := func(prior string, models []Curve) {
+	table := func(prior string, models []icl.Curve) {
 		for i := range models {
 			c := &models[i]
 			fmt.Fprintf(&b, "%s prior, %s: test MSE", prior, rowName(c))

@@ -182,7 +182,7 @@ func (s *study) sweeps() error {
 		return err
 	}
 	for i, r := range rows {
-		curve := aggregate(r, chains[i*S:(i+1)*S])
+		curve := icl.NewCurve(r.name, r.kind, r.keyGain, r.ms, chains[i*S:(i+1)*S])
 		if r.prior == "tree" {
 			s.res.Tree.Models = append(s.res.Tree.Models, curve)
 		} else {

@@ -204,10 +204,10 @@ func TestChecks_FailWhenTheProtocolBreaks(t *testing.T) {
 	}
 	cfg := Tiny()
 	tol := cfg.Sweep.PlateauTol
-	row := func(name string, mse []float64, improvement float64) Curve {
-		c := Curve{Name: name, Kind: name, M: []int{1, 2, 3}}
+	row := func(name string, mse []float64, improvement float64) icl.Curve {
+		c := icl.Curve{Name: name, Kind: name, M: []int{1, 2, 3}}
 		for i := range mse {
-			c.Scores.add([]icl.Score{{MSE: mse[i], PerContext: []float64{mse[i], mse[i]}}})
+			c.Scores.Add([]icl.Score{{MSE: mse[i], PerContext: []float64{mse[i], mse[i]}}})
 			c.StdErr[i] = 1e-3
 			c.Training = append(c.Training, []icl.Training{{Improvement: improvement}})
 		}
@@ -215,7 +215,7 @@ func TestChecks_FailWhenTheProtocolBreaks(t *testing.T) {
 	}
 	design := []DesignPoint{{M: 3, MSE: meanfield.Estimate{Mean: 0.1, StdErr: 1e-3}}}
 	r := &Result{
-		Tree: &TreeResult{Theory: curves, BestDesign: design, Models: []Curve{row("a", []float64{0.5, 0.2, 0.07}, 3*tol),
+		Tree: &TreeResult{Theory: curves, BestDesign: design, Models: []icl.Curve{row("a", []float64{0.5, 0.2, 0.07}, 3*tol),
 			row("b", []float64{0.5, 0.3, 0.2}, 0), row("c", []float64{0.6, 0.6, 0.6}, 0)}},
 		Patches: []PatchResult{{Name: "a", Levels: []int{1, 2}, Layers: 2, Delta: [][]float64{{0.01, 0.2}, {0, 0.2}}}},
 	}
@@ -226,7 +226,7 @@ func TestChecks_FailWhenTheProtocolBreaks(t *testing.T) {
 			t.Errorf("check %q: pass=%v on a result where it should be %v (value %g)", c.Name, c.Pass, !broken, c.Value)
 		}
 	}
-	r.Tree.Models = []Curve{row("a", []float64{0.5, 0.2, 0.07}, tol/2), row("b", []float64{0.5, 0.3, 0.1}, 0),
+	r.Tree.Models = []icl.Curve{row("a", []float64{0.5, 0.2, 0.07}, tol/2), row("b", []float64{0.5, 0.3, 0.1}, 0),
 		row("c", curves.LMMSETokens, 0)}
 	r.Patches[0].Delta = [][]float64{{0, 0.2}, {0, 0.001}}
 	for _, c := range checks(r, cfg) {
@@ -245,7 +245,7 @@ func TestRunSweeps_IndependentOfWorkers(t *testing.T) {
 	cfg.Data.SharedTokens, cfg.Data.Batch = true, 8 // the Small preset's training path
 	cfg.Sweep.TreeKinds, cfg.Sweep.PatchKinds, cfg.Sweep.GaussianKinds = []string{"a", "c"}, nil, nil
 	cfg.Sweep.KeyGainAblation = 4
-	var curves [][]Curve
+	var curves [][]icl.Curve
 	for _, workers := range []int{1, 3} {
 		cfg.Sweep.Workers = workers
 		res, err := Run(cfg, run.Progress(nil))
