@@ -94,9 +94,8 @@ func recipe(p Protocol, steps []int) string {
 		p.Batch, tokens, p.Seeds)
 }
 
-// ratio returns num/den with the standard error of the delta method, both at their last point.
-func ratio(num, den *icl.Scores) (v, se float64) {
-	n, d := len(num.MSE)-1, len(den.MSE)-1
+// ratio returns num/den at points n and d with the standard error of the delta method.
+func ratio(num *icl.Scores, n int, den *icl.Scores, d int) (v, se float64) {
 	a, sa, b, sb := num.MSE[n], num.StdErr[n], den.MSE[d], den.StdErr[d]
 	v = a / b
 	// The two rows are scored on the same contexts, so their errors correlate positively; ignoring that
@@ -144,7 +143,7 @@ func depthClaim(r *Result, row string, heldOut bool, claim string) report.Claim 
 	i, j := len(sa.MSE)-1, len(sb.MSE)-1
 	c.Method += fmt.Sprintf("; over seeds, median MSE_A %.4g and MSE_B %.4g, best %.4g and %.4g", sa.Median[i],
 		sb.Median[j], sa.Best[i], sb.Best[j])
-	v, se := ratio(sb, sa)
+	v, se := ratio(sb, j, sa, i)
 	c.Ours = report.Estimate{Value: v, SE: se, Seeds: p.Seeds}
 	c.Untestable = seedsMissing(p)
 	return c
@@ -249,8 +248,7 @@ func gaussDepthClaim(r *Result) report.Claim {
 				continue
 			}
 			n++
-			v := b.MSE[j] / a.MSE[i]
-			se := v * math.Hypot(b.StdErr[j]/b.MSE[j], a.StdErr[i]/a.MSE[i])
+			v, se := ratio(&b.Scores, j, &a.Scores, i)
 			if v-report.Z*se > 1 {
 				holds = false
 			}

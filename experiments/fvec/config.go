@@ -28,11 +28,15 @@ type Config struct {
 	TestSeed uint64 `json:"test_seed"`
 	// HeldOutSeed draws a second test set of the same size, evaluated once the settings are frozen and reported
 	// separately; nothing is chosen on it.
-	HeldOutSeed uint64         `json:"held_out_seed"`
-	Data        DataConfig     `json:"data"`
-	Model       linattn.Config `json:"model"` // the template of every model; kind and measurements are set per sweep point
-	Train       fit.Config     `json:"train"` // optimizer and schedule of every model; train.steps where sweep.depth_steps has no entry
-	Sweep       SweepConfig    `json:"sweep"`
+	HeldOutSeed uint64     `json:"held_out_seed"`
+	Data        DataConfig `json:"data"`
+	// Model is the template of every model (icl.Segment.Model); kind, measurements and key_gain are set per row
+	// and M.
+	Model linattn.Config `json:"model"`
+	// Train is the optimizer and schedule of every model (icl.Segment.Train); train.steps where sweep.depth_steps or
+	// sweep.gaussian_steps has no entry.
+	Train fit.Config  `json:"train"`
+	Sweep SweepConfig `json:"sweep"`
 }
 
 // DataConfig configures the context generators of spec §2 and the sizes of every evaluation.
@@ -135,10 +139,10 @@ func Tiny() Config {
 }
 
 // Quick is what the notebook and `make run` compute when no protocol run (Small) is stored: the same protocol and
-// models at a shorter budget, about as long as the notebook has always taken (ten minutes on 2 cores): 16 contexts
-// per step and [1000, 1000, 2000, 4000] steps per depth on the tree prior for every model, [500, 500, 1000, 1000]
-// on the Gaussian prior, no key-gain ablation, smaller evaluation sets. Its models need not have plateaued;
-// Result.Checks says whether they have.
+// models at a shorter budget (docs/DESIGN.md, "Presets": minutes per notebook on 2 cores): 16 contexts per step
+// and [1000, 1000, 2000, 4000] steps per depth on the tree prior for every model, [500, 500, 1000, 1000] on the
+// Gaussian prior, no key-gain ablation, smaller evaluation sets. Its models need not have plateaued; Result.Checks
+// says whether they have.
 func Quick() Config {
 	c := Small()
 	c.Data.Batch = 16
@@ -152,8 +156,8 @@ func Quick() Config {
 	return c
 }
 
-// Small is the study's protocol (`protolab run fvec --preset small`, about an hour on 2 CPU cores with the pure-Go
-// backend): K = 6 (D = 63), α = 0.6, N = 128, s = 0.1 (spec), depths 1…4 of A and A′ against 1…4 channels of B
+// Small is the study's protocol (`protolab run fvec --preset small`, sized for the Small budget of docs/DESIGN.md,
+// "Presets"): K = 6 (D = 63), α = 0.6, N = 128, s = 0.1 (spec), depths 1…4 of A and A′ against 1…4 channels of B
 // and C on the tree prior, M ∈ {2, 4, 8, 12} at D = 8 on the Gaussian prior, three seeds, validation, test and
 // held-out test contexts from three seeds no training stream uses (doc.go, "Protocol"). Every model, whatever its
 // kind, trains with one recipe: the same batch, the same steps per depth (a chain grown from depth 1, each segment
@@ -163,9 +167,9 @@ func Quick() Config {
 // sharing their tokens, ReLU key MLPs of width 32, lr 1e-2 with a cosine decay to 1%.
 //
 // Budget: most steps go to the largest M of the tree sweep, where the claims are judged, and to M ≥ D on the
-// Gaussian prior, where the models learn slowest. The batch is the largest that kept A's chains (whose cost grows
-// with it, unlike B's, A′'s and C's) within the hour when the protocol was sized, from per-step timings on gomlx
-// v0.26's pure-Go backend, for 2 cores. Whether every model reached the plateau criterion (sweep.plateau_tail,
+// Gaussian prior, where the models learn slowest. The batch is the largest that keeps A's chains (whose cost grows
+// with it, unlike B's, A′'s and C's) within the budget; BenchmarkTrainStep measures the step times it is sized
+// from. Whether every model reached the plateau criterion (sweep.plateau_tail,
 // sweep.plateau_tol) is a check of the run (Result.Checks), not an assumption. `protolab cost` estimates its compute
 // from the configuration; a stored run's provenance records the seconds each phase took.
 func Small() Config {
