@@ -91,9 +91,10 @@ func handResult(t *testing.T) *Result {
 	}
 	for s := range 3 {
 		r.Patches = append(r.Patches,
-			PatchResult{Name: "a", Kind: "a", Layers: 3, Seed: s, Levels: []int{1, 2, 3, 4}, Delta: ideal, Theory: ideal},
-			PatchResult{Name: AblationKeyGain, Kind: "a", Layers: 3, Seed: s, Levels: []int{1, 2, 3, 4}, Delta: flat,
-				Theory: ideal})
+			PatchResult{Name: "a", Kind: "a", Layers: 3, Seed: s, Levels: []int{1, 2, 3, 4},
+				Patching: icl.Patching{Delta: ideal}, Theory: ideal},
+			PatchResult{Name: AblationKeyGain, Kind: "a", Layers: 3, Seed: s, Levels: []int{1, 2, 3, 4},
+				Patching: icl.Patching{Delta: flat}, Theory: ideal})
 	}
 	return r
 }

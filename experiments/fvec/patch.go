@@ -19,11 +19,8 @@ type PatchResult struct {
 	Seed   int     `json:"seed"`    // which seed's model
 	ValMSE float64 `json:"val_mse"` // its final validation MSE (Result.Patch shows the seed with the lowest)
 	Levels []int   `json:"levels"`  // divergence levels j = 1…K
-	// CleanMSE is the unpatched MSE of each level's target contexts.
-	CleanMSE []float64 `json:"clean_mse"`
-	// Delta is ΔMSE(j, ℓ) = MSE_patched − MSE_clean, averaged over the pairs; StdErr is its standard error (paired).
-	Delta  [][]float64 `json:"delta"`
-	StdErr [][]float64 `json:"std_err"`
+	// Patching is the trained model's: the clean MSE per level, ΔMSE(j, ℓ) and its paired standard error.
+	icl.Patching
 	// Theory is ΔMSE of the ideal model A in the measurement model with shared noise at τ = TheoryTau (exactly 0
 	// for j ≥ ℓ), meanfield.PatchDelta.
 	Theory    [][]float64 `json:"theory"`
@@ -105,8 +102,7 @@ func (s *study) patchOne(t *icl.Model, name string, seed int, targets, donors []
 	if err != nil {
 		return nil, err
 	}
-	pr := &PatchResult{Name: name, Kind: t.Config.Kind, Layers: L, Seed: seed, TheoryTau: tau, CleanMSE: p.CleanMSE,
-		Delta: p.Delta, StdErr: p.StdErr}
+	pr := &PatchResult{Name: name, Kind: t.Config.Kind, Layers: L, Seed: seed, Patching: p, TheoryTau: tau}
 	for j := 1; j <= len(targets); j++ {
 		th := make([]float64, L)
 		for l := 1; l <= L; l++ {

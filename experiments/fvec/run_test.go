@@ -217,7 +217,8 @@ func TestChecks_FailWhenTheProtocolBreaks(t *testing.T) {
 	r := &Result{
 		Tree: &TreeResult{Theory: curves, BestDesign: design, Models: []icl.Curve{row("a", []float64{0.5, 0.2, 0.07}, 3*tol),
 			row("b", []float64{0.5, 0.3, 0.2}, 0), row("c", []float64{0.6, 0.6, 0.6}, 0)}},
-		Patches: []PatchResult{{Name: "a", Levels: []int{1, 2}, Layers: 2, Delta: [][]float64{{0.01, 0.2}, {0, 0.2}}}},
+		Patches: []PatchResult{{Name: "a", Levels: []int{1, 2}, Layers: 2,
+			Patching: icl.Patching{Delta: [][]float64{{0.01, 0.2}, {0, 0.2}}}}},
 	}
 	for _, c := range checks(r, cfg) {
 		// Only B's and C's plateaus are healthy in this result.

@@ -7,9 +7,10 @@ import "github.com/protolab/protolab/workbench/stats"
 // layers run on the corrupted workspace. Matrices are indexed [j−1][ℓ−1].
 type Patching struct {
 	// CleanMSE is the unpatched MSE of each level's target contexts.
-	CleanMSE []float64
+	CleanMSE []float64 `json:"clean_mse"`
 	// Delta is ΔMSE(j, ℓ) = MSE_patched − MSE_clean, averaged over the pairs; StdErr is its standard error (paired).
-	Delta, StdErr [][]float64
+	Delta  [][]float64 `json:"delta"`
+	StdErr [][]float64 `json:"std_err"`
 }
 
 // PatchKeys runs the patching experiment on m: targets[j−1] and donors[j−1] are the pairs of divergence level j
