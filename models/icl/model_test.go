@@ -13,7 +13,21 @@ import (
 	"github.com/protolab/protolab/theory/prior"
 	"github.com/protolab/protolab/workbench/fit"
 	"github.com/protolab/protolab/workbench/run"
+	"github.com/protolab/protolab/workbench/wbtest"
 )
+
+// trainOnTree trains model m for steps steps (tinyTrain) on contexts d of a depth-3 tree, seed 1, validating on val
+// (nil: no validation), and returns it with its prior.
+func trainOnTree(t *testing.T, m linattn.Config, d Data, steps int, val *Batch) (*Model, prior.Tree) {
+	t.Helper()
+	tree := prior.Tree{Depth: 3, Alpha: 0.6}
+	model, err := Train(wbtest.Backend(t), Config{Model: m, Train: tinyTrain(steps), Data: d, Prior: tree, Seed: 1},
+		nil, val)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return model, tree
+}
 
 // tinyTrain returns a short training configuration.
 func tinyTrain(steps int) fit.Config {

@@ -4,23 +4,16 @@ import (
 	"testing"
 
 	"github.com/protolab/protolab/layers/linattn"
-	"github.com/protolab/protolab/theory/prior"
 	"github.com/protolab/protolab/workbench/stats"
-	"github.com/protolab/protolab/workbench/wbtest"
 )
 
 // TestPatchKeys_LayerOneChangesNothing: the keys of model A's first layer depend on x alone, which target and donor
 // share (PatchPairs), so patching layer 1 changes nothing, bit for bit, at every divergence level (spec §7); the
 // matrices are [K][L] and the clean MSE is the unpatched target's.
 func TestPatchKeys_LayerOneChangesNothing(t *testing.T) {
-	backend := wbtest.Backend(t)
-	tree := prior.Tree{Depth: 3, Alpha: 0.6}
 	d := Data{Tokens: 8, LabelNoise: 0.1, Batch: 8}
 	m := linattn.Config{Kind: linattn.KindA, Measurements: 2, Hidden: 4, Activation: linattn.ReLU, InitScale: 1}
-	model, err := Train(backend, Config{Model: m, Train: tinyTrain(5), Data: d, Prior: tree, Seed: 1}, nil, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	model, tree := trainOnTree(t, m, d, 5, nil)
 	var targets, donors []*Batch
 	for j := 1; j <= tree.Depth; j++ {
 		tg, dn := PatchPairs(tree, 12, d.Tokens, d.LabelNoise, j, 7)

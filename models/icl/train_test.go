@@ -8,7 +8,6 @@ import (
 	"github.com/protolab/protolab/theory/meanfield"
 	"github.com/protolab/protolab/theory/prior"
 	"github.com/protolab/protolab/workbench/stats"
-	"github.com/protolab/protolab/workbench/wbtest"
 )
 
 // TestTrain_ModelCReachesLMMSE: a trained model C is the best linear readout of M linear keys, whose MSE on real
@@ -16,15 +15,10 @@ import (
 // Tolerance: 4 standard errors of the test MSE plus 3% of the value for the optimisation left after Adam on batches
 // of 32 noisy contexts (the allowance of experiments/fvec's TestRun_TinyModelCMatchesLMMSE).
 func TestTrain_ModelCReachesLMMSE(t *testing.T) {
-	backend := wbtest.Backend(t)
-	tree := prior.Tree{Depth: 3, Alpha: 0.6}
 	d := Data{Tokens: 16, LabelNoise: 0.1, Batch: 32}
 	m := linattn.Config{Kind: linattn.KindC, Measurements: 2, Activation: linattn.ReLU, InitScale: 1}
-	val := Generate(tree, 64, d.Tokens, d.LabelNoise, 2, "val")
-	model, err := Train(backend, Config{Model: m, Train: tinyTrain(600), Data: d, Prior: tree, Seed: 1}, nil, val)
-	if err != nil {
-		t.Fatal(err)
-	}
+	tree := prior.Tree{Depth: 3, Alpha: 0.6}
+	model, _ := trainOnTree(t, m, d, 600, Generate(tree, 64, d.Tokens, d.LabelNoise, 2, "val"))
 	out, err := model.Evaluate(Generate(tree, 2000, d.Tokens, d.LabelNoise, 3, "test"), nil, nil)
 	if err != nil {
 		t.Fatal(err)
