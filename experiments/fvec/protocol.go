@@ -49,8 +49,9 @@ func protocolOf(cfg Config) Protocol {
 // steps returns the training steps of every model with M = m on the tree (gaussian = false) or Gaussian prior.
 func (c Config) steps(gaussian bool, m int) int {
 	if gaussian {
-		if i := slices.Index(c.Sweep.GaussianM, m); i >= 0 && i < len(c.Sweep.GaussianSteps) && c.Sweep.GaussianSteps[i] > 0 {
-			return c.Sweep.GaussianSteps[i]
+		steps := c.Sweep.GaussianSteps
+		if i := slices.Index(c.Sweep.GaussianM, m); i >= 0 && i < len(steps) && steps[i] > 0 {
+			return steps[i]
 		}
 		return c.Train.Steps
 	}
@@ -142,6 +143,6 @@ func (c Config) Cost() run.Cost {
 			total = total.Add(one.Times(c.Sweep.Seeds))
 		}
 	}
-	return total.Note("products of layers/linattn's equations, shared tokens computed once per batch (icl.StepFLOPs); " +
-		"theory, patching and vectors not counted")
+	return total.Note("products of layers/linattn's equations, shared tokens computed once per batch " +
+		"(icl.StepFLOPs); theory, patching and vectors not counted")
 }

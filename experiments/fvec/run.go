@@ -212,7 +212,7 @@ func (s *study) evalSets(name string) icl.EvalSets {
 // chain returns one seed of row r: its models at every M, stored in (and loaded from) the run's progress folder.
 func (s *study) chain(r row, sets icl.EvalSets, seed int) *icl.Chain {
 	c := s.cfg
-	return &icl.Chain{Prior: r.prior, Row: r.name, Index: seed, Seed: c.Seed + uint64(seed), Sampler: c.priorOf(r.prior),
-		Data: c.Data.Data, Segments: c.segments(r), Grow: c.Sweep.Grow, PlateauTail: c.Sweep.PlateauTail, Sets: sets,
-		Dir: s.chainDir(r, seed), Context: s.o.Context, Logf: s.logf}
+	return &icl.Chain{Prior: r.prior, Row: r.name, Index: seed, Seed: c.Seed + uint64(seed),
+		Sampler: c.priorOf(r.prior), Data: c.Data.Data, Segments: c.segments(r), Grow: c.Sweep.Grow,
+		PlateauTail: c.Sweep.PlateauTail, Sets: sets, Dir: s.chainDir(r, seed), Context: s.o.Context, Logf: s.logf}
 }

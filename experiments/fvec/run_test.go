@@ -215,7 +215,8 @@ func TestChecks_FailWhenTheProtocolBreaks(t *testing.T) {
 	}
 	design := []DesignPoint{{M: 3, MSE: meanfield.Estimate{Mean: 0.1, StdErr: 1e-3}}}
 	r := &Result{
-		Tree: &TreeResult{Theory: curves, BestDesign: design, Models: []icl.Curve{row("a", []float64{0.5, 0.2, 0.07}, 3*tol),
+		Tree: &TreeResult{Theory: curves, BestDesign: design, Models: []icl.Curve{
+			row("a", []float64{0.5, 0.2, 0.07}, 3*tol),
 			row("b", []float64{0.5, 0.3, 0.2}, 0), row("c", []float64{0.6, 0.6, 0.6}, 0)}},
 		Patches: []PatchResult{{Name: "a", Levels: []int{1, 2}, Layers: 2,
 			Patching: icl.Patching{Delta: [][]float64{{0.01, 0.2}, {0, 0.2}}}}},

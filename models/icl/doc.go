@@ -11,7 +11,7 @@
 // ones, PatchPairs the target–donor pairs of spec §7 (same x and ξ, paths first differing at level j). Every draw is
 // fixed by a seed and a stream name (run.RNG).
 //
-// # Training and evaluation (model.go, chain.go, store.go; spec §5)
+// # Training and evaluation (model.go, chain.go, store.go, curve.go; spec §5, §6)
 //
 // Train fits one model (Config: the linattn model, the fit schedule, Data, the prior and a seed) with the loss
 //
@@ -28,6 +28,13 @@
 // (ModelFile, the last model's trainable variables; ChainFile, its scores and records, written last) and a later Run
 // of the same chain loads it instead of training; a folder without ChainFile is retrained, a ChainFile or model that
 // cannot be read is an error naming the folder to delete.
+//
+// NewCurve turns the chains of one row, one per seed, into its Curve: at each M the mean over seeds of the test MSE
+// with a standard error that combines the seeds' spread with the finite test set,
+//
+//	se = √(Var_s/S + se_eval²),   se_eval = the standard error over contexts of the seed-averaged squared error,
+//
+// the median and best over seeds, and the same on the held-out set (curve.go).
 //
 // # Patching and function vectors (patch.go, probe.go; spec §6 item 4, §7)
 //

@@ -23,7 +23,8 @@ func TestPatchKeys_LayerOneChangesNothing(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(p.Delta) != tree.Depth || len(p.Delta[0]) != 2 || len(p.StdErr) != tree.Depth || len(p.CleanMSE) != tree.Depth {
+	K := tree.Depth
+	if len(p.Delta) != K || len(p.Delta[0]) != 2 || len(p.StdErr) != K || len(p.CleanMSE) != K {
 		t.Fatalf("shapes: Delta %d×%d, StdErr %d, CleanMSE %d; want %d×2", len(p.Delta), len(p.Delta[0]),
 			len(p.StdErr), len(p.CleanMSE), tree.Depth)
 	}
