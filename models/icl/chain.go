@@ -60,6 +60,7 @@ type Score struct {
 
 // ChainResult is a chain's outcome, indexed like its Segments.
 type ChainResult struct {
+	// Test and HeldOut are each model's scores on Sets.Test and Sets.HeldOut.
 	Test, HeldOut []Score
 	// Val is the final validation MSE of each model (NaN when it has no validation curve).
 	Val      []float64
