@@ -5,43 +5,8 @@ import (
 	"math"
 
 	"github.com/protolab/protolab/layers/linattn"
+	"github.com/protolab/protolab/models/icl"
 )
-
-// Protocol is the part of the configuration that the claims and checks state: the budgets, the seeds and the
-// plateau criterion, copied into the result so that they are judged from the stored result alone.
-type Protocol struct {
-	Seeds       int    `json:"seeds"`
-	ValSeed     uint64 `json:"val_seed"`
-	TestSeed    uint64 `json:"test_seed"`
-	HeldOutSeed uint64 `json:"held_out_seed"`
-	// Batch is the contexts per training step of every model; SharedTokens whether a step's contexts share x.
-	Batch        int  `json:"batch"`
-	SharedTokens bool `json:"shared_tokens"`
-	// TreeSteps[i] and GaussianSteps[i] are the training steps of every model at the i-th M of each sweep; with
-	// Grow a model at M continues the one at the previous M.
-	TreeSteps     []int   `json:"tree_steps"`
-	GaussianSteps []int   `json:"gaussian_steps"`
-	Grow          bool    `json:"grow"`
-	TestContexts  int     `json:"test_contexts"`
-	ValContexts   int     `json:"val_contexts"`
-	PlateauTail   float64 `json:"plateau_tail"`
-	PlateauTol    float64 `json:"plateau_tol"`
-}
-
-// protocolOf returns the protocol of cfg.
-func protocolOf(cfg Config) Protocol {
-	p := Protocol{Seeds: cfg.Sweep.Seeds, ValSeed: cfg.ValSeed, TestSeed: cfg.TestSeed, HeldOutSeed: cfg.HeldOutSeed,
-		Batch: cfg.Data.Batch, SharedTokens: cfg.Data.SharedTokens, Grow: cfg.Sweep.Grow,
-		TestContexts: cfg.Data.TestContexts, ValContexts: cfg.Data.ValContexts, PlateauTail: cfg.Sweep.PlateauTail,
-		PlateauTol: cfg.Sweep.PlateauTol}
-	for _, m := range cfg.Sweep.TreeM {
-		p.TreeSteps = append(p.TreeSteps, cfg.steps(false, m))
-	}
-	for _, m := range cfg.Sweep.GaussianM {
-		p.GaussianSteps = append(p.GaussianSteps, cfg.steps(true, m))
-	}
-	return p
-}
 
 // Allowances of the theory checks and claims, |sim − theory| ≤ 4·s.e. + allowance (house style,
 // docs/STYLE.md §11.4).
@@ -64,48 +29,13 @@ const (
 )
 
 // curve returns the curve of row name (a kind, or AblationKeyGain), or nil.
-func curve(models []Curve, name string) *Curve {
+func curve(models []icl.Curve, name string) *icl.Curve {
 	for i := range models {
 		if models[i].Name == name {
 			return &models[i]
 		}
 	}
 	return nil
-}
-
-// worstPlateau returns the largest plateau improvement of a curve over its points and seeds (+Inf when a model has
-// no validation curve) and where it is.
-func worstPlateau(c *Curve) (worst float64, m, seed int) {
-	worst = math.Inf(-1)
-	for i := range c.Training {
-		for s, t := range c.Training[i] {
-			v := t.Improvement
-			if math.IsNaN(v) {
-				v = math.Inf(1)
-			}
-			if v > worst {
-				worst, m, seed = v, c.M[i], s
-			}
-		}
-	}
-	return worst, m, seed
-}
-
-// theoryGap returns, over the points of c, the largest |MSE − want(M)| in units of the allowed distance
-// 4·s.e. + allowance·want(M), and the index of that point (−1 when no point was compared); a value ≤ 1 is within the
-// allowance everywhere. Points where want is not defined (ok false) are skipped.
-func theoryGap(c *Curve, want func(m int) (float64, bool), allowance float64) (worst float64, at int) {
-	worst, at = math.Inf(-1), -1
-	for i, m := range c.M {
-		w, ok := want(m)
-		if !ok {
-			continue
-		}
-		if g := math.Abs(c.MSE[i]-w) / (4*c.StdErr[i] + allowance*w); g > worst {
-			worst, at = g, i
-		}
-	}
-	return worst, at
 }
 
 // checks states whether the run followed its protocol: every model on its plateau, B at the best non-adaptive
@@ -117,10 +47,10 @@ func checks(r *Result, cfg Config) []Check {
 	}
 	tol := cfg.Sweep.PlateauTol
 	allow := optimisationFactor * tol
-	plateau := func(prior string, models []Curve) {
+	plateau := func(prior string, models []icl.Curve) {
 		for i := range models {
 			c := &models[i]
-			worst, m, seed := worstPlateau(c)
+			worst, m, seed := c.WorstPlateau()
 			add(fmt.Sprintf("%s: %s's validation MSE improvement over the last %.0f%% of training, worst model "+
 				"(M=%d, seed %d)", prior, rowName(c), 100*cfg.Sweep.PlateauTail, m, seed), worst, worst < tol,
 				"< %g (plateau)", tol)
@@ -154,7 +84,7 @@ func checks(r *Result, cfg Config) []Check {
 			}
 		}
 		if c := curve(t.Models, linattn.KindC); c != nil {
-			worst, at := theoryGap(c, func(m int) (float64, bool) { return t.Theory.LMMSETokens[m-1], true }, allow)
+			worst, at := c.TheoryGap(func(m int) (float64, bool) { return t.Theory.LMMSETokens[m-1], true }, allow)
 			add("tree: C's test MSE over LMMSE with per-node τ_n², worst M", c.MSE[at]/t.Theory.LMMSETokens[c.M[at]-1],
 				worst <= 1, "|MSE_C − LMMSE| ≤ 4 s.e. + %g·LMMSE at every M", allow)
 		}
@@ -171,7 +101,7 @@ func checks(r *Result, cfg Config) []Check {
 	}
 	if g := r.Gaussian; g != nil {
 		if c := curve(g.Models, linattn.KindC); c != nil {
-			worst, at := theoryGap(c, func(m int) (float64, bool) { return g.Theory.LinearKey[m-1], true }, allow)
+			worst, at := c.TheoryGap(func(m int) (float64, bool) { return g.Theory.LinearKey[m-1], true }, allow)
 			add("gaussian: C's test MSE over the linear-key curve, worst M", c.MSE[at]/g.Theory.LinearKey[c.M[at]-1],
 				worst <= 1,
 				"|MSE_C − curve| ≤ 4 s.e. + %g·curve at every M (optimal up to M = D, flat beyond)", allow)
@@ -193,7 +123,7 @@ func checks(r *Result, cfg Config) []Check {
 func zscore(a, sa, b, sb float64) float64 { return (a - b) / math.Sqrt(sa*sa+sb*sb) }
 
 // rowName is the display name of a row.
-func rowName(c *Curve) string {
+func rowName(c *icl.Curve) string {
 	if c.Name == AblationKeyGain {
 		return fmt.Sprintf("A (key gain %g)", c.KeyGain)
 	}

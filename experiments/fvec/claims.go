@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"github.com/protolab/protolab/layers/linattn"
+	"github.com/protolab/protolab/models/icl"
+	"github.com/protolab/protolab/theory/meanfield"
 	"github.com/protolab/protolab/workbench/report"
 	"github.com/protolab/protolab/workbench/stats"
 )
@@ -92,9 +94,8 @@ func recipe(p Protocol, steps []int) string {
 		p.Batch, tokens, p.Seeds)
 }
 
-// ratio returns num/den with the standard error of the delta method, both at their last point.
-func ratio(num, den *Scores) (v, se float64) {
-	n, d := len(num.MSE)-1, len(den.MSE)-1
+// ratio returns num/den at points n and d with the standard error of the delta method.
+func ratio(num *icl.Scores, n int, den *icl.Scores, d int) (v, se float64) {
 	a, sa, b, sb := num.MSE[n], num.StdErr[n], den.MSE[d], den.StdErr[d]
 	v = a / b
 	// The two rows are scored on the same contexts, so their errors correlate positively; ignoring that
@@ -142,7 +143,7 @@ func depthClaim(r *Result, row string, heldOut bool, claim string) report.Claim 
 	i, j := len(sa.MSE)-1, len(sb.MSE)-1
 	c.Method += fmt.Sprintf("; over seeds, median MSE_A %.4g and MSE_B %.4g, best %.4g and %.4g", sa.Median[i],
 		sb.Median[j], sa.Best[i], sb.Best[j])
-	v, se := ratio(sb, sa)
+	v, se := ratio(sb, j, sa, i)
 	c.Ours = report.Estimate{Value: v, SE: se, Seeds: p.Seeds}
 	c.Untestable = seedsMissing(p)
 	return c
@@ -165,7 +166,7 @@ func treeCClaim(r *Result) report.Claim {
 		return c
 	}
 	lmmse := func(M int) (float64, bool) { return t.Theory.LMMSETokens[M-1], true }
-	worst, i := theoryGap(m, lmmse, optimisationFactor*p.PlateauTol)
+	worst, i := m.TheoryGap(lmmse, optimisationFactor*p.PlateauTol)
 	want := t.Theory.LMMSETokens[m.M[i]-1]
 	c.Ours = report.Estimate{Value: m.MSE[i] / want, SE: m.StdErr[i] / want, Seeds: p.Seeds, Unit: "× LMMSE"}
 	c.Rule.Holds = worst <= 1
@@ -247,8 +248,7 @@ func gaussDepthClaim(r *Result) report.Claim {
 				continue
 			}
 			n++
-			v := b.MSE[j] / a.MSE[i]
-			se := v * math.Hypot(b.StdErr[j]/b.MSE[j], a.StdErr[i]/a.MSE[i])
+			v, se := ratio(&b.Scores, j, &a.Scores, i)
 			if v-report.Z*se > 1 {
 				holds = false
 			}
@@ -268,41 +268,6 @@ func gaussDepthClaim(r *Result) report.Claim {
 		cfg.Dim, cfg.Tokens, cfg.LabelNoise, recipe(p, p.GaussianSteps), p.TestContexts, p.TestSeed)
 	c.Untestable = seedsMissing(p)
 	return c
-}
-
-// sharedPrefix is the patching statistic of one model: the largest |ΔMSE(j, ℓ)| with a shared prefix (j ≥ ℓ ≥ 2;
-// layer 1's keys depend on x alone) over the largest ΔMSE(j, ℓ) after the divergence (j < ℓ), capped at 1 (and 1
-// when neither moves: a model whose keys ignore the workspace shows no patching effect at all).
-func sharedPrefix(delta [][]float64) float64 {
-	var same, diff float64
-	for j := range delta {
-		for l := 1; l < len(delta[j]); l++ { // l is ℓ − 1; ℓ ≥ 2
-			if d := delta[j][l]; j >= l {
-				same = math.Max(same, math.Abs(d))
-			} else {
-				diff = math.Max(diff, d)
-			}
-		}
-	}
-	if diff <= 0 || same >= diff {
-		return 1
-	}
-	return same / diff
-}
-
-// patchDecay is the per-layer decay of the patching effect after the divergence: Σ ΔMSE(j, ℓ+1) / Σ ΔMSE(j, ℓ)
-// over the cells j < ℓ < L; ok is false when the denominator is not positive (no effect to decay).
-func patchDecay(delta [][]float64) (v float64, ok bool) {
-	var num, den float64
-	for j := range delta {
-		for l := 1; l+1 < len(delta[j]); l++ { // ℓ = l+1 ≥ 2, ℓ+1 ≤ L
-			if j < l {
-				num += delta[j][l+1]
-				den += delta[j][l]
-			}
-		}
-	}
-	return num / den, den > 0
 }
 
 func patchRowName(row string) string {
@@ -336,7 +301,7 @@ func sharedPrefixClaim(r *Result, row string) report.Claim {
 	}
 	var v []float64
 	for _, p := range ps {
-		v = append(v, sharedPrefix(p.Delta))
+		v = append(v, meanfield.SharedPrefix(p.Delta))
 	}
 	mean, se := stats.MeanSE(v)
 	c.Ours = report.Estimate{Value: mean, SE: se, Seeds: len(ps)}
@@ -362,10 +327,10 @@ func patchDecayClaim(r *Result, row string) report.Claim {
 		return c
 	}
 	c.Method = patchMethod(r, row, ps)
-	ideal, _ := patchDecay(ps[0].Theory)
+	ideal, _ := meanfield.PatchDecay(ps[0].Theory)
 	var v []float64
 	for _, p := range ps {
-		d, ok := patchDecay(p.Delta)
+		d, ok := meanfield.PatchDecay(p.Delta)
 		if !ok {
 			c.Untestable = fmt.Sprintf("seed %d shows no patching effect after the divergence (Σ ΔMSE(j < ℓ) ≤ 0), so "+
 				"there is no decay to measure (see the shared-prefix row)", p.Seed)

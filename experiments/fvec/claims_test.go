@@ -1,12 +1,12 @@
 package fvec
 
 import (
-	"math"
 	"strings"
 	"testing"
 
 	"github.com/protolab/protolab/docs"
 	"github.com/protolab/protolab/layers/linattn"
+	"github.com/protolab/protolab/models/icl"
 	"github.com/protolab/protolab/theory/meanfield"
 	"github.com/protolab/protolab/theory/prior"
 	"github.com/protolab/protolab/workbench/report"
@@ -62,10 +62,10 @@ func handResult(t *testing.T) *Result {
 	if err != nil {
 		t.Fatal(err)
 	}
-	row := func(name, kind string, m []int, mse []float64) Curve {
-		c := Curve{Name: name, Kind: kind, M: m}
+	row := func(name, kind string, m []int, mse []float64) icl.Curve {
+		c := icl.Curve{Name: name, Kind: kind, M: m}
 		for _, v := range mse {
-			for _, sc := range []*Scores{&c.Scores, &c.HeldOut} {
+			for _, sc := range []*icl.Scores{&c.Scores, &c.HeldOut} {
 				sc.MSE, sc.StdErr = append(sc.MSE, v), append(sc.StdErr, 1e-3)
 				sc.Best, sc.Median = append(sc.Best, v), append(sc.Median, v)
 			}
@@ -79,21 +79,22 @@ func handResult(t *testing.T) *Result {
 	r := &Result{
 		Protocol: Protocol{Seeds: 3, TestSeed: 11, HeldOutSeed: 12, Batch: 32, TreeSteps: []int{10, 10, 10},
 			GaussianSteps: []int{10, 10, 10, 10}, TestContexts: 100, PlateauTail: 0.2, PlateauTol: 0.01},
-		Tree: &TreeResult{Theory: tc, Models: []Curve{
+		Tree: &TreeResult{Theory: tc, Models: []icl.Curve{
 			row("a", "a", tm, []float64{0.5, 0.2, 0.05}),
 			row("a_prime", "a_prime", tm, []float64{0.5, 0.2, 0.05}),
 			row("b", "b", tm, []float64{0.5, 0.3, 0.1}),
 			row("c", "c", tm, tc.LMMSETokens[:3]),
 			row(AblationKeyGain, "a", tm, []float64{0.5, 0.2, 0.05}),
 		}},
-		Gaussian: &GaussianResult{Theory: gc, Models: []Curve{row("a", "a", gm, gauss), row("b", "b", gm, gauss),
+		Gaussian: &GaussianResult{Theory: gc, Models: []icl.Curve{row("a", "a", gm, gauss), row("b", "b", gm, gauss),
 			row("c", "c", gm, gauss)}},
 	}
 	for s := range 3 {
 		r.Patches = append(r.Patches,
-			PatchResult{Name: "a", Kind: "a", Layers: 3, Seed: s, Levels: []int{1, 2, 3, 4}, Delta: ideal, Theory: ideal},
-			PatchResult{Name: AblationKeyGain, Kind: "a", Layers: 3, Seed: s, Levels: []int{1, 2, 3, 4}, Delta: flat,
-				Theory: ideal})
+			PatchResult{Name: "a", Kind: "a", Layers: 3, Seed: s, Levels: []int{1, 2, 3, 4},
+				Patching: icl.Patching{Delta: ideal}, Theory: ideal},
+			PatchResult{Name: AblationKeyGain, Kind: "a", Layers: 3, Seed: s, Levels: []int{1, 2, 3, 4},
+				Patching: icl.Patching{Delta: flat}, Theory: ideal})
 	}
 	return r
 }
@@ -133,7 +134,7 @@ func TestClaims_VerdictsOnHandBuiltResults(t *testing.T) {
 			copy(b.HeldOut.MSE, a.HeldOut.MSE)
 		}
 	}
-	for _, m := range []*Curve{curve(bad.Tree.Models, linattn.KindC), curve(bad.Gaussian.Models, linattn.KindC)} {
+	for _, m := range []*icl.Curve{curve(bad.Tree.Models, linattn.KindC), curve(bad.Gaussian.Models, linattn.KindC)} {
 		for i := range m.MSE {
 			m.MSE[i] *= 1.2
 		}
@@ -190,27 +191,6 @@ func TestClaims_CaveatNamesFailedChecks(t *testing.T) {
 		}
 		if got := verdict(t, c); got != before[c.Claim] {
 			t.Errorf("claim %q: verdict %s with the caveat, %s without", c.Claim, got, before[c.Claim])
-		}
-	}
-}
-
-// TestClaims_PatchStatistics checks the two patching statistics on matrices with known values.
-func TestClaims_PatchStatistics(t *testing.T) {
-	for _, c := range []struct {
-		delta      [][]float64
-		prefix     float64
-		decay      float64
-		decayValid bool
-	}{
-		{[][]float64{{0, 0.4, 0.1}, {0, 0.02, 0.1}, {0, 0, -0.01}}, 0.05, 0.25, true},
-		{[][]float64{{0, 0, 0}, {0, 0, 0}}, 1, 0, false},        // no effect anywhere
-		{[][]float64{{0, 0.1, 0.1}, {0, 0.3, 0.1}}, 1, 1, true}, // more effect with a shared prefix: capped
-	} {
-		if got := sharedPrefix(c.delta); math.Abs(got-c.prefix) > 1e-12 {
-			t.Errorf("sharedPrefix(%v) = %g, want %g", c.delta, got, c.prefix)
-		}
-		if got, ok := patchDecay(c.delta); ok != c.decayValid || (ok && math.Abs(got-c.decay) > 1e-12) {
-			t.Errorf("patchDecay(%v) = %g, %v; want %g, %v", c.delta, got, ok, c.decay, c.decayValid)
 		}
 	}
 }

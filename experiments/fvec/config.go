@@ -7,6 +7,7 @@ import (
 	"github.com/pkg/errors"
 
 	"github.com/protolab/protolab/layers/linattn"
+	"github.com/protolab/protolab/models/icl"
 	"github.com/protolab/protolab/theory/prior"
 	"github.com/protolab/protolab/workbench/fit"
 	"github.com/protolab/protolab/workbench/run"
@@ -27,11 +28,15 @@ type Config struct {
 	TestSeed uint64 `json:"test_seed"`
 	// HeldOutSeed draws a second test set of the same size, evaluated once the settings are frozen and reported
 	// separately; nothing is chosen on it.
-	HeldOutSeed uint64         `json:"held_out_seed"`
-	Data        DataConfig     `json:"data"`
-	Model       linattn.Config `json:"model"` // the template of every model; kind and measurements are set per sweep point
-	Train       fit.Config     `json:"train"` // optimizer and schedule of every model; train.steps where sweep.depth_steps has no entry
-	Sweep       SweepConfig    `json:"sweep"`
+	HeldOutSeed uint64     `json:"held_out_seed"`
+	Data        DataConfig `json:"data"`
+	// Model is the template of every model (icl.Segment.Model); kind, measurements and key_gain are set per row
+	// and M.
+	Model linattn.Config `json:"model"`
+	// Train is the optimizer and schedule of every model (icl.Segment.Train); train.steps where sweep.depth_steps or
+	// sweep.gaussian_steps has no entry.
+	Train fit.Config  `json:"train"`
+	Sweep SweepConfig `json:"sweep"`
 }
 
 // DataConfig configures the context generators of spec §2 and the sizes of every evaluation.
@@ -40,16 +45,9 @@ type DataConfig struct {
 	Tree prior.Tree `json:"tree"`
 	// GaussianDim is D of the Gaussian prior θ ~ N(0, I_D). Spec §2.1: 8.
 	GaussianDim int `json:"gaussian_dim"`
-	// Tokens is N, the context length; it sets the measurement noise τ² ∝ 1/N. Spec: 128.
-	Tokens int `json:"tokens"`
-	// LabelNoise is s. Spec: 0.1.
-	LabelNoise float64 `json:"label_noise"`
-	// Batch is the number of fresh contexts per training step, the same for every model. Spec §5: 512.
-	Batch int `json:"batch"`
-	// SharedTokens draws one x_{1:N} per training step for all Batch contexts (θ and label noise stay independent
-	// per context; GenerateShared), for every model alike: the key MLPs of B then run once per step instead of once
-	// per context. Validation and test contexts always have their own tokens. Spec §2 (independent tokens): false.
-	SharedTokens bool `json:"shared_tokens"`
+	// Data is how the training contexts of every model are drawn: data.tokens (N), data.label_noise (s),
+	// data.batch and data.shared_tokens.
+	icl.Data
 	// ValContexts is the size of the validation set (one per prior, from val_seed), evaluated during training for
 	// the plateau criterion; ≤ 500 or a multiple of 500 (it runs in equal chunks).
 	ValContexts int `json:"val_contexts"`
@@ -141,10 +139,10 @@ func Tiny() Config {
 }
 
 // Quick is what the notebook and `make run` compute when no protocol run (Small) is stored: the same protocol and
-// models at a shorter budget, about as long as the notebook has always taken (ten minutes on 2 cores): 16 contexts
-// per step and [1000, 1000, 2000, 4000] steps per depth on the tree prior for every model, [500, 500, 1000, 1000]
-// on the Gaussian prior, no key-gain ablation, smaller evaluation sets. Its models need not have plateaued;
-// Result.Checks says whether they have.
+// models at a shorter budget (docs/DESIGN.md, "Presets": minutes per notebook on 2 cores): 16 contexts per step
+// and [1000, 1000, 2000, 4000] steps per depth on the tree prior for every model, [500, 500, 1000, 1000] on the
+// Gaussian prior, no key-gain ablation, smaller evaluation sets. Its models need not have plateaued; Result.Checks
+// says whether they have.
 func Quick() Config {
 	c := Small()
 	c.Data.Batch = 16
@@ -158,8 +156,8 @@ func Quick() Config {
 	return c
 }
 
-// Small is the study's protocol (`protolab run fvec --preset small`, about an hour on 2 CPU cores with the pure-Go
-// backend): K = 6 (D = 63), α = 0.6, N = 128, s = 0.1 (spec), depths 1…4 of A and A′ against 1…4 channels of B
+// Small is the study's protocol (`protolab run fvec --preset small`, sized for the Small budget of docs/DESIGN.md,
+// "Presets"): K = 6 (D = 63), α = 0.6, N = 128, s = 0.1 (spec), depths 1…4 of A and A′ against 1…4 channels of B
 // and C on the tree prior, M ∈ {2, 4, 8, 12} at D = 8 on the Gaussian prior, three seeds, validation, test and
 // held-out test contexts from three seeds no training stream uses (doc.go, "Protocol"). Every model, whatever its
 // kind, trains with one recipe: the same batch, the same steps per depth (a chain grown from depth 1, each segment
@@ -169,9 +167,9 @@ func Quick() Config {
 // sharing their tokens, ReLU key MLPs of width 32, lr 1e-2 with a cosine decay to 1%.
 //
 // Budget: most steps go to the largest M of the tree sweep, where the claims are judged, and to M ≥ D on the
-// Gaussian prior, where the models learn slowest. The batch is the largest that kept A's chains (whose cost grows
-// with it, unlike B's, A′'s and C's) within the hour when the protocol was sized, from per-step timings on gomlx
-// v0.26's pure-Go backend, for 2 cores. Whether every model reached the plateau criterion (sweep.plateau_tail,
+// Gaussian prior, where the models learn slowest. The batch is the largest that keeps A's chains (whose cost grows
+// with it, unlike B's, A′'s and C's) within the budget; BenchmarkTrainStep measures the step times it is sized
+// from. Whether every model reached the plateau criterion (sweep.plateau_tail,
 // sweep.plateau_tol) is a check of the run (Result.Checks), not an assumption. `protolab cost` estimates its compute
 // from the configuration; a stored run's provenance records the seconds each phase took.
 func Small() Config {
@@ -196,10 +194,7 @@ func Small() Config {
 		Data: DataConfig{
 			Tree:           prior.Tree{Depth: 6, Alpha: 0.6},
 			GaussianDim:    8,
-			Tokens:         128,
-			LabelNoise:     0.1,
-			Batch:          32,
-			SharedTokens:   true,
+			Data:           icl.Data{Tokens: 128, LabelNoise: 0.1, Batch: 32, SharedTokens: true},
 			ValContexts:    1000,
 			TestContexts:   3000,
 			PatchPairs:     500,
@@ -269,9 +264,6 @@ func FromEnv() (Config, error) { return run.FromEnv(Preset) }
 // kinds accepted by the sweeps.
 var allKinds = []string{linattn.KindA, linattn.KindB, linattn.KindC, linattn.KindAPrime}
 
-// valChunk is the size of one validation batch.
-const valChunk = 500
-
 // Validate reports the first problem of the configuration, naming its key.
 func (c Config) Validate() error {
 	d := c.Data
@@ -290,9 +282,9 @@ func (c Config) Validate() error {
 		return errors.Errorf("data.label_noise=%g, want ≥ 0", d.LabelNoise)
 	case d.Batch < 1:
 		return errors.Errorf("data.batch=%d, want ≥ 1", d.Batch)
-	case d.ValContexts < 2 || (d.ValContexts > valChunk && d.ValContexts%valChunk != 0):
+	case d.ValContexts < 2 || (d.ValContexts > icl.ValidationChunk && d.ValContexts%icl.ValidationChunk != 0):
 		return errors.Errorf("data.val_contexts=%d, want 2…%d or a multiple of %d (validation runs in equal chunks)",
-			d.ValContexts, valChunk, valChunk)
+			d.ValContexts, icl.ValidationChunk, icl.ValidationChunk)
 	case d.TestContexts < 4:
 		return errors.Errorf("data.test_contexts=%d, want ≥ 4", d.TestContexts)
 	case d.PatchPairs < 2:
@@ -383,24 +375,4 @@ func (c Config) Validate() error {
 		return errors.New("sweep.patch_kinds or sweep.key_gain_ablation is set but sweep.tree_m is empty")
 	}
 	return nil
-}
-
-// steps returns the training steps of every model with M = m on the tree (gaussian = false) or Gaussian prior.
-func (c Config) steps(gaussian bool, m int) int {
-	if gaussian {
-		if i := slices.Index(c.Sweep.GaussianM, m); i >= 0 && i < len(c.Sweep.GaussianSteps) && c.Sweep.GaussianSteps[i] > 0 {
-			return c.Sweep.GaussianSteps[i]
-		}
-		return c.Train.Steps
-	}
-	if m >= 1 && m <= len(c.Sweep.DepthSteps) && c.Sweep.DepthSteps[m-1] > 0 {
-		return c.Sweep.DepthSteps[m-1]
-	}
-	return c.Train.Steps
-}
-
-// evalEvery returns the validation interval of a model trained for steps steps: the plateau tail, so that the
-// validation curve has a point at (1 − plateau_tail)·steps when the product is a whole number.
-func (c Config) evalEvery(steps int) int {
-	return max(1, int(math.Round(c.Sweep.PlateauTail*float64(steps))))
 }

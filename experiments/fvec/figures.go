@@ -7,6 +7,7 @@ import (
 
 	"github.com/go-echarts/go-echarts/v2/charts"
 
+	"github.com/protolab/protolab/models/icl"
 	"github.com/protolab/protolab/theory/meanfield"
 	"github.com/protolab/protolab/workbench/plot"
 )
@@ -27,14 +28,11 @@ func ints(m []int) []float64 {
 }
 
 // modelSeries returns one "simulation: <row>" series per curve (test MSE), with a band of ±2 standard errors.
-func modelSeries(models []Curve) []plot.Series {
+func modelSeries(models []icl.Curve) []plot.Series {
 	var out []plot.Series
 	for i := range models {
 		c := &models[i]
-		lo, hi := make([]float64, len(c.MSE)), make([]float64, len(c.MSE))
-		for i := range c.MSE {
-			lo[i], hi[i] = c.MSE[i]-2*c.StdErr[i], c.MSE[i]+2*c.StdErr[i]
-		}
+		lo, hi := band(c.MSE, c.StdErr)
 		out = append(out, plot.Series{Name: simulationPrefix + rowName(c), X: ints(c.M), Y: c.MSE, Lo: lo, Hi: hi})
 	}
 	return out
@@ -57,15 +55,27 @@ func modelName(kind string) string {
 	return map[string]string{"a": "A", "b": "B", "c": "C"}[kind]
 }
 
-// estimateSeries turns Monte Carlo estimates for M = 1… into a series with a ±2 s.e. band.
-func estimateSeries(name string, e []meanfield.Estimate) plot.Series {
-	s := plot.Series{Name: name, Dashed: strings.HasPrefix(name, theoryPrefix)}
-	for i, v := range e {
-		s.X = append(s.X, float64(i+1))
-		s.Y = append(s.Y, v.Mean)
-		s.Lo = append(s.Lo, v.Mean-2*v.StdErr)
-		s.Hi = append(s.Hi, v.Mean+2*v.StdErr)
+// band returns y ∓ 2·se, the ±2 s.e. band of a series.
+func band(y, se []float64) (lo, hi []float64) {
+	lo, hi = make([]float64, len(y)), make([]float64, len(y))
+	for i := range y {
+		lo[i], hi[i] = y[i]-2*se[i], y[i]+2*se[i]
 	}
+	return lo, hi
+}
+
+// estimateSeries turns Monte Carlo estimates at M = ms (nil: 1, 2, …) into a series with a ±2 s.e. band.
+func estimateSeries(name string, ms []int, e []meanfield.Estimate) plot.Series {
+	s := plot.Series{Name: name, Dashed: strings.HasPrefix(name, theoryPrefix)}
+	var se []float64
+	for i, v := range e {
+		m := i + 1
+		if ms != nil {
+			m = ms[i]
+		}
+		s.X, s.Y, se = append(s.X, float64(m)), append(s.Y, v.Mean), append(se, v.StdErr)
+	}
+	s.Lo, s.Hi = band(s.Y, se)
 	return s
 }
 
@@ -86,23 +96,22 @@ func TreeMSE(r *Result) *charts.Line {
 	t := r.Tree
 	th := t.Theory
 	series := []plot.Series{
-		estimateSeries(theoryPrefix+"adaptive, greedy (ideal A, N tokens)", t.AdaptiveTokens),
+		estimateSeries(theoryPrefix+"adaptive, greedy (ideal A, N tokens)", nil, t.AdaptiveTokens),
 		curveSeries(theoryPrefix+"adaptive, greedy, τ→0", th.AdaptiveNoiseless),
-		estimateSeries(theoryPrefix+"non-adaptive Bayes, BFS nodes (ideal B, N tokens)", t.NonAdaptiveTokens),
+		estimateSeries(theoryPrefix+"non-adaptive Bayes, BFS nodes (ideal B, N tokens)", nil,
+			t.NonAdaptiveTokens),
 		curveSeries(theoryPrefix+"LMMSE, per-node τₙ² (C's baseline)", th.LMMSETokens),
 	}
 	if len(t.OptimalNoiseless) > 0 {
 		series = append(series, curveSeries(theoryPrefix+"optimal adaptive over node keys, τ→0 (DP)", t.OptimalNoiseless))
 	}
 	if len(t.BestDesign) > 0 {
-		d := plot.Series{Name: theoryPrefix + "best non-adaptive level design, Bayes readout", Dashed: true}
+		var ms []int
+		var e []meanfield.Estimate
 		for _, p := range t.BestDesign {
-			d.X = append(d.X, float64(p.M))
-			d.Y = append(d.Y, p.MSE.Mean)
-			d.Lo = append(d.Lo, p.MSE.Mean-2*p.MSE.StdErr)
-			d.Hi = append(d.Hi, p.MSE.Mean+2*p.MSE.StdErr)
+			ms, e = append(ms, p.M), append(e, p.MSE)
 		}
-		series = append(series, d)
+		series = append(series, estimateSeries(theoryPrefix+"best non-adaptive level design, Bayes readout", ms, e))
 	}
 	note := ""
 	if th.Bound != nil {
@@ -175,10 +184,7 @@ func PatchLines(r *Result, name string) *charts.Line {
 	}
 	var series []plot.Series
 	for j, v := range p.Levels {
-		lo, hi := make([]float64, p.Layers), make([]float64, p.Layers)
-		for l := range lo {
-			lo[l], hi[l] = p.Delta[j][l]-2*p.StdErr[j][l], p.Delta[j][l]+2*p.StdErr[j][l]
-		}
+		lo, hi := band(p.Delta[j], p.StdErr[j])
 		series = append(series,
 			plot.Series{Name: fmt.Sprintf("%sj = %d", simulationPrefix, v), Y: p.Delta[j], Lo: lo, Hi: hi},
 			plot.Series{Name: fmt.Sprintf("%sj = %d", theoryPrefix, v), Y: p.Theory[j], Dashed: true})

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/protolab/protolab/models/icl"
 	"github.com/protolab/protolab/theory/prior"
 	"github.com/protolab/protolab/workbench/run"
 	"github.com/protolab/protolab/workbench/store"
@@ -84,7 +85,7 @@ func interruptedRun(t *testing.T, cfg Config, out string, n int) []string {
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("interrupted run: err = %+v, want context.Canceled", err)
 	}
-	stored, err := filepath.Glob(filepath.Join(mustProgressDir(t, out, cfg), "*", chainFile))
+	stored, err := filepath.Glob(filepath.Join(mustProgressDir(t, out, cfg), "*", icl.ChainFile))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -216,7 +217,7 @@ func TestLoadOrRun_ChangedConfigDoesNotReuseProgress(t *testing.T) {
 	if got := len(log.matching("validation MSE")); got != 4 {
 		t.Errorf("changed configuration trained %d models, want 4 (2 seeds × 2 M)", got)
 	}
-	if _, err := os.Stat(filepath.Join(mustProgressDir(t, out, cfg), "tree-c-seed0", chainFile)); err != nil {
+	if _, err := os.Stat(filepath.Join(mustProgressDir(t, out, cfg), "tree-c-seed0", icl.ChainFile)); err != nil {
 		t.Errorf("the first configuration's progress is gone: %v", err)
 	}
 }
@@ -231,7 +232,7 @@ func TestLoadOrRun_DamagedProgress(t *testing.T) {
 		t.Fatalf("stored chains %v, want one", stored)
 	}
 	dir := filepath.Join(mustProgressDir(t, out, cfg), "tree-c-seed0")
-	for _, file := range []string{chainFile, modelFile} {
+	for _, file := range []string{icl.ChainFile, icl.ModelFile} {
 		path := filepath.Join(dir, file)
 		good, err := os.ReadFile(path)
 		if err != nil {
@@ -248,7 +249,7 @@ func TestLoadOrRun_DamagedProgress(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if err := os.Remove(filepath.Join(dir, chainFile)); err != nil {
+	if err := os.Remove(filepath.Join(dir, icl.ChainFile)); err != nil {
 		t.Fatal(err)
 	}
 	var buf bytes.Buffer

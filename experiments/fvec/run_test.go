@@ -11,9 +11,9 @@ import (
 	"testing"
 
 	"github.com/protolab/protolab/layers/linattn"
+	"github.com/protolab/protolab/models/icl"
 	"github.com/protolab/protolab/theory/meanfield"
 	"github.com/protolab/protolab/theory/prior"
-	"github.com/protolab/protolab/workbench/fit"
 	"github.com/protolab/protolab/workbench/run"
 )
 
@@ -204,20 +204,22 @@ func TestChecks_FailWhenTheProtocolBreaks(t *testing.T) {
 	}
 	cfg := Tiny()
 	tol := cfg.Sweep.PlateauTol
-	row := func(name string, mse []float64, improvement float64) Curve {
-		c := Curve{Name: name, Kind: name, M: []int{1, 2, 3}}
+	row := func(name string, mse []float64, improvement float64) icl.Curve {
+		c := icl.Curve{Name: name, Kind: name, M: []int{1, 2, 3}}
 		for i := range mse {
-			c.Scores.add([]evalScore{{mse: mse[i], perContext: []float64{mse[i], mse[i]}}})
+			c.Scores.Add([]icl.Score{{MSE: mse[i], PerContext: []float64{mse[i], mse[i]}}})
 			c.StdErr[i] = 1e-3
-			c.Training = append(c.Training, []Training{{Improvement: improvement}})
+			c.Training = append(c.Training, []icl.Training{{Improvement: improvement}})
 		}
 		return c
 	}
 	design := []DesignPoint{{M: 3, MSE: meanfield.Estimate{Mean: 0.1, StdErr: 1e-3}}}
 	r := &Result{
-		Tree: &TreeResult{Theory: curves, BestDesign: design, Models: []Curve{row("a", []float64{0.5, 0.2, 0.07}, 3*tol),
+		Tree: &TreeResult{Theory: curves, BestDesign: design, Models: []icl.Curve{
+			row("a", []float64{0.5, 0.2, 0.07}, 3*tol),
 			row("b", []float64{0.5, 0.3, 0.2}, 0), row("c", []float64{0.6, 0.6, 0.6}, 0)}},
-		Patches: []PatchResult{{Name: "a", Levels: []int{1, 2}, Layers: 2, Delta: [][]float64{{0.01, 0.2}, {0, 0.2}}}},
+		Patches: []PatchResult{{Name: "a", Levels: []int{1, 2}, Layers: 2,
+			Patching: icl.Patching{Delta: [][]float64{{0.01, 0.2}, {0, 0.2}}}}},
 	}
 	for _, c := range checks(r, cfg) {
 		// Only B's and C's plateaus are healthy in this result.
@@ -226,76 +228,13 @@ func TestChecks_FailWhenTheProtocolBreaks(t *testing.T) {
 			t.Errorf("check %q: pass=%v on a result where it should be %v (value %g)", c.Name, c.Pass, !broken, c.Value)
 		}
 	}
-	r.Tree.Models = []Curve{row("a", []float64{0.5, 0.2, 0.07}, tol/2), row("b", []float64{0.5, 0.3, 0.1}, 0),
+	r.Tree.Models = []icl.Curve{row("a", []float64{0.5, 0.2, 0.07}, tol/2), row("b", []float64{0.5, 0.3, 0.1}, 0),
 		row("c", curves.LMMSETokens, 0)}
 	r.Patches[0].Delta = [][]float64{{0, 0.2}, {0, 0.001}}
 	for _, c := range checks(r, cfg) {
 		if !c.Pass {
 			t.Errorf("check %q failed on a healthy result (value %g, want %s)", c.Name, c.Value, c.Want)
 		}
-	}
-}
-
-// TestGenerate_Tokens checks the data generator: y = θᵀx + s·ξ with θ the leaf's θ_σ, reproducible per seed.
-func TestGenerate_Tokens(t *testing.T) {
-	tree := prior.Tree{Depth: 3, Alpha: 0.6}
-	b := Generate(tree, 5, 7, 0, 3, "x")
-	theta := make([]float64, tree.Dim())
-	for i := 0; i < b.B; i++ {
-		tree.Theta(b.Leaves[i], theta)
-		for n := 0; n < b.N; n++ {
-			y := 0.0
-			for d := 0; d < b.D; d++ {
-				y += theta[d] * float64(b.X[(i*b.N+n)*b.D+d])
-				if float32(theta[d]) != b.Theta[i*b.D+d] {
-					t.Fatalf("context %d: θ[%d] = %g, leaf's θ = %g", i, d, b.Theta[i*b.D+d], theta[d])
-				}
-			}
-			if math.Abs(y-float64(b.Y[i*b.N+n])) > 1e-5 {
-				t.Fatalf("context %d, token %d: y = %g, θᵀx = %g (s = 0)", i, n, b.Y[i*b.N+n], y)
-			}
-		}
-	}
-	again := Generate(tree, 5, 7, 0, 3, "x")
-	if again.X[17] != b.X[17] || again.Leaves[4] != b.Leaves[4] {
-		t.Error("Generate is not reproducible for equal seeds")
-	}
-}
-
-// TestGenerateShared_SharesOnlyTokens checks the shared-token batches: one x_{1:N} for all contexts, each context
-// with its own θ (a tree leaf) and y = θᵀx + s·ξ, reproducible per seed.
-func TestGenerateShared_SharesOnlyTokens(t *testing.T) {
-	tree := prior.Tree{Depth: 3, Alpha: 0.6}
-	const B, N = 40, 6
-	b := GenerateShared(tree, B, N, 0, 3, "x")
-	if !b.Shared || len(b.X) != N*tree.Dim() || b.Tensors()[0].Shape().Dim(0) != 1 {
-		t.Fatalf("shared batch: Shared=%v, len(X)=%d, x shape %s", b.Shared, len(b.X), b.Tensors()[0].Shape())
-	}
-	theta := make([]float64, tree.Dim())
-	leaves := map[int]bool{}
-	for i := 0; i < B; i++ {
-		tree.Theta(b.Leaves[i], theta)
-		leaves[b.Leaves[i]] = true
-		for n := 0; n < N; n++ {
-			y := 0.0
-			for d := range theta {
-				y += theta[d] * float64(b.X[n*b.D+d])
-			}
-			if math.Abs(y-float64(b.Y[i*N+n])) > 1e-5 {
-				t.Fatalf("context %d, token %d: y = %g, θᵀx = %g (s = 0)", i, n, b.Y[i*N+n], y)
-			}
-		}
-	}
-	if len(leaves) < 4 {
-		t.Errorf("%d contexts drew only %d distinct leaves", B, len(leaves))
-	}
-	sub := b.Slice(5, 9)
-	if sub.B != 4 || &sub.X[0] != &b.X[0] || sub.Y[0] != b.Y[5*N] {
-		t.Error("Slice of a shared batch must keep the shared tokens and take the contexts' y")
-	}
-	noisy := GenerateShared(tree, B, N, 0.5, 3, "x")
-	if noisy.X[7] != b.X[7] || noisy.Y[7] == b.Y[7] {
-		t.Error("the same seed must give the same tokens, and label noise must change y")
 	}
 }
 
@@ -308,7 +247,7 @@ func TestRunSweeps_IndependentOfWorkers(t *testing.T) {
 	cfg.Data.SharedTokens, cfg.Data.Batch = true, 8 // the Small preset's training path
 	cfg.Sweep.TreeKinds, cfg.Sweep.PatchKinds, cfg.Sweep.GaussianKinds = []string{"a", "c"}, nil, nil
 	cfg.Sweep.KeyGainAblation = 4
-	var curves [][]Curve
+	var curves [][]icl.Curve
 	for _, workers := range []int{1, 3} {
 		cfg.Sweep.Workers = workers
 		res, err := Run(cfg, run.Progress(nil))
@@ -323,82 +262,6 @@ func TestRunSweeps_IndependentOfWorkers(t *testing.T) {
 			!slices.Equal(a.HeldOut.MSE, b.HeldOut.MSE) {
 			t.Errorf("row %s: MSE %v with 1 worker, row %s: %v with 3", a.Name, a.MSE, b.Name, b.MSE)
 		}
-	}
-}
-
-// TestPatchPairs_ShareTokensAndPrefix checks spec §7's pairs: same x, same ξ, paths equal before level j, different
-// at j.
-func TestPatchPairs_ShareTokensAndPrefix(t *testing.T) {
-	tree := prior.Tree{Depth: 4, Alpha: 0.6}
-	const s = 0.3
-	for j := 1; j <= tree.Depth; j++ {
-		tg, dn := PatchPairs(tree, 20, 6, s, j, 9)
-		for i := 0; i < 20; i++ {
-			for k := 1; k <= tree.Depth; k++ {
-				same := tree.Bit(tg.Leaves[i], k) == tree.Bit(dn.Leaves[i], k)
-				if (k < j && !same) || (k == j && same) {
-					t.Fatalf("j=%d pair %d: bit %d of %04b and %04b", j, i, k, tg.Leaves[i], dn.Leaves[i])
-				}
-			}
-		}
-		for k := range tg.X {
-			if tg.X[k] != dn.X[k] {
-				t.Fatalf("j=%d: x differs at %d", j, k)
-			}
-		}
-		// y_t − θ_tᵀx = y_d − θ_dᵀx = s·ξ.
-		for i := 0; i < 20; i++ {
-			for n := 0; n < 6; n++ {
-				var rt, rd float64
-				rt, rd = float64(tg.Y[i*6+n]), float64(dn.Y[i*6+n])
-				for d := 0; d < tg.D; d++ {
-					x := float64(tg.X[(i*6+n)*tg.D+d])
-					rt -= float64(tg.Theta[i*tg.D+d]) * x
-					rd -= float64(dn.Theta[i*tg.D+d]) * x
-				}
-				if math.Abs(rt-rd) > 1e-5 {
-					t.Fatalf("j=%d pair %d token %d: noise %g vs %g", j, i, n, rt, rd)
-				}
-			}
-		}
-	}
-}
-
-// TestStream_RestoreReplays checks that Restore returns to a position: the batches after it repeat exactly.
-func TestStream_RestoreReplays(t *testing.T) {
-	s := &Stream{Prior: prior.NewGaussian(3), B: 2, N: 4, S: 0.1, Seed: 5}
-	s.Next()
-	st, _ := s.State()
-	first, _ := s.Next()
-	s.Next()
-	if err := s.Restore(st); err != nil {
-		t.Fatal(err)
-	}
-	again, _ := s.Next()
-	a, b := first[0].Value().([][][]float32), again[0].Value().([][][]float32)
-	if a[1][2][0] != b[1][2][0] || a[0][0][1] != b[0][0][1] {
-		t.Error("the batch after Restore differs")
-	}
-	if err := s.Restore([]byte("x")); err == nil || !strings.Contains(err.Error(), "Restore") {
-		t.Errorf("Restore of a bad state: %v", err)
-	}
-}
-
-func TestFitLogistic_SeparatesAndChances(t *testing.T) {
-	rng := run.RNG(1, "probe")
-	var x [][]float64
-	var y, noise []bool
-	for i := 0; i < 400; i++ {
-		v := []float64{rng.NormFloat64(), rng.NormFloat64()}
-		x = append(x, v)
-		y = append(y, 2*v[0]-v[1] > 0.3)
-		noise = append(noise, rng.IntN(2) == 1)
-	}
-	if acc := accuracy(fitLogistic(x[:200], y[:200]), x[200:], y[200:]); acc < 0.97 {
-		t.Errorf("separable labels: accuracy %.3f, want ≥ 0.97", acc)
-	}
-	if acc := accuracy(fitLogistic(x[:200], noise[:200]), x[200:], noise[200:]); math.Abs(acc-0.5) > 0.12 {
-		t.Errorf("random labels: accuracy %.3f, want ≈ 0.5", acc)
 	}
 }
 
@@ -481,19 +344,5 @@ func TestConfig_Steps(t *testing.T) {
 	if tiny := Tiny(); tiny.Sweep.DepthSteps != nil || tiny.Sweep.KeyGainAblation != 0 {
 		t.Errorf("Tiny inherits depth_steps=%v, key_gain_ablation=%g from Small, want none (seconds)",
 			tiny.Sweep.DepthSteps, tiny.Sweep.KeyGainAblation)
-	}
-}
-
-// TestTraining_PlateauStatistic checks the plateau criterion on a hand-made validation curve: the point nearest to
-// (1 − tail)·steps is the reference, and the improvement is relative to the final value.
-func TestTraining_PlateauStatistic(t *testing.T) {
-	tr := &trained{hist: &fit.History{Evals: []fit.EvalMetrics{{Step: 300, Loss: 0.5}, {Step: 600, Loss: 0.3},
-		{Step: 900, Loss: 0.22}, {Step: 1000, Loss: 0.2}}}}
-	r := tr.record(1000, 16, 0.2) // (1 − 0.2)·1000 = 800: nearest point 900
-	if r.From != 900 || math.Abs(r.Improvement-(0.22-0.2)/0.2) > 1e-12 || len(r.ValMSE) != 4 {
-		t.Errorf("record = %+v, want from 900 and improvement 0.1", r)
-	}
-	if r := (&trained{hist: &fit.History{}}).record(10, 1, 0.2); !math.IsNaN(r.Improvement) {
-		t.Errorf("no validation curve: improvement %g, want NaN", r.Improvement)
 	}
 }

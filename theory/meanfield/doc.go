@@ -83,9 +83,12 @@
 //   - bound.go: eqs. (4.10)–(4.11): TreeBayesBound, FullDataLMMSE.
 //   - dp.go: eq. (3.2) with Ψ = single node keys: OptimalNoiseless (exact, over leaf sets), DP (noisy, quadrature),
 //     and OptimalNonAdaptiveNoiseless (brute force over node sets).
-//   - patch.go: eq. (7.1): PatchDelta.
+//   - patch.go: eq. (7.1): PatchDelta; patchstats.go: SharedPrefix and PatchDecay, the two summaries of a ΔMSE(j, ℓ)
+//     matrix that the function-vector study's claims compare between a trained model and the ideal one.
 //   - curves.go: TreeCurves and GaussianCurves, everything a figure needs as plain slices (the theory curves of
 //     spec §6).
+//   - tokencurves.go: TreeTokenCurves (the ideal models A and B on real tokens and the noise-free DP optimum beside
+//     a trained model) and ReestimatedLevelDesign (the best level design with an unbiased MSE, model B's reference).
 //
 // Monte Carlo functions take a seed (never a generator) so that their results do not depend on GOMAXPROCS; they
 // return Estimate values (mean, standard error, samples). Samplers in package prior take a *rand.Rand.

@@ -1,8 +1,9 @@
-package fvec
+package icl
 
 import (
 	"encoding/json"
 	"fmt"
+	"math/rand/v2"
 
 	"github.com/gomlx/compute/dtypes"
 	"github.com/gomlx/compute/shapes"
@@ -71,25 +72,31 @@ func (b *Batch) fill(i int, theta []float64, tok *prior.Tokens) {
 	}
 }
 
+// sampleTheta draws θ of context i from p into theta: for a tree prior a uniform leaf σ, recorded in b.Leaves
+// (allocated at the first context), and θ_σ.
+func (b *Batch) sampleTheta(rng *rand.Rand, p prior.Prior, i int, theta []float64) {
+	tree, isTree := p.(prior.Tree)
+	if !isTree {
+		p.Sample(rng, theta)
+		return
+	}
+	if b.Leaves == nil {
+		b.Leaves = make([]int, b.B)
+	}
+	b.Leaves[i] = tree.SampleLeaf(rng)
+	tree.Theta(b.Leaves[i], theta)
+}
+
 // Generate draws B independent contexts from p (θ from the prior, then N tokens with label noise s), all from one
 // stream of seed, so the same arguments give the same batch. For a tree prior the leaves are recorded.
 func Generate(p prior.Prior, B, N int, s float64, seed uint64, stream string) *Batch {
 	rng := run.RNG(seed, stream)
 	D := p.Dim()
 	out := newBatch(B, N, D)
-	tree, isTree := p.(prior.Tree)
-	if isTree {
-		out.Leaves = make([]int, B)
-	}
 	theta := make([]float64, D)
 	var tok prior.Tokens
 	for i := 0; i < B; i++ {
-		if isTree {
-			out.Leaves[i] = tree.SampleLeaf(rng)
-			tree.Theta(out.Leaves[i], theta)
-		} else {
-			p.Sample(rng, theta)
-		}
+		out.sampleTheta(rng, p, i, theta)
 		prior.SampleTokens(rng, theta, N, s, &tok)
 		out.fill(i, theta, &tok)
 	}
@@ -110,18 +117,9 @@ func GenerateShared(p prior.Prior, B, N int, s float64, seed uint64, stream stri
 		x[i] = rng.NormFloat64()
 		out.X[i] = float32(x[i])
 	}
-	tree, isTree := p.(prior.Tree)
-	if isTree {
-		out.Leaves = make([]int, B)
-	}
 	theta := make([]float64, D)
 	for b := 0; b < B; b++ {
-		if isTree {
-			out.Leaves[b] = tree.SampleLeaf(rng)
-			tree.Theta(out.Leaves[b], theta)
-		} else {
-			p.Sample(rng, theta)
-		}
+		out.sampleTheta(rng, p, b, theta)
 		for j, v := range theta {
 			out.Theta[b*D+j] = float32(v)
 		}
@@ -177,7 +175,7 @@ func (s *Stream) State() ([]byte, error) { return json.Marshal(s.next) }
 // Restore implements fit.Batches.
 func (s *Stream) Restore(state []byte) error {
 	if err := json.Unmarshal(state, &s.next); err != nil {
-		return errors.Wrapf(err, "fvec.Stream.Restore: state %q", state)
+		return errors.Wrapf(err, "icl.Stream.Restore: state %q", state)
 	}
 	s.ahead = nil // the batch in flight (if any) is for another position; let it finish unread
 	return nil

@@ -1,7 +1,7 @@
-package fvec
+package icl
 
 import (
-	"fmt"
+	"math"
 	"slices"
 	"testing"
 
@@ -13,7 +13,21 @@ import (
 	"github.com/protolab/protolab/theory/prior"
 	"github.com/protolab/protolab/workbench/fit"
 	"github.com/protolab/protolab/workbench/run"
+	"github.com/protolab/protolab/workbench/wbtest"
 )
+
+// trainOnTree trains model m for steps steps (tinyTrain) on contexts d of a depth-3 tree, seed 1, validating on val
+// (nil: no validation), and returns it with its prior.
+func trainOnTree(t *testing.T, m linattn.Config, d Data, steps int, val *Batch) (*Model, prior.Tree) {
+	t.Helper()
+	tree := prior.Tree{Depth: 3, Alpha: 0.6}
+	model, err := Train(wbtest.Backend(t), Config{Model: m, Train: tinyTrain(steps), Data: d, Prior: tree, Seed: 1},
+		nil, val)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return model, tree
+}
 
 // tinyTrain returns a short training configuration.
 func tinyTrain(steps int) fit.Config {
@@ -30,10 +44,10 @@ func TestGrow_CopiesTrainedVariables(t *testing.T) {
 		t.Fatal(err)
 	}
 	tree := prior.Tree{Depth: 3, Alpha: 0.6}
-	d := DataConfig{Tokens: 8, LabelNoise: 0.1, Batch: 4}
+	d := Data{Tokens: 8, LabelNoise: 0.1, Batch: 4}
 	m := linattn.Config{Kind: linattn.KindA, Measurements: 1, Hidden: 5, ReadoutHidden: 6,
 		Activation: linattn.ReLU, InitScale: 1}
-	small, err := train(backend, m, tinyTrain(3), tree, d, 1, nil, nil)
+	small, err := Train(backend, Config{Model: m, Train: tinyTrain(3), Data: d, Prior: tree, Seed: 1}, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -68,42 +82,16 @@ func TestGrow_CopiesTrainedVariables(t *testing.T) {
 	}
 }
 
-// BenchmarkTrainStep measures one training step (forward, backward, AdamW) of each model at the Small preset's
-// sizes on the tree prior, M = 4, with independent tokens per context (16 contexts) and with shared tokens
-// (Data.SharedTokens; 16 contexts as Quick, 32 as Small, 64); data generation overlaps.
-func BenchmarkTrainStep(b *testing.B) {
-	backend, err := run.Backend()
-	if err != nil {
-		b.Fatal(err)
+// TestTraining_PlateauStatistic checks the plateau criterion on a hand-made validation curve: the point nearest to
+// (1 − tail)·steps is the reference, and the improvement is relative to the final value.
+func TestTraining_PlateauStatistic(t *testing.T) {
+	tr := &Model{History: &fit.History{Evals: []fit.EvalMetrics{{Step: 300, Loss: 0.5}, {Step: 600, Loss: 0.3},
+		{Step: 900, Loss: 0.22}, {Step: 1000, Loss: 0.2}}}}
+	r := tr.Record(1000, 16, 0.2) // (1 − 0.2)·1000 = 800: nearest point 900
+	if r.From != 900 || math.Abs(r.Improvement-(0.22-0.2)/0.2) > 1e-12 || len(r.ValMSE) != 4 {
+		t.Errorf("record = %+v, want from 900 and improvement 0.1", r)
 	}
-	cfg := Small()
-	for _, v := range []struct {
-		shared bool
-		batch  int
-	}{{false, 16}, {true, 16}, {true, 32}, {true, 64}} {
-		for _, kind := range []string{linattn.KindA, linattn.KindAPrime, linattn.KindB, linattn.KindC} {
-			d := cfg.Data
-			d.SharedTokens, d.Batch = v.shared, v.batch
-			b.Run(fmt.Sprintf("%s/shared=%v/batch=%d", kind, v.shared, d.Batch), func(b *testing.B) {
-				m := cfg.Model
-				m.Kind, m.Measurements = kind, 4
-				const warm = 3
-				for i := 0; i < b.N; i++ {
-					tr, err := train(backend, m, tinyTrain(warm+20), d.Tree, d, 1, nil, nil)
-					if err != nil {
-						b.Fatal(err)
-					}
-					st := tr.hist.Steps
-					// Elapsed after the warm-up steps (compilation) to the end, per step.
-					var t0 float64
-					for _, s := range st {
-						if s.Step == warm {
-							t0 = s.Elapsed
-						}
-					}
-					b.ReportMetric((st[len(st)-1].Elapsed-t0)/20*1000, "ms/step")
-				}
-			})
-		}
+	if r := (&Model{History: &fit.History{}}).Record(10, 1, 0.2); !math.IsNaN(r.Improvement) {
+		t.Errorf("no validation curve: improvement %g, want NaN", r.Improvement)
 	}
 }

@@ -1,4 +1,4 @@
-package fvec
+package icl
 
 import (
 	"math"
@@ -11,7 +11,6 @@ import (
 	"github.com/pkg/errors"
 
 	"github.com/protolab/protolab/layers/linattn"
-	"github.com/protolab/protolab/theory/prior"
 	"github.com/protolab/protolab/workbench/fit"
 	"github.com/protolab/protolab/workbench/host"
 	"github.com/protolab/protolab/workbench/run"
@@ -25,17 +24,20 @@ func squaredError(theta, target *graph.Node) *graph.Node {
 	return graph.ReduceSum(graph.Square(graph.Sub(theta, target)), 1)
 }
 
-// trained is one trained model with its evaluation executable (compiled once, reused for every batch).
-type trained struct {
-	cfg     linattn.Config
+// Model is one trained model with its evaluation executable (compiled once, reused for every batch).
+type Model struct {
+	// Config is the model's linattn configuration (Config.Measurements is its M).
+	Config linattn.Config
+	// History is fit's record of its training; nil for a model loaded from a stored chain (Load), whose Training
+	// record is stored instead.
+	History *fit.History
+	// Seconds is the training wall time.
+	Seconds float64
 	vars    *model.Store
-	hist    *fit.History // nil for a model loaded from progress (its Training record is stored instead)
-	seconds float64      // training wall time
-	eval    *model.Exec  // x, y, θ, donor keys, mask → ‖θ̂ − θ‖² [B], workspace [B, M], keys [B, N, M]
+	eval    *model.Exec // x, y, θ, donor keys, mask → ‖θ̂ − θ‖² [B], workspace [B, M], keys [B, N, M]
 }
 
-// Training is the record of one model's training: its validation curve and the plateau statistic of
-// Config.Sweep (PlateauTail, PlateauTol).
+// Training is the record of one model's training: its validation curve and the plateau statistic (Record).
 type Training struct {
 	Steps int `json:"steps"` // optimiser steps of this model (its segment of a chain)
 	Batch int `json:"batch"` // contexts per step
@@ -49,10 +51,12 @@ type Training struct {
 	Seconds     float64 `json:"seconds"` // training wall time
 }
 
-// record returns the training record of t at plateau tail tail.
-func (t *trained) record(steps, batch int, tail float64) Training {
-	r := Training{Steps: steps, Batch: batch, Seconds: t.seconds, Improvement: math.NaN()}
-	for _, e := range t.hist.Evals {
+// Record returns the training record of m, trained for steps steps of batch contexts, with the plateau statistic
+// over the last fraction tail of its steps (Training.From, Training.Improvement; NaN with fewer than two validation
+// points).
+func (m *Model) Record(steps, batch int, tail float64) Training {
+	r := Training{Steps: steps, Batch: batch, Seconds: m.Seconds, Improvement: math.NaN()}
+	for _, e := range m.History.Evals {
 		r.ValSteps = append(r.ValSteps, e.Step)
 		r.ValMSE = append(r.ValMSE, e.Loss)
 	}
@@ -72,12 +76,12 @@ func (t *trained) record(steps, batch int, tail float64) Training {
 	return r
 }
 
-// train fits one model on a Stream of fresh contexts from p with the loss of spec §5 (‖θ̂ − θ‖² per context,
-// averaged over the batch), validating on val (nil: no validation) every tc.EvalEvery steps and at the end. With
-// from non-nil (a smaller model of the same kind) the variables it has are copied first (see grow). The step graph
-// is compiled once by fit.Train.
-func train(backend compute.Backend, m linattn.Config, tc fit.Config, p prior.Prior, d DataConfig, seed uint64,
-	from *trained, val *Batch, opts ...fit.Option) (*trained, error) {
+// Train fits model c.Model on a Stream of fresh contexts from c.Prior with the loss of spec §5 (‖θ̂ − θ‖² per
+// context, averaged over the batch), validating on val (nil: no validation) every c.Train.EvalEvery steps and at the
+// end. With from non-nil (a smaller model of the same kind) the variables it has are copied first (see grow). The
+// step graph is compiled once by fit.Train.
+func Train(backend compute.Backend, c Config, from *Model, val *Batch, opts ...fit.Option) (*Model, error) {
+	m, tc, p, d, seed := c.Model, c.Train, c.Prior, c.Data, c.Seed
 	vars := run.NewStore(seed)
 	tc.Seed = seed
 	forward := func(scope *model.Scope, x, y *graph.Node) linattn.Output { return linattn.Model(scope, m, x, y, nil) }
@@ -101,9 +105,9 @@ func train(backend compute.Backend, m linattn.Config, tc fit.Config, p prior.Pri
 	if err != nil {
 		return nil, errors.WithMessagef(err, "training model %s with M=%d (seed %d)", m.Kind, m.Measurements, seed)
 	}
-	t := &trained{cfg: m, vars: vars, hist: hist}
+	t := &Model{Config: m, vars: vars, History: hist}
 	if n := len(hist.Steps); n > 0 {
-		t.seconds = hist.Steps[n-1].Elapsed
+		t.Seconds = hist.Steps[n-1].Elapsed
 	}
 	if t.eval, err = newEval(backend, vars, m); err != nil {
 		return nil, err
@@ -111,7 +115,7 @@ func train(backend compute.Backend, m linattn.Config, tc fit.Config, p prior.Pri
 	return t, nil
 }
 
-// newEval returns the evaluation executable of model m on the variables of vars (see trained.eval).
+// newEval returns the evaluation executable of model m on the variables of vars (see Model.eval).
 func newEval(backend compute.Backend, vars *model.Store, m linattn.Config) (*model.Exec, error) {
 	e, err := model.NewExec(backend, vars, func(scope *model.Scope, in []*graph.Node) []*graph.Node {
 		out := linattn.Model(scope, m, in[0], in[1], &linattn.Patch{Keys: in[3], Mask: in[4]})
@@ -120,12 +124,12 @@ func newEval(backend compute.Backend, vars *model.Store, m linattn.Config) (*mod
 	return e, errors.Wrap(err, "building the evaluation executable")
 }
 
-// validationBatches splits a fixed validation set into equal chunks of at most valChunk contexts (fit averages
+// validationBatches splits a fixed validation set into equal chunks of at most ValidationChunk contexts (fit averages
 // the chunks' mean losses, which is then the mean over the set) and returns them with their number.
 func validationBatches(b *Batch) (fit.Batches, int, error) {
-	n := (b.B + valChunk - 1) / valChunk
+	n := (b.B + ValidationChunk - 1) / ValidationChunk
 	if b.B%n != 0 {
-		return nil, 0, errors.Errorf("fvec: %d validation contexts do not split into %d equal chunks", b.B, n)
+		return nil, 0, errors.Errorf("icl: %d validation contexts do not split into %d equal chunks", b.B, n)
 	}
 	size := b.B / n
 	var chunks [][]*tensors.Tensor
@@ -141,10 +145,10 @@ func validationBatches(b *Batch) (fit.Batches, int, error) {
 // new channels, a new head of B) gets from's values in its leading rows and keeps its fresh initialisation in the
 // others; anything else stays fresh.
 func grow(backend compute.Backend, vars *model.Store, forward func(*model.Scope, *graph.Node, *graph.Node) linattn.Output,
-	from *trained, D, N int) (err error) {
+	from *Model, D, N int) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
-			err = errors.Errorf("growing model %s from M=%d: %v", from.cfg.Kind, from.cfg.Measurements, r)
+			err = errors.Errorf("growing model %s from M=%d: %v", from.Config.Kind, from.Config.Measurements, r)
 		}
 	}()
 	x := tensors.FromShape(shapesOf(1, N, D))
@@ -172,21 +176,21 @@ func grow(backend compute.Backend, vars *model.Store, forward func(*model.Scope,
 	return nil
 }
 
-// evalOut is what one evaluation pass returns.
-type evalOut struct {
-	se        []float64 // ‖θ̂ − θ‖² [B]
-	workspace []float64 // [B, M]
-	keys      []float32 // [B, N, M]
+// Output is what one evaluation pass returns, per context.
+type Output struct {
+	SE        []float64 // ‖θ̂ − θ‖² [B]
+	Workspace []float64 // p_M [B, M]
+	Keys      []float32 // the channel keys k_i^ℓ [B, N, M] (the donor keys of a patch)
 }
 
-// run evaluates the model on a batch in chunks of evalChunk contexts. donor keys [B, N, M] and a mask [M] patch
-// the keys (nil: no patch).
-func (t *trained) run(b *Batch, donor, mask []float32) (evalOut, error) {
-	M := t.cfg.Measurements
+// Evaluate runs the model on a batch in chunks of evalChunk contexts. donor keys [B, N, M] and a mask [M] patch
+// the keys as in linattn eq. (7) (nil: no patch).
+func (m *Model) Evaluate(b *Batch, donor, mask []float32) (Output, error) {
+	M := m.Config.Measurements
 	if mask == nil {
 		mask = make([]float32, M)
 	}
-	var out evalOut
+	var out Output
 	for lo := 0; lo < b.B; lo += evalChunk {
 		hi := min(lo+evalChunk, b.B)
 		c := b.Slice(lo, hi)
@@ -196,33 +200,33 @@ func (t *trained) run(b *Batch, donor, mask []float32) (evalOut, error) {
 		} else {
 			dk = make([]float32, (hi-lo)*b.N*M)
 		}
-		o, err := t.runChunk(c, dk, mask)
+		o, err := m.evaluateChunk(c, dk, mask)
 		if err != nil {
 			return out, err
 		}
-		out.se = append(out.se, o.se...)
-		out.workspace = append(out.workspace, o.workspace...)
-		out.keys = append(out.keys, o.keys...)
+		out.SE = append(out.SE, o.SE...)
+		out.Workspace = append(out.Workspace, o.Workspace...)
+		out.Keys = append(out.Keys, o.Keys...)
 	}
 	return out, nil
 }
 
-func (t *trained) runChunk(b *Batch, donor, mask []float32) (out evalOut, err error) {
-	M := t.cfg.Measurements
+func (m *Model) evaluateChunk(b *Batch, donor, mask []float32) (out Output, err error) {
+	M := m.Config.Measurements
 	defer func() {
 		if r := recover(); r != nil {
-			err = errors.Errorf("evaluating model %s (M=%d): %v", t.cfg.Kind, M, r)
+			err = errors.Errorf("evaluating model %s (M=%d): %v", m.Config.Kind, M, r)
 		}
 	}()
 	in := b.Tensors()
-	outs, err := t.eval.Exec(in[0], in[1], in[2], tensors.FromFlatDataAndDimensions(donor, b.B, b.N, M),
+	outs, err := m.eval.Exec(in[0], in[1], in[2], tensors.FromFlatDataAndDimensions(donor, b.B, b.N, M),
 		tensors.FromFlatDataAndDimensions(mask, M))
 	if err != nil {
-		return out, errors.Wrapf(err, "evaluating model %s (M=%d)", t.cfg.Kind, M)
+		return out, errors.Wrapf(err, "evaluating model %s (M=%d)", m.Config.Kind, M)
 	}
-	out.se = host.MustFloats(outs[0])
-	out.workspace = host.MustFloats(outs[1])
-	out.keys = tensors.MustCopyFlatData[float32](outs[2])
+	out.SE = host.MustFloats(outs[0])
+	out.Workspace = host.MustFloats(outs[1])
+	out.Keys = tensors.MustCopyFlatData[float32](outs[2])
 	for _, o := range outs {
 		o.FinalizeAll()
 	}
