@@ -59,12 +59,3 @@ func removeFinishedProgress(out string) error {
 	}
 	return nil
 }
-
-// withProgressRemoved returns r after removing the progress folders of finished runs when r was computed or loaded
-// without error.
-func withProgressRemoved(r *Result, err error, opts []run.Option) (*Result, error) {
-	if err != nil {
-		return r, err
-	}
-	return r, removeFinishedProgress(run.NewOptions(opts...).Out)
-}

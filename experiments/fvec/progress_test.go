@@ -81,7 +81,7 @@ func interruptedRun(t *testing.T, cfg Config, out string, n int) []string {
 			}
 		}
 	}}
-	_, err := LoadOrRun(cfg, run.Out(out), run.Progress(log), run.Context(ctx))
+	_, err := Runs.LoadOrRun(cfg, run.Out(out), run.Progress(log), run.Context(ctx))
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("interrupted run: err = %+v, want context.Canceled", err)
 	}
@@ -152,7 +152,7 @@ func studyJSON(t *testing.T, r *Result) string {
 func TestLoadOrRun_ResumesFromProgress(t *testing.T) {
 	cfg := progressConfig(true)
 	root := t.TempDir()
-	whole, err := LoadOrRun(cfg, run.Out(filepath.Join(root, "whole")), run.Progress(nil))
+	whole, err := Runs.LoadOrRun(cfg, run.Out(filepath.Join(root, "whole")), run.Progress(nil))
 	if err != nil {
 		t.Fatalf("%+v", err)
 	}
@@ -163,7 +163,7 @@ func TestLoadOrRun_ResumesFromProgress(t *testing.T) {
 		t.Fatalf("stored chains %v after the interruption, want %v", stored, want)
 	}
 	log := &lineLog{}
-	resumed, err := LoadOrRun(cfg, run.Out(out), run.Progress(log))
+	resumed, err := Runs.LoadOrRun(cfg, run.Out(out), run.Progress(log))
 	if err != nil {
 		t.Fatalf("%+v", err)
 	}
@@ -208,7 +208,7 @@ func TestLoadOrRun_ChangedConfigDoesNotReuseProgress(t *testing.T) {
 		t.Fatal("a changed configuration has the same progress folder")
 	}
 	log := &lineLog{}
-	if _, err := LoadOrRun(changed, run.Out(out), run.Progress(log)); err != nil {
+	if _, err := Runs.LoadOrRun(changed, run.Out(out), run.Progress(log)); err != nil {
 		t.Fatalf("%+v", err)
 	}
 	if loaded := log.matching("loaded from progress"); len(loaded) > 0 {
@@ -241,7 +241,7 @@ func TestLoadOrRun_DamagedProgress(t *testing.T) {
 		if err := os.WriteFile(path, good[:len(good)/2], 0o644); err != nil {
 			t.Fatal(err)
 		}
-		_, err = LoadOrRun(cfg, run.Out(out), run.Progress(nil))
+		_, err = Runs.LoadOrRun(cfg, run.Out(out), run.Progress(nil))
 		if err == nil || !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), "delete the folder "+dir) {
 			t.Errorf("truncated %s: err = %v, want one naming the file and the folder to delete", file, err)
 		}
@@ -253,7 +253,7 @@ func TestLoadOrRun_DamagedProgress(t *testing.T) {
 		t.Fatal(err)
 	}
 	var buf bytes.Buffer
-	if _, err := LoadOrRun(cfg, run.Out(out), run.Progress(&buf)); err != nil {
+	if _, err := Runs.LoadOrRun(cfg, run.Out(out), run.Progress(&buf)); err != nil {
 		t.Fatalf("%+v", err)
 	}
 	if !strings.Contains(buf.String(), "tree prior, c, seed 0: "+run.ShowPath(dir)+" has no chain.json") ||

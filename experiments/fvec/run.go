@@ -18,29 +18,17 @@ import (
 // Study is the name under which results are stored (run.Out/<Study>/) and the CLI runs the study.
 const Study = "fvec"
 
-// LoadOrRun returns the result stored for cfg under run.Out, or runs the study.
-// Finished chains are stored as they finish and a rerun resumes from them (doc.go, "Progress").
-func LoadOrRun(cfg Config, opts ...run.Option) (*Result, error) {
-	r, err := run.LoadOrRun(Study, cfg, opts, runStudy)
-	return withProgressRemoved(r, err, opts)
-}
+// Runs is the study's entry points (run.Entry): Runs.LoadOrRun(cfg) returns the result stored for cfg under
+// run.Out or runs the study; Runs.Run(cfg) runs it even when a result is stored (the models it trains are loaded
+// from run.Out/models when trained before); Runs.Notebook() and Runs.NotebookConfig() are what a notebook shows
+// and starts its settings from at $PROTOLAB_PRESET. Once a result is stored, the progress folders of finished runs
+// are removed (doc.go, "Progress").
+var Runs = run.Entry[Config, *Result]{Study: Study, Preset: Preset, Small: Small, Quick: Quick, Compute: runStudy,
+	Stored: func(o run.Options) error { return removeFinishedProgress(o.Out) }}
 
-// Run runs the whole study of cfg (theory curves, the tree and Gaussian sweeps, key patching and the
-// function-vector probes, then the checks) even when a result is stored, and stores it under run.Out.
-// Chains stored by an interrupted run of cfg are loaded, not retrained (doc.go, "Progress").
-func Run(cfg Config, opts ...run.Option) (*Result, error) {
-	r, err := run.Recompute(Study, cfg, opts, runStudy)
-	return withProgressRemoved(r, err, opts)
-}
-
-// Notebook returns what notebook 30 shows: at the Small preset (run.PresetName) the stored protocol run when
-// `protolab run fvec --preset small` has made one, else the Quick run (computed or loaded); at any other preset
-// LoadOrRun of that preset.
-func Notebook(opts ...run.Option) (*Result, error) {
-	r, err := run.Notebook(Study, Preset, Small, Quick, opts, runStudy)
-	return withProgressRemoved(r, err, opts)
-}
-
+// runStudy runs the whole study of cfg: theory curves, the tree and Gaussian sweeps, key patching and the
+// function-vector probes, then the checks. Finished chains are stored as they finish and a rerun resumes from them
+// (doc.go, "Progress").
 func runStudy(cfg Config, prov *run.Provenance, o run.Options) (*Result, error) {
 	backend, err := run.Backend()
 	if err != nil {

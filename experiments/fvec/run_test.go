@@ -36,7 +36,7 @@ func tinyResult(t *testing.T) (*Result, Config) {
 			return
 		}
 		tinyDir = filepath.Join(parent, "out") // not created yet: Run must create it
-		tinyRes, tinyErr = Run(cfg, run.Out(tinyDir), run.Progress(nil))
+		tinyRes, tinyErr = Runs.Run(cfg, run.Out(tinyDir), run.Progress(nil))
 	})
 	if tinyErr != nil {
 		t.Fatalf("Run(Tiny): %+v", tinyErr)
@@ -61,7 +61,7 @@ func TestRun_TinyModelCMatchesLMMSE(t *testing.T) {
 	cfg := Tiny()
 	cfg.Sweep.TreeKinds, cfg.Sweep.GaussianKinds, cfg.Sweep.PatchKinds = []string{"c"}, []string{"c"}, nil
 	cfg.Train.Steps, cfg.Sweep.Grow, cfg.Data.DesignContexts = 1000, false, 0
-	res, err := Run(cfg, run.Progress(nil))
+	res, err := Runs.Run(cfg, run.Progress(nil))
 	if err != nil {
 		t.Fatalf("%+v", err)
 	}
@@ -148,7 +148,7 @@ func TestRun_TinyVectorsAndChecks(t *testing.T) {
 	if len(res.Checks) == 0 || len(res.Tree.BestDesign) != len(cfg.Sweep.TreeM) {
 		t.Errorf("%d checks, %d best designs", len(res.Checks), len(res.Tree.BestDesign))
 	}
-	loaded, err := LoadOrRun(cfg, run.Out(tinyDir), run.Progress(nil))
+	loaded, err := Runs.LoadOrRun(cfg, run.Out(tinyDir), run.Progress(nil))
 	if err != nil {
 		t.Fatalf("LoadOrRun: %+v", err)
 	}
@@ -176,7 +176,7 @@ func TestNotebook_ShowsTheStoredProtocolOrQuick(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	r, err := Notebook(run.Out(dir), run.Progress(nil))
+	r, err := Runs.Notebook(run.Out(dir), run.Progress(nil))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -188,7 +188,7 @@ func TestNotebook_ShowsTheStoredProtocolOrQuick(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	if r, err = Notebook(run.Out(dir), run.Progress(nil)); err != nil || r.Checks[0].Name != "protocol stand-in" {
+	if r, err = Runs.Notebook(run.Out(dir), run.Progress(nil)); err != nil || r.Checks[0].Name != "protocol stand-in" {
 		t.Errorf("Notebook at small with a protocol run returned %+v (%v), want the stored Small result", r.Checks, err)
 	}
 }
@@ -250,7 +250,7 @@ func TestRunSweeps_IndependentOfWorkers(t *testing.T) {
 	var curves [][]icl.Curve
 	for _, workers := range []int{1, 3} {
 		cfg.Sweep.Workers = workers
-		res, err := Run(cfg, run.Progress(nil))
+		res, err := Runs.Run(cfg, run.Progress(nil))
 		if err != nil {
 			t.Fatalf("%+v", err)
 		}

@@ -3,6 +3,7 @@ package run_test
 import (
 	"testing"
 
+	"github.com/pkg/errors"
 	"github.com/protolab/protolab/workbench/run"
 	"github.com/stretchr/testify/require"
 )
@@ -53,3 +54,30 @@ func TestEntry(t *testing.T) {
 
 func tinyCfg() studyCfg  { return studyCfg{N: 2, Name: "tiny"} }
 func smallCfg() studyCfg { return studyCfg{N: 5, Name: "small"} }
+
+// TestEntry_Stored: the Stored hook runs after a result without error, and its error is the call's.
+func TestEntry_Stored(t *testing.T) {
+	out := t.TempDir()
+	hooked := 0
+	e := run.Entry[studyCfg, *studyResult]{Study: "square", Preset: nil, Small: smallCfg, Quick: tinyCfg,
+		Compute: func(c studyCfg, prov *run.Provenance, o run.Options) (*studyResult, error) {
+			return &studyResult{Provenance: prov, Square: c.N * c.N}, nil
+		},
+		Stored: func(o run.Options) error {
+			hooked++
+			require.Equal(t, out, o.Out)
+			return nil
+		}}
+	opts := []run.Option{run.Out(out), run.Progress(nil)}
+	_, err := e.LoadOrRun(studyCfg{N: 3}, opts...)
+	require.NoError(t, err)
+	_, err = e.Run(studyCfg{N: 3}, opts...)
+	require.NoError(t, err)
+	require.Equal(t, 2, hooked)
+	_, err = e.LoadOrRun(studyCfg{N: -1}, opts...)
+	require.Error(t, err)
+	require.Equal(t, 2, hooked, "not after an error")
+	e.Stored = func(run.Options) error { return errors.New("cleanup failed") }
+	_, err = e.LoadOrRun(studyCfg{N: 3}, opts...)
+	require.ErrorContains(t, err, "cleanup failed")
+}

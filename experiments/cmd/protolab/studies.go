@@ -82,7 +82,7 @@ var studies = []study{
 	entry(suppression.Study, "PRISM concept suppression: select prototypes by keywords, generate and score "+
 		"with them suppressed (notebook 20)", suppression.Preset, suppression.Runs.LoadOrRun, suppression.Runs.Run),
 	entry(fvec.Study, "function vectors: mean-field theory, models A/B/C, depth advantage, patching (notebook 30)",
-		fvec.Preset, fvec.LoadOrRun, fvec.Run),
+		fvec.Preset, fvec.Runs.LoadOrRun, fvec.Runs.Run),
 }
 
 func findStudy(name string) (study, error) {
