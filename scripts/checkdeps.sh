@@ -5,7 +5,8 @@
 #   workbench/…   → workbench/… only; workbench/gradfix imports nothing of ours; workbench/wbtest only gradfix;
 #   models/x      → layers, workbench, theory, models/… (what studies compute on trained models), never experiments;
 #   experiments/x → models, layers, workbench, theory, docs, never experiments/y (experiments/cmd/… may import
-#                   every study);
+#                   every study); a study builds no graph: no gomlx package but core/tensors (values it passes on),
+#                   in its code and its tests; what it computes on a model is in models/;
 #   docs          → nothing of ours (it embeds the specs and the papers' numbers; anything may import it);
 #   only workbench/plot imports gonbui.
 set -euo pipefail
@@ -19,6 +20,10 @@ check() { # pkg imp kind
   fi
   if [[ $pkg == theory/* && ( $imp == *gomlx* || $imp == *go-echarts* ) ]]; then
     echo "$pkg imports $imp ($kind): theory must not import gomlx or go-echarts"; fail=1
+  fi
+  if [[ $pkg == experiments/* && $pkg != experiments/cmd/* && $imp == github.com/gomlx/gomlx/* &&
+        $imp != github.com/gomlx/gomlx/core/tensors ]]; then
+    echo "$pkg imports $imp ($kind): a study builds no graph; move the computation into models/"; fail=1
   fi
   [[ $imp == "$mod"/* ]] || return 0
   t=${imp#"$mod"/}
