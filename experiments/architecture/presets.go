@@ -48,7 +48,7 @@ func Quick() Config {
 	m.VocabSize = decoder.DefaultConfig().VocabSize
 	m.DeltaNet.NumHeads = 2
 	m.ProtoT.NumPrototypes = 16
-	m.ProtoT.ChunkSize = 32 // faster than the spec's 64 on this CPU
+	m.ProtoT.ChunkSize = 32 // half the spec's 64, for T = 32 windows (layers/protot BenchmarkMixer times chunk sizes)
 	t := fit.DefaultConfig()
 	t.Steps = 160
 	t.LR = 3e-3

@@ -134,7 +134,7 @@ func Small() Config {
 
 // Quick is what notebooks and `make run` show when no protocol result is stored: one model (seed 1), the
 // development evaluation the settings were chosen on (doc seed 1001, split seed 7), the prototype and bias-only
-// controllers (the bias fits add little to the forward passes). About a minute of CPU time.
+// controllers (the bias fits add little to the forward passes); `protolab cost` estimates its compute.
 func Quick() Config {
 	m := lm.PrismSmall()
 	return Config{Config: m, Seeds: []uint64{m.Seed}, Steering: Settings{Tasks: slices.Clone(steer.AllTasks),
