@@ -146,6 +146,3 @@ func Paper() Config {
 
 // Preset returns the named preset: "tiny", "small" (also "") or "paper".
 func Preset(name string) (Config, error) { return run.SelectPreset(name, Tiny, Small, Paper) }
-
-// FromEnv returns the preset named by $PROTOLAB_PRESET (tiny|small|paper; default small), as notebooks use it.
-func FromEnv() (Config, error) { return run.FromEnv(Preset) }

@@ -205,11 +205,11 @@ func TestWordNetAvailable_ExplainsWhenMissing(t *testing.T) {
 
 func TestFromEnv(t *testing.T) {
 	t.Setenv("PROTOLAB_PRESET", "tiny")
-	cfg, err := FromEnv()
+	cfg, err := Runs.FromEnv()
 	require.NoError(t, err)
 	require.Equal(t, Tiny().Train.Steps, cfg.Train.Steps)
 	t.Setenv("PROTOLAB_PRESET", "huge")
-	_, err = FromEnv()
+	_, err = Runs.FromEnv()
 	require.ErrorContains(t, err, `PROTOLAB_PRESET="huge" is not a preset`)
 }
 

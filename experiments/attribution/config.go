@@ -119,9 +119,6 @@ func Paper() Config {
 // Preset returns the named preset: "tiny", "small" (also "") or "paper".
 func Preset(name string) (Config, error) { return run.SelectPreset(name, Tiny, Small, Paper) }
 
-// FromEnv returns the preset named by $PROTOLAB_PRESET (default "small"), as notebooks and `make run` select it.
-func FromEnv() (Config, error) { return run.FromEnv(Preset) }
-
 // Validate reports the first problem of the configuration, naming its key.
 func (c Config) Validate() error {
 	if err := c.Config.Validate(); err != nil {

@@ -98,9 +98,6 @@ func Paper() Config {
 // Preset returns the named preset: "tiny", "small" or "paper".
 func Preset(name string) (Config, error) { return run.SelectPreset(name, Tiny, Small, Paper) }
 
-// FromEnv returns the preset named by $PROTOLAB_PRESET (tiny|small|paper; default small), as notebooks use it.
-func FromEnv() (Config, error) { return run.FromEnv(Preset) }
-
 // Validate reports the first problem of the configuration, naming its key.
 func (c Config) Validate() error {
 	if err := c.Config.Validate(); err != nil {

@@ -133,9 +133,6 @@ func Paper() Config {
 // Preset returns the named preset: "tiny", "small" (also "") or "paper".
 func Preset(name string) (Config, error) { return run.SelectPreset(name, Tiny, Small, Paper) }
 
-// FromEnv returns the preset named by $PROTOLAB_PRESET (default "small"), as notebooks and `make run` select it.
-func FromEnv() (Config, error) { return run.FromEnv(Preset) }
-
 // ReplicateSeeds returns the training seeds of the replicates: Seeds, or {seed} when Seeds is empty.
 func (c Config) ReplicateSeeds() []uint64 {
 	if len(c.Seeds) == 0 {

@@ -145,9 +145,6 @@ func Paper() Config {
 // Preset returns the named preset: "tiny", "small" (also "") or "paper".
 func Preset(name string) (Config, error) { return run.SelectPreset(name, Tiny, Small, Paper) }
 
-// FromEnv returns the preset named by $PROTOLAB_PRESET (tiny|small|paper; default small), as notebooks use it.
-func FromEnv() (Config, error) { return run.FromEnv(Preset) }
-
 // Quick is what a notebook computes at the Small preset when the protocol (Small) has not been run and stored: the
 // same decoder and contexts with one warm-up and one timed training step per configuration (10 timed decoding
 // steps), and at most 120 s of timing per configuration — a few minutes on 2 cores. Its ratios answer the same

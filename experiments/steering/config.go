@@ -178,9 +178,6 @@ func Paper() Config {
 // Preset returns the named preset: "tiny", "small" (also "") or "paper".
 func Preset(name string) (Config, error) { return run.SelectPreset(name, Tiny, Small, Paper) }
 
-// FromEnv returns the preset named by $PROTOLAB_PRESET (default "small"), as notebooks and `make run` select it.
-func FromEnv() (Config, error) { return run.FromEnv(Preset) }
-
 // Models returns the PRISM model configurations, one per training seed.
 func (c Config) Models() []lm.Config {
 	seeds := c.Seeds

@@ -152,9 +152,6 @@ func Paper() Config {
 // Preset returns the named preset: "tiny", "small" (also "") or "paper".
 func Preset(name string) (Config, error) { return run.SelectPreset(name, Tiny, Small, Paper) }
 
-// FromEnv returns the preset named by $PROTOLAB_PRESET (default "small"), as notebooks and `make run` select it.
-func FromEnv() (Config, error) { return run.FromEnv(Preset) }
-
 // Model labels of a Result's runs.
 const (
 	// ModelRecipe is the model of the Config's own recipe (at Small the K = 64·D suppression model).

@@ -48,3 +48,7 @@ func (e Entry[C, R]) Notebook(opts ...Option) (R, error) {
 func (e Entry[C, R]) NotebookConfig(opts ...Option) (C, error) {
 	return NotebookConfig(e.Study, e.Preset, e.Small, e.Quick, opts...)
 }
+
+// FromEnv returns the preset $PROTOLAB_PRESET names (run.FromEnv; default "small"), as notebooks and `make run`
+// select it.
+func (e Entry[C, R]) FromEnv() (C, error) { return FromEnv(e.Preset) }

@@ -81,3 +81,15 @@ func TestEntry_Stored(t *testing.T) {
 	_, err = e.LoadOrRun(studyCfg{N: 3}, opts...)
 	require.ErrorContains(t, err, "cleanup failed")
 }
+
+func TestEntry_FromEnv(t *testing.T) {
+	e := run.Entry[studyCfg, *studyResult]{Study: "square", Small: smallCfg, Quick: tinyCfg,
+		Preset: func(name string) (studyCfg, error) { return run.SelectPreset(name, tinyCfg, smallCfg, smallCfg) }}
+	t.Setenv(run.PresetEnv, "tiny")
+	cfg, err := e.FromEnv()
+	require.NoError(t, err)
+	require.Equal(t, tinyCfg(), cfg)
+	t.Setenv(run.PresetEnv, "huge")
+	_, err = e.FromEnv()
+	require.Error(t, err)
+}
