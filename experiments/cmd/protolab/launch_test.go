@@ -6,7 +6,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"sort"
-	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -90,31 +89,6 @@ func TestLaunch_Arguments(t *testing.T) {
 	}
 }
 
-func TestLaunch_RunArgv(t *testing.T) {
-	require.Equal(t, []string{"protolab", "train", "--set", "seed=7", "--out", "out/s7"},
-		runArgv([]string{"protolab", "train", "--set", "seed={}", "--out", "out/s{}"}, "7"))
-	require.Equal(t, []string{"protolab", "train", "--preset", "tiny", "--out", "o"},
-		runArgv([]string{"protolab", "train"}, " --preset tiny  --out o"), "no {}: the value's words are appended")
-}
-
-func TestLaunch_DeviceEnv(t *testing.T) {
-	deviceEnv := func(env []string, d int, cudaVisible bool) []string {
-		out, err := deviceEnv(env, d, cudaVisible)
-		require.NoError(t, err)
-		return out
-	}
-	env := []string{"HOME=/h", "CUDA_VISIBLE_DEVICES=0,1", "PROTOLAB_XLA_OPTIONS=visible_devices=5, preallocate=false",
-		"PROTOLAB_LAUNCH_DEVICE=9"}
-	require.Equal(t, []string{"HOME=/h", "CUDA_VISIBLE_DEVICES=2", "PROTOLAB_XLA_OPTIONS=preallocate=false," +
-		"visible_devices=0", "PROTOLAB_LAUNCH_DEVICE=2"}, deviceEnv(env, 2, true))
-	require.Equal(t, []string{"HOME=/h", "CUDA_VISIBLE_DEVICES=0,1", "PROTOLAB_XLA_OPTIONS=preallocate=false," +
-		"visible_devices=2", "PROTOLAB_LAUNCH_DEVICE=2"}, deviceEnv(env, 2, false))
-	require.Equal(t, []string{"CUDA_VISIBLE_DEVICES=4", "PROTOLAB_XLA_OPTIONS=visible_devices=0",
-		"PROTOLAB_LAUNCH_DEVICE=4"}, deviceEnv(nil, 4, true))
-	got := strings.Join(deviceEnv(nil, 1, false), " ")
-	require.Equal(t, "PROTOLAB_XLA_OPTIONS=visible_devices=1 PROTOLAB_LAUNCH_DEVICE=1", got)
-}
-
 // TestLaunch_BadXLAOptions checks that options the backend would refuse stop the sweep before any run starts.
 func TestLaunch_BadXLAOptions(t *testing.T) {
 	t.Setenv("PROTOLAB_XLA_OPTIONS", "preallocate")
@@ -123,6 +97,4 @@ func TestLaunch_BadXLAOptions(t *testing.T) {
 	err := dispatch([]string{"launch", "--devices", "0", "--", "touch", marker, ":::", "a"}, &out)
 	require.ErrorContains(t, err, `launch: the options every run is given: PROTOLAB_XLA_OPTIONS="preallocate"`)
 	require.NoFileExists(t, marker)
-	_, err = deviceEnv([]string{"PROTOLAB_XLA_OPTIONS=a=1,a=2"}, 0, true)
-	require.ErrorContains(t, err, "a is given twice")
 }
