@@ -40,18 +40,13 @@ type namedConfig struct {
 	cfg  any
 }
 
-// scoreEntry builds a scored study from its presets (Small first) and its Claims function.
-func scoreEntry[C run.Config, R any](name string, claims func(R) []report.Claim,
-	presets ...func() (string, C)) scored {
+// scoreEntry builds a scored study from its entry points (the Small protocol preset first, then Quick, then tiny)
+// and its Claims function.
+func scoreEntry[C run.Config, R any](e run.Entry[C, R], claims func(R) []report.Claim, tiny func() C) scored {
 	return scored{
-		name: name,
+		name: e.Study,
 		presets: func() []namedConfig {
-			var out []namedConfig
-			for _, p := range presets {
-				n, c := p()
-				out = append(out, namedConfig{n, c})
-			}
-			return out
+			return []namedConfig{{"small", e.Small()}, {"quick", e.Quick()}, {"tiny", tiny()}}
 		},
 		claims: func(r any) []report.Claim {
 			if r == nil {
@@ -61,36 +56,23 @@ func scoreEntry[C run.Config, R any](name string, claims func(R) []report.Claim,
 			return claims(r.(R))
 		},
 		load: func(cfg any, opts ...run.Option) (any, bool, error) {
-			r, ok, err := run.Stored[R](name, cfg.(C), opts...)
+			r, ok, err := run.Stored[R](e.Study, cfg.(C), opts...)
 			return r, ok, err
 		},
 	}
 }
 
-// named pairs a preset function with its name, for scoreEntry.
-func named[C any](name string, preset func() C) func() (string, C) {
-	return func() (string, C) { return name, preset() }
-}
-
 // scorecard lists the studies whose claims the scorecard carries, in the order of the papers; each reads the stored
 // result of its Small (protocol) preset, else of its Quick preset, else of its Tiny preset.
 var scorecard = []scored{
-	scoreEntry(architecture.Study, architecture.Claims, named("small", architecture.Small),
-		named("quick", architecture.Quick), named("tiny", architecture.Tiny)),
-	scoreEntry(speed.Study, speed.Claims, named("small", speed.Small), named("quick", speed.Quick),
-		named("tiny", speed.Tiny)),
-	scoreEntry(interp.Study, interp.Claims, named("small", interp.Small), named("quick", interp.Quick),
-		named("tiny", interp.Tiny)),
-	scoreEntry(attribution.Study, attribution.Claims, named("small", attribution.Small),
-		named("quick", attribution.Quick), named("tiny", attribution.Tiny)),
-	scoreEntry(steering.Study, steering.Claims, named("small", steering.Small), named("quick", steering.Quick),
-		named("tiny", steering.Tiny)),
-	scoreEntry(suppression.Study, suppression.Claims, named("small", suppression.Small),
-		named("quick", suppression.Quick), named("tiny", suppression.Tiny)),
-	scoreEntry(prismhead.Study, prismhead.Claims, named("small", prismhead.Small), named("quick", prismhead.Quick),
-		named("tiny", prismhead.Tiny)),
-	scoreEntry(fvec.Study, fvec.Claims, named("small", fvec.Small), named("quick", fvec.Quick),
-		named("tiny", fvec.Tiny)),
+	scoreEntry(architecture.Runs, architecture.Claims, architecture.Tiny),
+	scoreEntry(speed.Runs, speed.Claims, speed.Tiny),
+	scoreEntry(interp.Runs, interp.Claims, interp.Tiny),
+	scoreEntry(attribution.Runs, attribution.Claims, attribution.Tiny),
+	scoreEntry(steering.Runs, steering.Claims, steering.Tiny),
+	scoreEntry(suppression.Runs, suppression.Claims, suppression.Tiny),
+	scoreEntry(prismhead.Runs, prismhead.Claims, prismhead.Tiny),
+	scoreEntry(fvec.Runs, fvec.Claims, fvec.Tiny),
 }
 
 func cmdReport(args []string, stdout io.Writer) error {

@@ -36,13 +36,12 @@ type study struct {
 	run func(cfg any, fresh bool, opts ...run.Option) (fmt.Stringer, error)
 }
 
-// entry builds a study from its presets and its LoadOrRun and Run functions.
-func entry[C run.Config, R fmt.Stringer](name, summary string, preset func(string) (C, error),
-	loadOrRun, recompute func(C, ...run.Option) (R, error)) study {
+// entry builds a study of the table from its entry points (run.Entry) and a one-line summary.
+func entry[C run.Config, R fmt.Stringer](e run.Entry[C, R], summary string) study {
 	return study{
-		name: name, summary: summary,
+		name: e.Study, summary: summary,
 		config: func(p string) (any, error) {
-			c, err := preset(p)
+			c, err := e.Preset(p)
 			if err != nil {
 				return nil, err
 			}
@@ -52,37 +51,31 @@ func entry[C run.Config, R fmt.Stringer](name, summary string, preset func(strin
 		run: func(cfg any, fresh bool, opts ...run.Option) (fmt.Stringer, error) {
 			c := *cfg.(*C)
 			if fresh {
-				return recompute(c, opts...)
+				return e.Run(c, opts...)
 			}
-			return loadOrRun(c, opts...)
+			return e.LoadOrRun(c, opts...)
 		},
 	}
 }
 
 // studies lists every study `protolab run` runs, in the order of the papers and notebooks.
 var studies = []study{
-	entry(baseline.Study, "the baseline LM: train, perplexity, samples (notebook 00)", baseline.Preset,
-		baseline.Runs.LoadOrRun, baseline.Runs.Run),
-	entry(architecture.Study, "ProtoT vs LLaMA, DeltaNet, Mamba at equal parameters: perplexity, sweep, generation, "+
-		"classification (notebook 10)", architecture.Preset, architecture.Runs.LoadOrRun, architecture.Runs.Run),
-	entry(speed.Study, "training throughput and decoding time against the context (both modes by default; "+
-		"mode=throughput or decode for one), beside theory/cost (notebook 10)", speed.Preset, speed.Runs.LoadOrRun,
-		speed.Runs.Run),
-	entry(interp.Study, "ProtoT interpretability: naming, disentanglement, dashboards, interventions (notebook 11)",
-		interp.Preset, interp.Runs.LoadOrRun, interp.Runs.Run),
-	entry(robustness.Study, "ProtoT and LLaMA under typos and synonyms: routing and prediction changes (notebook 11)",
-		robustness.Preset, robustness.Runs.LoadOrRun, robustness.Runs.Run),
-	entry(prismhead.Study, "PRISM head vs dense: quality, coverage, usage, prototype-space curvature, clustering "+
-		"sweep (notebook 20)", prismhead.Preset, prismhead.Runs.LoadOrRun, prismhead.Runs.Run),
-	entry(attribution.Study, "PRISM training-data attribution: cached prototype statistics vs EK-FAC and gradient "+
-		"products, against the prototype-space reference and retraining (notebook 20)", attribution.Preset,
-		attribution.Runs.LoadOrRun, attribution.Runs.Run),
-	entry(steering.Study, "PRISM steering: sparse prototype controllers on multiple-choice concept tasks "+
-		"(notebook 20)", steering.Preset, steering.Runs.LoadOrRun, steering.Runs.Run),
-	entry(suppression.Study, "PRISM concept suppression: select prototypes by keywords, generate and score "+
-		"with them suppressed (notebook 20)", suppression.Preset, suppression.Runs.LoadOrRun, suppression.Runs.Run),
-	entry(fvec.Study, "function vectors: mean-field theory, models A/B/C, depth advantage, patching (notebook 30)",
-		fvec.Preset, fvec.Runs.LoadOrRun, fvec.Runs.Run),
+	entry(baseline.Runs, "the baseline LM: train, perplexity, samples (notebook 00)"),
+	entry(architecture.Runs, "ProtoT vs LLaMA, DeltaNet, Mamba at equal parameters: perplexity, sweep, generation, "+
+		"classification (notebook 10)"),
+	entry(speed.Runs, "training throughput and decoding time against the context (both modes by default; "+
+		"mode=throughput or decode for one), beside theory/cost (notebook 10)"),
+	entry(interp.Runs, "ProtoT interpretability: naming, disentanglement, dashboards, interventions (notebook 11)"),
+	entry(robustness.Runs, "ProtoT and LLaMA under typos and synonyms: routing and prediction changes (notebook 11)"),
+	entry(prismhead.Runs, "PRISM head vs dense: quality, coverage, usage, prototype-space curvature, clustering "+
+		"sweep (notebook 20)"),
+	entry(attribution.Runs, "PRISM training-data attribution: cached prototype statistics vs EK-FAC and gradient "+
+		"products, against the prototype-space reference and retraining (notebook 20)"),
+	entry(steering.Runs, "PRISM steering: sparse prototype controllers on multiple-choice concept tasks "+
+		"(notebook 20)"),
+	entry(suppression.Runs, "PRISM concept suppression: select prototypes by keywords, generate and score "+
+		"with them suppressed (notebook 20)"),
+	entry(fvec.Runs, "function vectors: mean-field theory, models A/B/C, depth advantage, patching (notebook 30)"),
 }
 
 func findStudy(name string) (study, error) {
