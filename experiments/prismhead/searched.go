@@ -11,7 +11,8 @@ func (c Config) Searched() []run.Search {
 			"train at the grid rate of lowest validation loss on tune.seed; set tune.lrs=[] to train both at train.lr"})
 	}
 	if len(c.Seeds) > 0 {
-		out = append(out, run.Search{Key: "seed", Over: "seeds", How: "replaced by each of", Note: "one replicate per seed of seeds " +
+		out = append(out, run.Search{Key: "seed", Over: "seeds", How: "replaced by each of",
+			Note: "one replicate per seed of seeds " +
 			"(seeds[0] must equal seed); set seeds=[] to train the one seed `seed`"})
 	}
 	return out

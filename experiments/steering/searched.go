@@ -8,6 +8,7 @@ func (c Config) Searched() []run.Search {
 	if len(c.Seeds) == 0 {
 		return nil
 	}
-	return []run.Search{{Key: "seed", Over: "seeds", How: "replaced by each of", Note: "one model per seed of seeds, the recipe's seed " +
+	return []run.Search{{Key: "seed", Over: "seeds", How: "replaced by each of",
+		Note: "one model per seed of seeds, the recipe's seed " +
 		"replaced; set seeds=[] to train the one seed `seed`"}}
 }

@@ -31,9 +31,9 @@ func SearchedOf(cfg any) []Search {
 }
 
 // SearchedLines returns one line per search in effect of cfg, as `protolab keys` and a notebook's settings cell
-// print them: "train.lr is searched over lr_grid: <note>", "seed is replaced by each of seeds: <note>". Changed lists the keys the user changed (DiffKeys's
-// "key: old → new" entries or bare keys); a search whose Key is among them gets a warning that the change does not
-// reach the runs the search drives.
+// print them: "train.lr is searched over lr_grid: <note>", "seed is replaced by each of seeds: <note>". Changed lists
+// the keys the user changed (DiffKeys's "key: old → new" entries or bare keys); a search whose Key is among them gets
+// a warning that the change does not reach the runs the search drives.
 func SearchedLines(cfg any, changed []string) []string {
 	var out []string
 	for _, s := range SearchedOf(cfg) {
