@@ -13,7 +13,7 @@ func (c Config) Searched() []run.Search {
 	if len(c.Seeds) > 0 {
 		out = append(out, run.Search{Key: "seed", Over: "seeds", How: "replaced by each of",
 			Note: "one replicate per seed of seeds " +
-			"(seeds[0] must equal seed); set seeds=[] to train the one seed `seed`"})
+				"(seeds[0] must equal seed); set seeds=[] to train the one seed `seed`"})
 	}
 	return out
 }

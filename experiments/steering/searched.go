@@ -10,5 +10,5 @@ func (c Config) Searched() []run.Search {
 	}
 	return []run.Search{{Key: "seed", Over: "seeds", How: "replaced by each of",
 		Note: "one model per seed of seeds, the recipe's seed " +
-		"replaced; set seeds=[] to train the one seed `seed`"}}
+			"replaced; set seeds=[] to train the one seed `seed`"}}
 }
