@@ -10,10 +10,6 @@ func (c Config) Searched() []run.Search {
 		out = append(out, run.Search{Key: "train.lr", Over: "tune.lrs", Note: "the dense and the PRISM models each " +
 			"train at the grid rate of lowest validation loss on tune.seed; set tune.lrs=[] to train both at train.lr"})
 	}
-	if len(c.Seeds) > 0 {
-		out = append(out, run.Search{Key: "seed", Over: "seeds", How: "replaced by each of",
-			Note: "one replicate per seed of seeds " +
-				"(seeds[0] must equal seed); set seeds=[] to train the one seed `seed`"})
-	}
-	return out
+	// seeds[0] must equal seed (Validate): the first replicate is the configured model.
+	return append(out, run.SeedsSearch(c.Seeds, "one replicate")...)
 }

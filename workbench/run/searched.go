@@ -52,3 +52,14 @@ func SearchedLines(cfg any, changed []string) []string {
 	}
 	return out
 }
+
+// SeedsSearch is the Search of a study that trains one model per seed of its `seeds` list instead of at the
+// recipe's `seed` (none when the list is empty): what each seed trains is named by unit ("one model", "one
+// replicate").
+func SeedsSearch(seeds []uint64, unit string) []Search {
+	if len(seeds) == 0 {
+		return nil
+	}
+	return []Search{{Key: "seed", Over: "seeds", How: "replaced by each of",
+		Note: unit + " per seed of seeds, the recipe's seed replaced; set seeds=[] to train the one seed `seed`"}}
+}

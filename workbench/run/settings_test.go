@@ -144,3 +144,12 @@ func TestSettingsSummary_NamesSearchedKeys(t *testing.T) {
 	require.NotContains(t, got, "searched")
 	require.Empty(t, run.SearchedOf(studyCfg{}))
 }
+
+func TestSeedsSearch(t *testing.T) {
+	require.Empty(t, run.SeedsSearch(nil, "one model"))
+	s := run.SeedsSearch([]uint64{1, 2, 3}, "one model")
+	require.Len(t, s, 1)
+	require.Equal(t, "seed", s[0].Key)
+	require.Equal(t, "seeds", s[0].Over)
+	require.True(t, strings.HasPrefix(s[0].Note, "one model per seed of seeds"), s[0].Note)
+}
