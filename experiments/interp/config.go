@@ -127,16 +127,13 @@ type InterveneConfig struct {
 
 // Validate reports the first problem of the configuration, naming its key.
 func (c Config) Validate() error {
-	if len(c.Corpora) == 0 {
-		return errors.New("corpora is empty; want at least one corpus")
-	}
-	if c.Corpora[0].Optional {
-		return errors.Errorf("corpora[0] (%s) is optional; the first corpus must be required", c.Corpora[0].Source)
+	if err := pair.CheckCorpora(len(c.Corpora), func(i int) (string, bool) {
+		return c.Corpora[i].Source, c.Corpora[i].Optional
+	}); err != nil {
+		return err
 	}
 	for i, cc := range c.Corpora {
 		switch {
-		case cc.Source == "":
-			return errors.Errorf("corpora[%d].source is empty", i)
 		case cc.Labels != naming.LabelsMarked && cc.Labels != naming.LabelsInForce && cc.Labels != naming.LabelsLexical:
 			return errors.Errorf("corpora[%d].labels=%q, want %q, %q or %q", i, cc.Labels, naming.LabelsMarked,
 				naming.LabelsInForce, naming.LabelsLexical)

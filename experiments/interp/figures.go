@@ -45,12 +45,7 @@ func labelCell(s naming.Score) string {
 
 // ModelsTable lists the trained models of every corpus: parameters, FFN width, validation perplexity, training time.
 func ModelsTable(res *Result) *plot.Table {
-	var sources []string
-	var models [][]pair.Summary
-	for _, c := range res.Corpora {
-		sources, models = append(sources, c.Source), append(models, c.Models)
-	}
-	return pair.ModelsTable(sources, models)
+	return pair.ModelsTableOf(res.Corpora, func(c *CorpusResult) (string, []pair.Summary) { return c.Source, c.Models })
 }
 
 // DashboardTable is the dashboard of one ProtoT layer: per prototype its label by π and by ρ (purity, ✓ when

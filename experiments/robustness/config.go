@@ -87,16 +87,10 @@ func Preset(name string) (Config, error) { return run.SelectPreset(name, Tiny, S
 
 // Validate reports the first problem of the configuration, naming its key.
 func (c Config) Validate() error {
-	if len(c.Corpora) == 0 {
-		return errors.New("corpora is empty; want at least one corpus")
-	}
-	if c.Corpora[0].Optional {
-		return errors.Errorf("corpora[0] (%s) is optional; the first corpus must be required", c.Corpora[0].Source)
-	}
-	for i, cc := range c.Corpora {
-		if cc.Source == "" {
-			return errors.Errorf("corpora[%d].source is empty", i)
-		}
+	if err := pair.CheckCorpora(len(c.Corpora), func(i int) (string, bool) {
+		return c.Corpora[i].Source, c.Corpora[i].Optional
+	}); err != nil {
+		return err
 	}
 	if err := c.Config.Validate(); err != nil {
 		return err

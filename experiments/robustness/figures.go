@@ -96,12 +96,7 @@ func StatsTable(res *Result, source string) *plot.Table {
 
 // ModelsTable lists the trained models of every corpus: parameters, FFN width, validation perplexity, training time.
 func ModelsTable(res *Result) *plot.Table {
-	var sources []string
-	var models [][]pair.Summary
-	for _, c := range res.Corpora {
-		sources, models = append(sources, c.Source), append(models, c.Models)
-	}
-	return pair.ModelsTable(sources, models)
+	return pair.ModelsTableOf(res.Corpora, func(c *CorpusResult) (string, []pair.Summary) { return c.Source, c.Models })
 }
 
 // Figures are the figures notebooks/11_protot_interpretability.ipynb shows from res, named for

@@ -3,6 +3,7 @@ package pair
 import (
 	"fmt"
 
+	"github.com/pkg/errors"
 	"github.com/protolab/protolab/models/lm"
 	"github.com/protolab/protolab/workbench/data/wordnet"
 	"github.com/protolab/protolab/workbench/lmdata"
@@ -54,4 +55,22 @@ func (c Config) Prepare(source string, optional, needWordNet bool, prov *run.Pro
 		return nil, "", err
 	}
 	return cr, "", nil
+}
+
+// CheckCorpora reports the first problem of a study's list of n corpora, at(i) giving corpus i's source and whether
+// it is optional: the list must not be empty, the first corpus must be required (the claims read it), and every
+// source must be named. The keys are named as the studies spell them (corpora[i].source).
+func CheckCorpora(n int, at func(i int) (source string, optional bool)) error {
+	if n == 0 {
+		return errors.New("corpora is empty; want at least one corpus")
+	}
+	if source, optional := at(0); optional {
+		return errors.Errorf("corpora[0] (%s) is optional; the first corpus must be required", source)
+	}
+	for i := range n {
+		if source, _ := at(i); source == "" {
+			return errors.Errorf("corpora[%d].source is empty", i)
+		}
+	}
+	return nil
 }

@@ -81,3 +81,12 @@ func ModelsTable(sources []string, models [][]Summary) *plot.Table {
 	}
 	return t
 }
+
+// ModelsTableOf is ModelsTable over a study's per-corpus results; of returns one result's corpus source and models.
+func ModelsTableOf[T any](corpora []T, of func(T) (string, []Summary)) *plot.Table {
+	sources, models := make([]string, len(corpora)), make([][]Summary, len(corpora))
+	for i, c := range corpora {
+		sources[i], models[i] = of(c)
+	}
+	return ModelsTable(sources, models)
+}

@@ -185,13 +185,11 @@ func cmdEval(args []string, stdout io.Writer) error {
 	if *batches < 0 {
 		return errors.Errorf("eval: --batches=%d, want ≥ 0 (0: the run's eval_batches)", *batches)
 	}
-	m, err := lm.Open(*out)
+	m, stop, err := openInterruptible(*out)
 	if err != nil {
 		return err
 	}
-	scope, stop := interruptContext()
 	defer stop()
-	m.Interrupt = scope
 	prep, err := m.Data()
 	if err != nil {
 		return err
@@ -241,13 +239,11 @@ func cmdGenerate(args []string, stdout io.Writer) error {
 	case *topK < 0:
 		return errors.Errorf("generate: --top-k=%d, want ≥ 0 (0: every token)", *topK)
 	}
-	m, err := lm.Open(*out)
+	m, stop, err := openInterruptible(*out)
 	if err != nil {
 		return err
 	}
-	scope, stop := interruptContext()
 	defer stop()
-	m.Interrupt = scope
 	prompts := make([]string, *n)
 	for i := range prompts {
 		prompts[i] = *prompt
@@ -265,4 +261,15 @@ func cmdGenerate(args []string, stdout io.Writer) error {
 	fmt.Fprintf(os.Stderr, "protolab: %d tokens in %.2f s (%.0f tokens/s, %.1f ms per step)\n",
 		stats.PromptTokens+stats.GeneratedTokens, stats.Seconds, stats.TokensPerS, stats.MsPerStep)
 	return nil
+}
+
+// openInterruptible opens the run folder dir (lm.Open) with Ctrl-C stopping its work at the next safe point
+// (interruptContext); call stop when done.
+func openInterruptible(dir string) (m *lm.Model, stop func(), err error) {
+	if m, err = lm.Open(dir); err != nil {
+		return nil, nil, err
+	}
+	scope, stop := interruptContext()
+	m.Interrupt = scope
+	return m, stop, nil
 }
