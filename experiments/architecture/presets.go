@@ -16,9 +16,7 @@ import (
 // one policy, no search) on a smaller model and corpus.
 func Tiny() Config {
 	c := Quick()
-	vocab := c.Model.VocabSize
 	lm.Shape{Docs: 120, Vocab: 320, Width: 24, MaxLen: 96}.Apply(&c.Data, &c.Model)
-	c.Model.VocabSize = vocab // set per run (modelFor), as in Quick
 	c.Model.ProtoT.NumPrototypes = 8
 	c.Train.Steps = 30
 	c.Train.WarmupSteps = 3
@@ -44,8 +42,7 @@ func Tiny() Config {
 // search: its comparison answers no claim (Claims marks them untestable).
 func Quick() Config {
 	d, m := lm.Base(lm.SmallShape)
-	// model.vocab_size is set per run to the tokenizer's (modelFor); the stored value is the decoder's default.
-	m.VocabSize = decoder.DefaultConfig().VocabSize
+	// model.vocab_size stays the decoder's default: it is set per run to the tokenizer's (modelFor).
 	m.DeltaNet.NumHeads = 2
 	m.ProtoT.NumPrototypes = 16
 	m.ProtoT.ChunkSize = 32 // half the spec's 64, for T = 32 windows (layers/protot BenchmarkMixer times chunk sizes)

@@ -72,6 +72,7 @@ func tinyModel(t *testing.T) *lm.Model {
 	t.Helper()
 	d, m := lm.Base(lm.SmallShape)
 	lm.Shape{Docs: 120, Vocab: 320, Width: 24, MaxLen: 96}.Apply(&d, &m)
+	m.VocabSize = d.Tokenizer.VocabSize
 	m.DeltaNet.NumHeads = 2
 	m.ProtoT.NumPrototypes = 8
 	m.ProtoT.ChunkSize = 32

@@ -88,20 +88,19 @@ func paramsTestModel() decoder.Config {
 	return m
 }
 
-// TestShape_Apply: non-zero sizes are written, zero ones kept; a model that fixes its vocabulary follows the
-// tokenizer's, one that takes it from the tokenizer (0) keeps 0.
+// TestShape_Apply: non-zero sizes are written, zero ones kept, and model.vocab_size is never touched (the tokenizer's
+// vocabulary is data.tokenizer.vocab_size; a preset sets the model's where it reads it).
 func TestShape_Apply(t *testing.T) {
 	d, m := Base(SmallShape)
 	require.Equal(t, 2000, d.Synthetic.NumDocs)
-	require.Equal(t, 1024, m.VocabSize)
+	require.Equal(t, 1024, d.Tokenizer.VocabSize)
+	require.Equal(t, decoder.DefaultConfig().VocabSize, m.VocabSize)
 	require.Equal(t, 10_000.0, m.Attention.RoPEBase)
+	m.VocabSize = 777
 	Shape{Vocab: 300, Width: 16}.Apply(&d, &m)
 	require.Equal(t, 300, d.Tokenizer.VocabSize)
-	require.Equal(t, 300, m.VocabSize)
+	require.Equal(t, 777, m.VocabSize)
 	require.Equal(t, 16, m.Width)
 	require.Equal(t, 2, m.NumLayers, "a zero field is kept")
 	require.Equal(t, 32, d.SeqLen)
-	m.VocabSize = 0
-	Shape{Vocab: 500}.Apply(&d, &m)
-	require.Equal(t, 0, m.VocabSize)
 }

@@ -15,6 +15,7 @@ import (
 func PrismTiny() Config {
 	c := PrismSmall()
 	Shape{Docs: 80, Vocab: 300, SeqLen: 16, Batch: 4, Width: 16, Layers: 1, MaxLen: 64}.Apply(&c.Data, &c.Model)
+	c.Model.VocabSize = c.Data.Tokenizer.VocabSize
 	c.Prism.NumPrototypes = 16
 	c.Prism.TopK = 4
 	c.Train.Steps = 40
@@ -33,6 +34,7 @@ func PrismTiny() Config {
 // λ_rec = λ_1 = λ_2 = 0.1, the bank seeded from 4 batches and rescaled.
 func PrismSmall() Config {
 	d, m := Base(SmallShape)
+	m.VocabSize = d.Tokenizer.VocabSize
 	p := prism.DefaultConfig()
 	p.NumPrototypes = 256
 	p.TopK = 8
@@ -88,8 +90,8 @@ type Shape struct {
 	MaxLen int // model.max_len
 }
 
-// Apply writes s's non-zero sizes into d and m. The model's vocabulary follows the tokenizer's when m fixes one (a
-// non-zero vocab_size); a model that takes it from the tokenizer (0) keeps 0.
+// Apply writes s's non-zero sizes into d and m. It leaves model.vocab_size alone: Vocab is the tokenizer's, and a
+// preset sets the model's where it reads it (0 takes the tokenizer's at Config.Resolved).
 func (s Shape) Apply(d *lmdata.Config, m *decoder.Config) {
 	set := func(dst *int, v int) {
 		if v != 0 {
@@ -104,9 +106,6 @@ func (s Shape) Apply(d *lmdata.Config, m *decoder.Config) {
 	set(&m.NumLayers, s.Layers)
 	set(&m.Attention.NumHeads, s.Heads)
 	set(&m.MaxLen, s.MaxLen)
-	if m.VocabSize != 0 {
-		m.VocabSize = d.Tokenizer.VocabSize
-	}
 }
 
 // SmallShape is the size most Small presets start from: 2000 synthetic documents, a 1024-token BPE, batches of 8×32
@@ -114,11 +113,10 @@ func (s Shape) Apply(d *lmdata.Config, m *decoder.Config) {
 var SmallShape = Shape{Docs: 2000, Vocab: 1024, SeqLen: 32, Batch: 8, Width: 32, Layers: 2, Heads: 2, MaxLen: 128}
 
 // Base returns the default corpus and decoder configurations (lmdata.DefaultConfig, decoder.DefaultConfig, with
-// RoPE base 10 000) at shape s, the model's vocabulary equal to the tokenizer's.
+// RoPE base 10 000) at shape s. Like Apply it leaves model.vocab_size at the decoder's default.
 func Base(s Shape) (lmdata.Config, decoder.Config) {
 	d, m := lmdata.DefaultConfig(), decoder.DefaultConfig()
 	m.Attention.RoPEBase = 10_000
 	s.Apply(&d, &m)
-	m.VocabSize = d.Tokenizer.VocabSize
 	return d, m
 }

@@ -91,7 +91,8 @@ func (c Config) Departures() []string {
 // two heads, 20 steps of 8×24 tokens on 150 synthetic documents.
 func Tiny() Config {
 	c := Small()
-	c.shape(lm.Shape{Docs: 150, Vocab: 320, SeqLen: 24, Batch: 8, Width: 16, Layers: 2, Heads: 2, MaxLen: 64})
+	s := lm.Shape{Docs: 150, Vocab: 320, SeqLen: 24, Batch: 8, Width: 16, Layers: 2, Heads: 2, MaxLen: 64}
+	s.Apply(&c.Data, &c.Model)
 	c.Model.ProtoT.NumPrototypes = 4
 	c.Train.Steps, c.Train.WarmupSteps, c.Train.EvalBatches = 20, 2, 1
 	return c
@@ -104,7 +105,6 @@ func Small() Config {
 	s := lm.SmallShape
 	s.Batch, s.Heads = 16, 4
 	d, m := lm.Base(s)
-	m.VocabSize = decoder.DefaultConfig().VocabSize // not read (Config.shape says why)
 	m.Mixer = decoder.MixerProtoT
 	m.ProtoT.NumPrototypes = 16
 	m.ProtoT.ChunkSize = 32
@@ -116,21 +116,12 @@ func Small() Config {
 	return Config{Seed: 1, Data: d, Model: m, MatchParams: true, Train: t}
 }
 
-// shape writes s into c's data and model (lm.Shape.Apply) but leaves model.vocab_size as it is: Models sets the
-// vocabulary from data.tokenizer.vocab_size, so the key is not read, and keeping the decoder default there keeps the
-// hashes of the configurations stored before the presets were written with lm.Shape.
-func (c *Config) shape(s lm.Shape) {
-	v := c.Model.VocabSize
-	s.Apply(&c.Data, &c.Model)
-	c.Model.VocabSize = v
-}
-
 // Paper is the paper's setting (docs/spec/protot.md §1, §3): D = 256, L = 6, R = 32, 4 heads, T = 256, B = 32,
 // AdamW at 6e-4 for 20k steps. Meant for a GPU with XLA.
 func Paper() Config {
 	c := Small()
 	c.Seed = 4257
-	c.shape(lm.Shape{Docs: 200_000, Vocab: 16_384, SeqLen: 256, Batch: 32})
+	lm.Shape{Docs: 200_000, Vocab: 16_384, SeqLen: 256, Batch: 32}.Apply(&c.Data, &c.Model)
 	c.Model = decoder.DefaultConfig()
 	c.Model.Mixer = decoder.MixerProtoT
 	c.Model.FFNHidden = 688 // ⌊2.7·D/16⌋·16 (spec §1)
