@@ -68,18 +68,9 @@ func newEval(losses []float64, tokens int) *Eval {
 	for _, l := range losses {
 		e.Perplexities = append(e.Perplexities, math.Exp(l))
 	}
-	e.Loss, e.LossSE = meanSE(losses)
-	e.Perplexity, e.PerplexitySE = meanSE(e.Perplexities)
+	e.Loss, e.LossSE = stats.MeanSEOrZero(losses)
+	e.Perplexity, e.PerplexitySE = stats.MeanSEOrZero(e.Perplexities)
 	return e
-}
-
-// meanSE is stats.MeanSE with the standard error 0 (JSON-encodable) for fewer than two values.
-func meanSE(x []float64) (float64, float64) {
-	m, se := stats.MeanSE(x)
-	if len(x) < 2 {
-		se = 0
-	}
-	return m, se
 }
 
 // Models returns the per-seed models of the point: those in memory, else opened from their run folders.
@@ -127,7 +118,7 @@ func meanCurve(curves [][]CurvePoint) []CurvePoint {
 			}
 		}
 		if len(ls) == len(curves) {
-			m, se := meanSE(ls)
+			m, se := stats.MeanSEOrZero(ls)
 			out = append(out, CurvePoint{Tokens: p.Tokens, Loss: m, LossSE: se})
 		}
 	}

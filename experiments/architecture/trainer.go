@@ -7,6 +7,7 @@ import (
 	"github.com/protolab/protolab/workbench/fit"
 	"github.com/protolab/protolab/workbench/lmdata"
 	"github.com/protolab/protolab/workbench/run"
+	"github.com/protolab/protolab/workbench/stats"
 )
 
 // trainer trains (or loads) the models of one computation, keeping each in memory so that a point shared by the
@@ -104,8 +105,8 @@ func (tr *trainer) score(p Point, test bool) (Score, error) {
 	if s.Seeds == 0 {
 		return s, nil // every seed diverged: no numbers
 	}
-	s.Loss, s.LossSE = meanSE(losses)
-	s.Perplexity, s.PerplexitySE = meanSE(ppls)
+	s.Loss, s.LossSE = stats.MeanSEOrZero(losses)
+	s.Perplexity, s.PerplexitySE = stats.MeanSEOrZero(ppls)
 	if len(tests) > 0 {
 		s.Test = newEval(tests, testTokens)
 	}

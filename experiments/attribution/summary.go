@@ -102,14 +102,14 @@ func summarise(models []ModelResult, s Settings) []Summary {
 			}
 		}
 		sm.Bytes = bytes / int64(len(models))
-		sm.SpeedUp, sm.SpeedUpSE = zeroNaN(stats.MeanSE(speed))
-		sm.SpeedUpCPU, sm.SpeedUpCPUSE = zeroNaN(stats.MeanSE(speedCPU))
+		sm.SpeedUp, sm.SpeedUpSE = stats.MeanSEOrZero(speed)
+		sm.SpeedUpCPU, sm.SpeedUpCPUSE = stats.MeanSEOrZero(speedCPU)
 		if len(lat) > 0 {
 			sm.LatencyMs, sm.LatencyQ1Ms, sm.LatencyQ3Ms = stats.Median(lat), slices.Min(q1), slices.Max(q3)
 		}
 		if iv, ok := lds[name]; ok && len(ldsPer) == len(models) {
 			sm.LDS = &iv
-			_, sm.LDSSE = zeroNaN(stats.MeanSE(ldsPer))
+			_, sm.LDSSE = stats.MeanSEOrZero(ldsPer)
 		}
 		if iv, ok := vsEKFAC[name]; ok && name != prism.MethodEKFAC {
 			sm.LDSVsEKFAC = &iv
@@ -121,18 +121,6 @@ func summarise(models []ModelResult, s Settings) []Summary {
 		out = append(out, sm)
 	}
 	return out
-}
-
-// zeroNaN returns stats.MeanSE's mean and standard error with NaN as 0, which JSON can hold (and omitempty drops):
-// (0, 0) for no values, (x, 0) for one.
-func zeroNaN(mean, se float64) (float64, float64) {
-	if math.IsNaN(mean) {
-		mean = 0
-	}
-	if math.IsNaN(se) {
-		se = 0
-	}
-	return mean, se
 }
 
 // overlapSummary returns Overlap@k over models for every k: the mean, the two-stage bootstrap interval and the
@@ -152,7 +140,7 @@ func overlapSummary(models []ModelResult, name string, s Settings, perQuery func
 			k = min(k, models[i].NumSeqs)
 		}
 		iv := twoStageMean(v, s.Bootstrap, s.Seed+1000*tag+uint64(ki))
-		_, se := zeroNaN(stats.MeanSE(perModel))
+		_, se := stats.MeanSEOrZero(perModel)
 		out = append(out, OverlapStat{K: k, Mean: iv.Mean, Lo: iv.Lo, Hi: iv.Hi, SE: se})
 	}
 	return out

@@ -1,8 +1,6 @@
 package suppression
 
 import (
-	"math"
-
 	mprism "github.com/protolab/protolab/models/prism"
 	"github.com/protolab/protolab/workbench/stats"
 )
@@ -35,15 +33,7 @@ func KeywordRates(texts, keywords []string) (rate, rateSE, anyRate, anySE float6
 			fr = append(fr, float64(hits)/float64(len(ws)))
 		}
 	}
-	rate, rateSE = stats.MeanSE(fr)
-	anyRate, anySE = stats.MeanSE(anyHit)
-	return zeroNaN(rate), zeroNaN(rateSE), zeroNaN(anyRate), zeroNaN(anySE), words
-}
-
-// zeroNaN is x, or 0 for NaN (JSON has no NaN).
-func zeroNaN(x float64) float64 {
-	if math.IsNaN(x) {
-		return 0
-	}
-	return x
+	rate, rateSE = stats.MeanSEOrZero(fr)
+	anyRate, anySE = stats.MeanSEOrZero(anyHit)
+	return rate, rateSE, anyRate, anySE, words
 }

@@ -40,6 +40,18 @@ func MeanSE(x []float64) (mean, se float64) {
 	return Mean(x), math.Sqrt(Variance(x) / float64(len(x)))
 }
 
+// MeanSEOrZero is MeanSE for values stored as JSON, which has no NaN: the mean is 0 for an empty slice and the error
+// 0 for fewer than two values. A NaN among the values still gives NaN (the data is not hidden).
+func MeanSEOrZero(x []float64) (mean, se float64) {
+	switch len(x) {
+	case 0:
+		return 0, 0
+	case 1:
+		return x[0], 0
+	}
+	return MeanSE(x)
+}
+
 // Median returns the middle value of x, or the mean of the two middle values for an even count (equation 5); NaN
 // for an empty slice. x is not reordered.
 func Median(x []float64) float64 {

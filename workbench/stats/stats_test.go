@@ -60,3 +60,16 @@ func TestMeanCI_ConstantAndSpread(t *testing.T) {
 	m, _, _ = MeanCI([]float64{math.NaN()}, 0.95, 100, 1)
 	require.True(t, math.IsNaN(m))
 }
+
+func TestMeanSEOrZero(t *testing.T) {
+	m, se := MeanSEOrZero(nil)
+	require.Equal(t, [2]float64{0, 0}, [2]float64{m, se})
+	m, se = MeanSEOrZero([]float64{2.5})
+	require.Equal(t, [2]float64{2.5, 0}, [2]float64{m, se})
+	m, se = MeanSEOrZero([]float64{1, 3})
+	wm, wse := MeanSE([]float64{1, 3})
+	require.Equal(t, [2]float64{wm, wse}, [2]float64{m, se})
+	require.Equal(t, 1.0, se) // s² = 2, √(2/2)
+	_, se = MeanSEOrZero([]float64{1, math.NaN()})
+	require.True(t, math.IsNaN(se), "a NaN value is not hidden")
+}
