@@ -13,21 +13,29 @@ import (
 
 // Provenance records where a result came from. Experiments embed it in their Result and store it with the numbers.
 type Provenance struct {
-	Config    any                `json:"config"`              // the final configuration, after preset and overrides
-	Overrides string             `json:"overrides,omitempty"` // the override string applied, verbatim
-	GitCommit string             `json:"git_commit"`          // `git describe --always --dirty`, or "unknown"
-	Backend   string             `json:"backend"`             // backend configuration, e.g. "go:parallelism=-1"
-	GoVersion string             `json:"go_version"`          // runtime.Version()
-	GomlxVer  string             `json:"gomlx_version"`       // from the build info, e.g. "v0.28.2"
-	SIMD      string             `json:"simd,omitempty"`      // the go backend's matmul kernels: AVX-512, AVX2, none
-	Seed      uint64             `json:"seed"`                // the run's seed
-	Host      string             `json:"host"`                // os.Hostname
-	NumCPU    int                `json:"num_cpu"`             // runtime.NumCPU
-	Start     time.Time          `json:"start"`               // when NewProvenance was called
-	End       time.Time          `json:"end"`                 // set by Finish
-	Timings   map[string]float64 `json:"timings_s,omitempty"` // seconds per named phase, from Time
-	Extra     map[string]string  `json:"extra,omitempty"`     // free-form notes (e.g. corpus path)
-	mu        sync.Mutex
+	Config    any       `json:"config"`              // the final configuration, after preset and overrides
+	Overrides string    `json:"overrides,omitempty"` // the override string applied, verbatim
+	GitCommit string    `json:"git_commit"`          // `git describe --always --dirty`, or "unknown"
+	Backend   string    `json:"backend"`             // backend configuration, e.g. "go:parallelism=-1"
+	GoVersion string    `json:"go_version"`          // runtime.Version()
+	GomlxVer  string    `json:"gomlx_version"`       // from the build info, e.g. "v0.28.2"
+	SIMD      string    `json:"simd,omitempty"`      // the go backend's matmul kernels: AVX-512, AVX2, none
+	Seed      uint64    `json:"seed"`                // the run's seed
+	Host      string    `json:"host"`                // os.Hostname
+	NumCPU    int       `json:"num_cpu"`             // runtime.NumCPU
+	CPUModel  string    `json:"cpu_model"`           // /proc/cpuinfo's "model name", else GOARCH (CPUModel)
+	Start     time.Time `json:"start"`               // when NewProvenance was called
+	End       time.Time `json:"end"`                 // set by Finish
+	// WallSeconds is End − Start; CPUUserSeconds and CPUSystemSeconds the CPU time the whole process spent
+	// between NewProvenance and Finish (getrusage RUSAGE_SELF, every thread; 0 where the system has no getrusage).
+	// All three are set by Finish; results stored before they existed load with zeros.
+	WallSeconds      float64            `json:"wall_s"`
+	CPUUserSeconds   float64            `json:"cpu_user_s"`
+	CPUSystemSeconds float64            `json:"cpu_system_s"`
+	Timings          map[string]float64 `json:"timings_s,omitempty"` // seconds per named phase, from Time
+	Extra            map[string]string  `json:"extra,omitempty"`     // free-form notes (e.g. corpus path)
+	mu               sync.Mutex
+	cpuStart         cpuTimes // the process's CPU times at NewProvenance
 }
 
 // NewProvenance starts a provenance record for a run with the given final config and seed.
@@ -43,8 +51,10 @@ func NewProvenance(cfg any, overrides string, seed uint64) *Provenance {
 		Seed:      seed,
 		Host:      host,
 		NumCPU:    runtime.NumCPU(),
+		CPUModel:  CPUModel(),
 		Start:     time.Now(),
 		Timings:   map[string]float64{},
+		cpuStart:  processCPU(),
 	}
 }
 
@@ -66,15 +76,49 @@ func (p *Provenance) AddTiming(name string, d time.Duration) {
 	p.Timings[name] += d.Seconds()
 }
 
-// Finish stamps the end time and the backend actually used.
+// Finish stamps the end time, the wall and CPU seconds since NewProvenance, and the backend actually used.
 func (p *Provenance) Finish() {
 	p.End = time.Now()
+	p.WallSeconds = p.End.Sub(p.Start).Seconds()
+	now := processCPU()
+	p.CPUUserSeconds = now.user - p.cpuStart.user
+	p.CPUSystemSeconds = now.system - p.cpuStart.system
 	if name := BackendName(); name != "" {
 		p.Backend = name
 	}
 	if strings.HasPrefix(p.Backend, "go") {
 		p.SIMD = SIMD().Kernels
 	}
+}
+
+var (
+	cpuOnce  sync.Once
+	cpuModel string
+)
+
+// CPUModel returns the machine's CPU model as /proc/cpuinfo names it ("model name"), or runtime.GOARCH where there
+// is no such line (another system, or an ARM machine whose cpuinfo names no model).
+func CPUModel() string {
+	cpuOnce.Do(func() {
+		cpuModel = runtime.GOARCH
+		if b, err := os.ReadFile("/proc/cpuinfo"); err == nil {
+			if m := cpuModelFrom(string(b)); m != "" {
+				cpuModel = m
+			}
+		}
+	})
+	return cpuModel
+}
+
+// cpuModelFrom returns the value of the first "model name" line of a /proc/cpuinfo text, or "".
+func cpuModelFrom(cpuinfo string) string {
+	for _, line := range strings.Split(cpuinfo, "\n") {
+		key, value, ok := strings.Cut(line, ":")
+		if ok && strings.TrimSpace(key) == "model name" {
+			return strings.TrimSpace(value)
+		}
+	}
+	return ""
 }
 
 // ModuleVersion returns the version of a dependency as recorded in the binary's build info, else as required by the
