@@ -14,7 +14,7 @@ ENV DEBIAN_FRONTEND=noninteractive \
     GOEXPERIMENT=simd \
     PATH=/go/bin:/usr/local/go/bin:$PATH
 
-# setup-jupyter, setup-chromium and npm for setup-echarts (Debian packages only).
+# setup-jupyter, setup-chromium and npm for setup-echarts and brown (Debian packages only).
 RUN apt-get update && apt-get install -y --no-install-recommends \
         jupyter-notebook jupyter-nbconvert python3-nbclient jupyter-client chromium npm make git \
     && rm -rf /var/lib/apt/lists/*

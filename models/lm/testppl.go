@@ -11,11 +11,13 @@ import (
 	"github.com/protolab/protolab/workbench/run"
 )
 
-// TestPerplexity evaluates m on docs fresh documents of its synthetic corpus generated with seed (FreshCorpus):
-// encoded with m's tokenizer, packed into non-overlapping windows of T tokens separated by the end-of-document token
+// TestPerplexity evaluates m on docs documents it never saw, chosen by seed (FreshCorpus: its synthetic corpus
+// generated with seed, or the Brown corpus's test or heldout split by the seed's parity): encoded with m's
+// tokenizer, packed into non-overlapping windows of T tokens separated by the end-of-document token
 // (docs/spec/protot.md §7.1), in batches of data.eval_batch_size windows (data.batch_size when 0; fewer when the
-// corpus has fewer windows), at most `batches` of them (0: all). It errors when m was not trained on the synthetic
-// corpus, when seed is its corpus seed, when the documents fill no window, or when the loss is not finite.
+// corpus has fewer windows), at most `batches` of them (0: all). It errors where FreshCorpus does (another source,
+// the synthetic corpus's own seed, more Brown documents than the split holds), when the documents fill no window,
+// or when the loss is not finite.
 func (m *Model) TestPerplexity(seed uint64, docs, batches int) (eval.PerplexityResult, error) {
 	corpus, err := m.FreshCorpus(docs, seed)
 	if err != nil {

@@ -1,7 +1,8 @@
 // Package lmdata turns a corpus description into what a language-model experiment trains on: it loads the corpus
-// (the synthetic concept corpus, WordNet, or .txt/.jsonl/.parquet files), splits it into train and validation
-// documents, trains (or loads) a byte-level BPE tokenizer on the training documents only, encodes and packs both
-// splits into fixed-length sequences, and serves them as fit.Batches.
+// (the synthetic concept corpus, WordNet, the Brown corpus, or .txt/.jsonl/.parquet files), splits it into train and
+// validation documents (the Brown corpus by its fixed split: SourceBrown), trains (or loads) a byte-level BPE
+// tokenizer on the training documents only, encodes and packs both splits into fixed-length sequences, and serves
+// them as fit.Batches.
 //
 // Documents of file sources (data.source, read by data.ReadFiles): a .jsonl line or a .parquet row is one
 // document; a .txt file is cut into its blank-line-separated paragraphs, and a paragraph longer than
@@ -26,6 +27,7 @@ import (
 	"github.com/pkg/errors"
 
 	"github.com/protolab/protolab/workbench/data"
+	"github.com/protolab/protolab/workbench/data/brown"
 	"github.com/protolab/protolab/workbench/data/wordnet"
 	"github.com/protolab/protolab/workbench/fit"
 	"github.com/protolab/protolab/workbench/tokenizer"
@@ -35,17 +37,22 @@ import (
 const (
 	SourceSynthetic = "synthetic" // data.Synthetic(Config.Synthetic), the default
 	SourceWordNet   = "wordnet"   // glosses and examples of the WordNet 3.0 database (make wordnet)
+	// SourceBrown is the Brown corpus (make brown; workbench/data/brown), one document per 2,000-word sample, split by
+	// its fixed hash split, never by data.val_fraction and data.seed: its train split trains and its validation split
+	// validates; its test and heldout splits are never loaded into either, only by EvalCorpus.
+	SourceBrown = "brown"
 )
 
 // Config describes the data of a language-model run.
 type Config struct {
-	// Source is "synthetic", "wordnet", or a .txt/.jsonl/.parquet file, folder or glob.
+	// Source is "synthetic", "wordnet", "brown", or a .txt/.jsonl/.parquet file, folder or glob.
 	Source string `json:"source"`
 	// Synthetic configures the synthetic concept corpus (Source "synthetic").
 	Synthetic data.SyntheticConfig `json:"synthetic"`
 	// Read limits and selects the text of file sources (field/column, max docs, max bytes).
 	Read data.ReadConfig `json:"read"`
-	// ValFraction is the fraction of documents held out for validation; in (0, 1).
+	// ValFraction is the fraction of documents held out for validation; in (0, 1). Source "brown" has a fixed
+	// validation split and does not read it.
 	ValFraction float64 `json:"val_fraction"`
 	// SeqLen is T, the number of input tokens per sequence; > 0.
 	SeqLen int `json:"seq_len"`
@@ -53,7 +60,7 @@ type Config struct {
 	BatchSize int `json:"batch_size"`
 	// EvalBatchSize is the number of sequences per validation batch; 0 means BatchSize.
 	EvalBatchSize int `json:"eval_batch_size"`
-	// Seed seeds the split and the shuffling of training batches.
+	// Seed seeds the split (not that of source "brown", which is fixed) and the shuffling of training batches.
 	Seed uint64 `json:"seed"`
 	// Tokenizer configures the BPE tokenizer trained on the training documents.
 	Tokenizer tokenizer.Config `json:"tokenizer"`
@@ -78,7 +85,7 @@ func DefaultConfig() Config {
 func (c Config) Validate() error {
 	switch {
 	case c.Source == "":
-		return errors.New("data: source is empty; want \"synthetic\", \"wordnet\" or a file, folder or glob")
+		return errors.New("data: source is empty; want \"synthetic\", \"wordnet\", \"brown\" or a file, folder or glob")
 	case !(c.ValFraction > 0 && c.ValFraction < 1):
 		return errors.Errorf("data: val_fraction=%g, want in (0, 1)", c.ValFraction)
 	case c.SeqLen <= 0:
@@ -99,7 +106,7 @@ func (c Config) Validate() error {
 	return errors.WithMessage(c.Tokenizer.Validate(), "data.tokenizer")
 }
 
-// LoadCorpus loads the corpus named by cfg.Source.
+// LoadCorpus loads the corpus named by cfg.Source; for "brown", its training and validation documents only.
 func LoadCorpus(cfg Config) (*data.Corpus, error) { return loadCorpus(context.Background(), cfg) }
 
 func loadCorpus(ctx context.Context, cfg Config) (*data.Corpus, error) {
@@ -116,6 +123,12 @@ func loadCorpus(ctx context.Context, cfg Config) (*data.Corpus, error) {
 			return nil, err
 		}
 		return db.Corpus(), nil
+	case SourceBrown:
+		s, err := loadBrown()
+		if err != nil {
+			return nil, err
+		}
+		return data.Merge(s.source, s.corpus[brown.Train], s.corpus[brown.Validation]), nil
 	}
 	return data.ReadFilesContext(ctx, cfg.Source, cfg.Read)
 }
@@ -123,7 +136,7 @@ func loadCorpus(ctx context.Context, cfg Config) (*data.Corpus, error) {
 // Prepared is a tokenized, split and packed corpus.
 type Prepared struct {
 	Config    Config
-	Corpus    *data.Corpus // the whole corpus
+	Corpus    *data.Corpus // the whole corpus (for "brown": its training and validation documents)
 	Train     *data.Corpus // training documents
 	Val       *data.Corpus // validation documents
 	Tokenizer *tokenizer.Tokenizer
@@ -145,21 +158,9 @@ func PrepareContext(ctx context.Context, cfg Config, tokenizerPath string) (*Pre
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	corpus, err := loadCorpus(ctx, cfg)
+	p, err := loadSplit(ctx, cfg)
 	if err != nil {
 		return nil, err
-	}
-	if err := ctx.Err(); err != nil {
-		return nil, errors.WithMessage(err, "data: loading the corpus")
-	}
-	if len(corpus.Texts) < 2 {
-		return nil, errors.Errorf("data: corpus %q has %d documents; need at least 2 to split train/validation "+
-			"(a .txt file is split at blank lines and into chunks of at most %d bytes: give more text or more files)",
-			corpus.Source, len(corpus.Texts), data.TextChunkBytes)
-	}
-	p := &Prepared{Config: cfg, Corpus: corpus}
-	if p.Train, p.Val, err = corpus.Split(cfg.ValFraction, cfg.Seed); err != nil {
-		return nil, errors.WithMessagef(err, "data: splitting %q", corpus.Source)
 	}
 	if p.Tokenizer, err = loadOrTrainTokenizer(ctx, p.Train.Texts, cfg.Tokenizer, tokenizerPath); err != nil {
 		return nil, err
@@ -184,6 +185,36 @@ func PrepareContext(ctx context.Context, cfg Config, tokenizerPath string) (*Pre
 	if p.ValSeqs, err = data.Pack(valIDs, cfg.SeqLen, eos); err != nil {
 		return nil, errors.WithMessagef(err, "data: packing the validation split (%d documents; raise val_fraction or "+
 			"lower seq_len)", len(p.Val.Texts))
+	}
+	return p, nil
+}
+
+// loadSplit loads the corpus and splits it into training and validation documents: a fixed-split source by its
+// split, any other by data.val_fraction and data.seed.
+func loadSplit(ctx context.Context, cfg Config) (*Prepared, error) {
+	if strings.ToLower(cfg.Source) == SourceBrown {
+		s, err := loadBrown()
+		if err != nil {
+			return nil, err
+		}
+		train, val := s.corpus[brown.Train], s.corpus[brown.Validation]
+		return &Prepared{Config: cfg, Corpus: data.Merge(s.source, train, val), Train: train, Val: val}, nil
+	}
+	corpus, err := loadCorpus(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, errors.WithMessage(err, "data: loading the corpus")
+	}
+	if len(corpus.Texts) < 2 {
+		return nil, errors.Errorf("data: corpus %q has %d documents; need at least 2 to split train/validation "+
+			"(a .txt file is split at blank lines and into chunks of at most %d bytes: give more text or more files)",
+			corpus.Source, len(corpus.Texts), data.TextChunkBytes)
+	}
+	p := &Prepared{Config: cfg, Corpus: corpus}
+	if p.Train, p.Val, err = corpus.Split(cfg.ValFraction, cfg.Seed); err != nil {
+		return nil, errors.WithMessagef(err, "data: splitting %q", corpus.Source)
 	}
 	return p, nil
 }

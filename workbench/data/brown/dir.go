@@ -1,0 +1,53 @@
+package brown
+
+import (
+	"os"
+	"path/filepath"
+
+	"github.com/pkg/errors"
+)
+
+// EnvDir is the environment variable that overrides where Dir looks for the corpus.
+const EnvDir = "PROTOLAB_BROWN"
+
+// DefaultSubdir is where `make brown` puts the corpus, relative to the repository root.
+const DefaultSubdir = "assets/brown"
+
+// marker is the file whose presence makes a folder a candidate corpus folder (the first sample).
+const marker = "ca01"
+
+// Dir returns the corpus folder (the one holding ca01 … cr09): $PROTOLAB_BROWN if set, else DefaultSubdir under the
+// current directory or one of its parents, up to the module root (go.mod).
+func Dir() (string, error) {
+	if d := os.Getenv(EnvDir); d != "" {
+		if !isFile(filepath.Join(d, marker)) {
+			return "", errors.Errorf("$%s=%q does not hold the Brown corpus (no %s); run `make brown` and unset $%s, "+
+				"or point it at a folder holding ca01 … cr09", EnvDir, d, marker, EnvDir)
+		}
+		return d, nil
+	}
+	wd, err := os.Getwd()
+	if err != nil {
+		return "", errors.Wrap(err, "brown.Dir: current directory")
+	}
+	var tried []string
+	for dir := wd; ; {
+		cand := filepath.Join(dir, DefaultSubdir)
+		if isFile(filepath.Join(cand, marker)) {
+			return cand, nil
+		}
+		tried = append(tried, cand)
+		parent := filepath.Dir(dir)
+		if isFile(filepath.Join(dir, "go.mod")) || parent == dir {
+			break
+		}
+		dir = parent
+	}
+	return "", errors.Errorf("Brown corpus not found: run `make brown` (or `make setup`) or set $%s (looked in %v)",
+		EnvDir, tried)
+}
+
+func isFile(p string) bool {
+	st, err := os.Stat(p)
+	return err == nil && st.Mode().IsRegular()
+}
