@@ -42,30 +42,37 @@ var ratioIDs = map[string]string{
 
 // claimSpec is one perplexity row: which comparison it reads and what it tests.
 type claimSpec struct {
+	source       string // the corpus of the comparison
 	init, lrMode string
 	mixer        string // the mixer of a ratio row (over attention); "" for the ranking row
 	variant      string // the comparison's name in the claim text
 }
 
-// claimSpecs lists the rows in scorecard order: the three ratios and the ranking under the spec's initialisation
-// with each mixer's searched learning rate (the protocol), then the ProtoT ratio and the ranking under GPT-2's
-// initialisation, then the ProtoT ratio with one learning rate for every mixer (docs/spec/protot.md §3's recipe).
+// claimSpecs lists the rows in scorecard order. On the synthetic corpus: the three ratios and the ranking under the
+// spec's initialisation with each mixer's searched learning rate, then the ProtoT ratio and the ranking under
+// GPT-2's initialisation (protocol v1's variant), then the ProtoT ratio with one learning rate for every mixer
+// (docs/spec/protot.md §3's recipe). On the Brown corpus (protocol v2, docs/PROTOCOL.md): the same rows but GPT-2's.
 var claimSpecs = []claimSpec{
-	{decoder.InitPyTorch, LRTuned, decoder.MixerProtoT, "spec init, searched lr"},
-	{decoder.InitPyTorch, LRTuned, decoder.MixerMamba, "spec init, searched lr"},
-	{decoder.InitPyTorch, LRTuned, decoder.MixerDeltaNet, "spec init, searched lr"},
-	{decoder.InitPyTorch, LRTuned, "", "spec init, searched lr"},
-	{decoder.InitGPT2, LRTuned, decoder.MixerProtoT, "GPT-2 init (our variant), searched lr"},
-	{decoder.InitGPT2, LRTuned, "", "GPT-2 init (our variant), searched lr"},
-	{decoder.InitPyTorch, LRShared, decoder.MixerProtoT, "spec init, one lr for all (spec §3)"},
+	{lmdata.SourceSynthetic, decoder.InitPyTorch, LRTuned, decoder.MixerProtoT, "spec init, searched lr"},
+	{lmdata.SourceSynthetic, decoder.InitPyTorch, LRTuned, decoder.MixerMamba, "spec init, searched lr"},
+	{lmdata.SourceSynthetic, decoder.InitPyTorch, LRTuned, decoder.MixerDeltaNet, "spec init, searched lr"},
+	{lmdata.SourceSynthetic, decoder.InitPyTorch, LRTuned, "", "spec init, searched lr"},
+	{lmdata.SourceSynthetic, decoder.InitGPT2, LRTuned, decoder.MixerProtoT, "GPT-2 init (our variant), searched lr"},
+	{lmdata.SourceSynthetic, decoder.InitGPT2, LRTuned, "", "GPT-2 init (our variant), searched lr"},
+	{lmdata.SourceSynthetic, decoder.InitPyTorch, LRShared, decoder.MixerProtoT, "spec init, one lr for all (spec §3)"},
+	{lmdata.SourceBrown, decoder.InitPyTorch, LRTuned, decoder.MixerProtoT, "Brown, spec init, searched lr"},
+	{lmdata.SourceBrown, decoder.InitPyTorch, LRTuned, decoder.MixerMamba, "Brown, spec init, searched lr"},
+	{lmdata.SourceBrown, decoder.InitPyTorch, LRTuned, decoder.MixerDeltaNet, "Brown, spec init, searched lr"},
+	{lmdata.SourceBrown, decoder.InitPyTorch, LRTuned, "", "Brown, spec init, searched lr"},
+	{lmdata.SourceBrown, decoder.InitPyTorch, LRShared, decoder.MixerProtoT, "Brown, spec init, one lr for all (spec §3)"},
 }
 
 // Claims returns the scorecard rows of the perplexity comparison (docs/spec/protot.md §8, protocol §7.1) computed
 // from a stored result only: for each row of claimSpecs, the ratio of a mixer's test perplexity to attention's
 // (LLaMA's) against the paper's ratio of its two numbers, or the paper's ranking of the four mixers. Ours is the
 // mean ± s.e. over seeds of the per-seed ratio (the two models of a seed share the data split and batch order).
-// A row is untestable without its comparison on the synthetic corpus's test data, with fewer than MinSeeds seeds
-// or with a diverged seed. With r nil every row is returned with Ours empty.
+// A row is untestable without its comparison on its corpus's test data, with fewer than MinSeeds seeds or with a
+// diverged seed. With r nil every row is returned with Ours empty.
 func Claims(r *Result) []report.Claim {
 	var out []report.Claim
 	for _, cs := range claimSpecs {
@@ -133,10 +140,10 @@ func untestable(c *report.Claim, why string) {
 
 // fill computes ours for the row cs from r, or marks it untestable.
 func fill(c *report.Claim, cs claimSpec, r *Result) {
-	cmp := r.Find(lmdata.SourceSynthetic, cs.init, cs.lrMode)
+	cmp := r.Find(cs.source, cs.init, cs.lrMode)
 	if cmp == nil {
-		untestable(c, fmt.Sprintf("this result has no comparison on the synthetic corpus with init %s and lr %s "+
-			"(`protolab run architecture --preset small` runs the protocol)", cs.init, cs.lrMode))
+		untestable(c, fmt.Sprintf("this result has no comparison on the %s corpus with init %s and lr %s "+
+			"(`protolab run architecture --preset small` runs the protocol)", cs.source, cs.init, cs.lrMode))
 		return
 	}
 	c.Method = method(cmp, r)
@@ -223,9 +230,12 @@ func fillRanking(c *report.Claim, perSeed map[string][]float64) {
 // method states how the comparison was measured.
 func method(cmp *Comparison, r *Result) string {
 	s := cmp.Scores[0]
-	m := fmt.Sprintf("test perplexity on fresh synthetic documents (%d tokens per model) no choice read; D=%d, "+
-		"equal non-embedding parameters, %d steps (%d tokens), init %s", testTokens(cmp), cmp.Width, cmp.Steps,
-		s.Tokens, cmp.Init)
+	docs := "fresh synthetic documents"
+	if cmp.Source == lmdata.SourceBrown {
+		docs = "the Brown test split"
+	}
+	m := fmt.Sprintf("test perplexity on %s (%d tokens per model) no choice read; D=%d, equal non-embedding "+
+		"parameters, %d steps (%d tokens), init %s", docs, testTokens(cmp), cmp.Width, cmp.Steps, s.Tokens, cmp.Init)
 	if cmp.LRMode == LRTuned {
 		m += ", each mixer's lr searched on the validation split"
 		for _, t := range r.Tuning {

@@ -82,6 +82,24 @@ func TestClaims_HandBuiltVerdicts(t *testing.T) {
 	require.Contains(t, got[5].Untestable, "init gpt2")
 	require.Contains(t, got[6].Untestable, "needs ≥ 3 training seeds; this run has 1")
 
+	// No Brown comparison: its rows say so. With one, they read it and only it.
+	for _, c := range got[7:] {
+		require.Contains(t, c.Untestable, "no comparison on the brown corpus", c.Claim)
+		require.Contains(t, c.Claim, "Brown")
+	}
+	fb := map[string]float64{"attention": 1, "protot": 2, "deltanet": 1, "mamba": 1}
+	br := handComparison("pytorch", LRTuned, fb, 3)
+	br.Source = "brown"
+	r.Compare = append(r.Compare, br)
+	got = Claims(r)
+	require.Equal(t, "protot_ppl_ratio_protot", got[7].ID)
+	require.InDelta(t, 2, got[7].Ours.Value, 1e-12)
+	require.False(t, got[7].Rule.Holds)
+	require.Contains(t, got[7].Method, "the Brown test split")
+	require.InDelta(t, f["protot"], got[0].Ours.Value, 1e-12, "the synthetic rows keep reading the synthetic comparison")
+	require.Contains(t, got[11].Untestable, "no comparison on the brown corpus with init pytorch and lr shared")
+	r.Compare = r.Compare[:2]
+
 	// With Mamba in the paper's place every separated pair is in order (the DeltaNet–ProtoT tie is not judged).
 	f["mamba"] = paperRatio(t, "protot_ppl_mamba", "protot_ppl_llama")
 	r.Compare[0] = handComparison("pytorch", LRTuned, f, 3)

@@ -18,20 +18,25 @@ import (
 // run.Override.
 type Config struct {
 	// Seeds lists the seeds of every point: one training run per seed; with more than one, results are mean ± s.e.
-	// The first seed also runs the learning-rate search (lr_grid). The claims need at least 3.
+	// The claims need at least 3.
 	Seeds []uint64 `json:"seeds"`
+	// TuneSeed is the seed of the learning-rate search (lr_grid); it must not be one of seeds, so that no replicate
+	// the claims pool was used for a choice. 0 means the first of seeds (protocol v1, whose search seed is also a
+	// replicate).
+	TuneSeed uint64 `json:"tune_seed,omitempty"`
 	// Mixers are the compared mixers (values of decoder.Config.Mixer); the first is the parameter reference.
 	Mixers []string `json:"mixers"`
 	// Inits are the decoder initialisation policies compared (decoder.KnownInits), one comparison each; the first
 	// (the spec's "pytorch" in the presets) is the primary one: the sweep, the generation and classification
 	// models, and the main claims use it.
 	Inits []string `json:"inits"`
-	// LRGrid is the learning-rate grid searched for every (init, mixer) on data.source: one run per grid value with
-	// the first seed, judged by its final loss on the validation split (documents carved from the training corpus);
-	// the best value trains every seed of that (init, mixer). Empty: every mixer trains at train.lr (no search).
+	// LRGrid is the learning-rate grid searched for every (corpus, init, mixer) of corpora: one run per grid value
+	// with the tuning seed (tune_seed), judged by its final loss on the corpus's validation split; the best value
+	// trains every seed of that (corpus, init, mixer). Empty: every mixer trains at train.lr (no search).
 	LRGrid []float64 `json:"lr_grid"`
-	// SharedLR adds, beside the searched comparison, the recipe of docs/spec/protot.md §3 ("use the defaults for all
-	// models"): every mixer at train.lr, primary init, data.source. Needs lr_grid (without it that is the comparison).
+	// SharedLR adds, beside the searched comparison of each corpus, the recipe of docs/spec/protot.md §3 ("use the
+	// defaults for all models"): every mixer at train.lr, primary init, on every corpus of corpora. Needs lr_grid
+	// (without it that is the comparison).
 	SharedLR bool `json:"shared_lr"`
 	// Data is the corpus, tokenizer, T and B of every run; data.source and data.seed are set per run.
 	Data lmdata.Config `json:"data"`
@@ -48,11 +53,11 @@ type Config struct {
 	Train fit.Config `json:"train"`
 	// EvalBatches is the number of validation batches of each run's final perplexity; 0 means all of them.
 	EvalBatches int `json:"eval_batches"`
-	// Test is the evaluation data of the reported perplexities: synthetic documents that no choice of the study
-	// reads.
+	// Test is the evaluation data of the reported perplexities, documents no choice of the study reads: fresh
+	// synthetic documents, or the Brown corpus's test and held-out splits (lm.Model.FreshCorpus).
 	Test TestConfig `json:"test"`
-	// Corpora are the data sources of the equal-parameter comparison ("synthetic", "wordnet", files); the learning
-	// rates searched on data.source serve every corpus.
+	// Corpora are the data sources of the equal-parameter comparison ("synthetic", "brown", "wordnet", files), each
+	// with its own learning-rate search (lr_grid).
 	Corpora []string `json:"corpora"`
 	// Sweep is the width × training-steps grid, trained on data.source at train.lr with the primary init; both
 	// lists empty: no sweep.
@@ -63,18 +68,24 @@ type Config struct {
 	Classify classify.Config `json:"classify"`
 }
 
-// TestConfig is the test data of the synthetic corpus: fresh documents from the same grammar (data.synthetic with
-// another seed), tokenized by each model's tokenizer and cut into non-overlapping windows of T tokens (§7.1). A
-// model trained on another source has no test data: its comparison reports the validation split only.
+// TestConfig is the test data of a corpus that has some (lm.Model.FreshCorpus): fresh documents of the synthetic
+// corpus (data.synthetic with another seed), or the Brown corpus's test split (an odd seed) and held-out split (an
+// even seed), tokenized by each model's tokenizer and cut into non-overlapping windows of T tokens (§7.1). A model
+// trained on another source has no test data: its comparison reports the validation split only.
 type TestConfig struct {
 	// Seed generates the test corpus of the reported perplexities; not data.synthetic.seed nor
-	// classify.synthetic.seed. No choice (learning rate, settings) reads it.
+	// classify.synthetic.seed; odd, so that on Brown it reads the test split. No choice (learning rate, settings)
+	// reads it.
 	Seed uint64 `json:"seed"`
 	// HoldoutSeed generates a second test corpus, held back: only the protocol presets (Small, Paper) evaluate it,
 	// once their settings are frozen; 0 skips it.
 	HoldoutSeed uint64 `json:"holdout_seed"`
-	// NumDocs is the number of documents of each test corpus; > 0.
+	// NumDocs is the number of documents of each synthetic test corpus; > 0.
 	NumDocs int `json:"num_docs"`
+	// BrownDocs is the number of documents read from each Brown evaluation split (its first, in corpus order), when
+	// corpora lists "brown": 1 to the smaller split's size (lm.Model.FreshCorpus names it). A Brown sample is about
+	// 2,000 words, so a few dozen give more test tokens than num_docs synthetic documents.
+	BrownDocs int `json:"brown_docs,omitempty"`
 	// Batches is the number of evaluation batches (data.eval_batch_size windows each) per test corpus; 0 means all.
 	Batches int `json:"batches"`
 }
@@ -122,6 +133,12 @@ func (c Config) Validate() error {
 		return errors.Errorf("inits is empty; want at least one of %v", decoder.KnownInits)
 	case c.SharedLR && len(c.LRGrid) == 0:
 		return errors.New("shared_lr=true needs lr_grid: without a search every mixer already trains at train.lr")
+	case slices.Contains(c.Corpora, lmdata.SourceBrown) && c.Test.BrownDocs <= 0:
+		return errors.Errorf("test.brown_docs=%d with \"brown\" in corpora; want the number of documents of each Brown "+
+			"evaluation split to test on (> 0)", c.Test.BrownDocs)
+	case c.TuneSeed != 0 && slices.Contains(c.Seeds, c.TuneSeed):
+		return errors.Errorf("tune_seed=%d is one of seeds %v: the search seed must not be a replicate the claims "+
+			"pool (or 0: the first seed, as protocol v1)", c.TuneSeed, c.Seeds)
 	}
 	for i, in := range c.Inits {
 		if !slices.Contains(decoder.KnownInits, in) {
@@ -177,4 +194,12 @@ func (t TestConfig) validate(c Config) error {
 			"want a fresh seed (or 0 for none)", t.HoldoutSeed)
 	}
 	return nil
+}
+
+// tuneSeed is the seed of the learning-rate search: tune_seed, or the first of seeds when it is 0.
+func (c Config) tuneSeed() uint64 {
+	if c.TuneSeed != 0 {
+		return c.TuneSeed
+	}
+	return c.Seeds[0]
 }

@@ -6,6 +6,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/protolab/protolab/layers/decoder"
+	"github.com/protolab/protolab/models/lm"
+	"github.com/protolab/protolab/workbench/data/brown"
+	"github.com/protolab/protolab/workbench/lmdata"
 )
 
 // Without matching, the mixers differ by far more than the tolerance, so the test above checks the rule.
@@ -69,6 +72,8 @@ func TestConfig_ValidateErrors(t *testing.T) {
 		{func(c *Config) { c.Test.HoldoutSeed = c.Test.Seed }, "holdout_seed"},
 		{func(c *Config) { c.Test.NumDocs = 0 }, "test: num_docs=0"},
 		{func(c *Config) { c.Sweep.Steps = nil }, "both empty for no sweep"},
+		{func(c *Config) { c.TuneSeed = c.Seeds[0] }, "tune_seed=1 is one of seeds"},
+		{func(c *Config) { c.Corpora = append(c.Corpora, lmdata.SourceBrown) }, "test.brown_docs=0"},
 	} {
 		cfg := Tiny()
 		tc.edit(&cfg)
@@ -104,13 +109,14 @@ func abs(x int) int {
 	return x
 }
 
-// The protocol presets: at least MinSeeds seeds, both initialisation policies with the spec's first, one grid for
-// every mixer that holds train.lr (so the shared-rate comparison reuses the search's first-seed runs), a held-back
-// test corpus, and checkpoints to follow the ranking; Quick keeps the old Small's settings.
+// The protocol presets: at least MinSeeds seeds, the spec's initialisation first, one grid for every mixer that
+// holds train.lr (so the shared-rate comparison reuses the search's runs), a held-back test corpus, and
+// checkpoints to follow the ranking. Small (protocol v2, docs/PROTOCOL.md) searches with a seed that is no
+// replicate, on the synthetic and the Brown corpus, whose test seed is odd (the Brown test split, not the held-out
+// one: lm.EvalSplitOf); Quick keeps one seed and no search.
 func TestPresets_Protocol(t *testing.T) {
 	for _, c := range []Config{Small(), Paper()} {
 		require.GreaterOrEqual(t, len(c.Seeds), MinSeeds)
-		require.Equal(t, decoder.KnownInits, c.Inits)
 		require.Equal(t, decoder.InitPyTorch, c.Inits[0])
 		require.GreaterOrEqual(t, len(c.LRGrid), 3)
 		require.Contains(t, c.LRGrid, c.Train.LR)
@@ -118,12 +124,16 @@ func TestPresets_Protocol(t *testing.T) {
 		require.NotZero(t, c.Test.HoldoutSeed)
 		require.GreaterOrEqual(t, c.Train.Steps/c.Train.EvalEvery, 4)
 	}
+	require.Equal(t, decoder.KnownInits, Paper().Inits)
+	s := Small()
+	require.NotZero(t, s.TuneSeed)
+	require.NotContains(t, s.Seeds, s.TuneSeed)
+	require.Equal(t, []string{lmdata.SourceSynthetic, lmdata.SourceBrown}, s.Corpora)
+	require.Equal(t, brown.Test, lm.EvalSplitOf(s.Test.Seed))
+	require.Equal(t, brown.Heldout, lm.EvalSplitOf(s.Test.HoldoutSeed))
 	q := Quick()
 	require.Equal(t, []uint64{1}, q.Seeds)
 	require.Equal(t, 160, q.Train.Steps)
 	require.Empty(t, q.LRGrid)
 	require.Zero(t, q.Test.HoldoutSeed, "the held-back corpus is the protocol's")
-	s := Small()
-	require.Equal(t, q.Model, s.Model, "the protocol trains Quick's models")
-	require.Equal(t, q.Data, s.Data)
 }

@@ -3,14 +3,13 @@ package architecture
 import (
 	"slices"
 
-	"github.com/protolab/protolab/workbench/lmdata"
 	"github.com/protolab/protolab/workbench/run"
 )
 
 // Cost estimates the compute of the study at c (run.Cost's conventions), counting the models compute trains in
-// its order and keeping each once, as its trainer does (by lm.Config.Hash): the learning-rate search (inits ×
-// mixers × lr_grid, first seed), the comparisons (corpora × inits × mixers × seeds), the shared-rate comparison
-// and the sweep (mixers × widths × steps × seeds), then the classification fine-tuning of each mixer's top model
+// its order and keeping each once, as its trainer does (by lm.Config.Hash): per corpus the learning-rate search
+// (inits × mixers × lr_grid, tuning seed), the comparisons (inits × mixers × seeds) and the shared-rate comparison;
+// then the sweep (mixers × widths × steps × seeds), then the classification fine-tuning of each mixer's top model
 // (tasks × classify.train.steps × classify.batch_size × classify.max_tokens tokens). The rate the search will
 // choose is unknown here: the count assumes it is not train.lr, the most runs the protocol can train. WordNet, when
 // listed, is assumed installed. Test-set perplexities with test.batches=0 (all) and generation are not counted.
@@ -24,7 +23,7 @@ func (c Config) Cost() run.Cost {
 		}
 		seen[mc.Hash()] = true
 		total = total.Add(mc.Cost())
-		if p.Source == lmdata.SourceSynthetic && p.Width == c.Model.Width && p.Steps == c.Train.Steps {
+		if hasTestData(p.Source) && p.Width == c.Model.Width && p.Steps == c.Train.Steps {
 			total = total.Add(mc.TestCost(c.testCorpora() * c.Test.Batches))
 		}
 	}
@@ -36,16 +35,14 @@ func (c Config) Cost() run.Cost {
 	point := func(mixer, source, init string, lr float64, w, steps int) Point {
 		return Point{Mixer: mixer, Source: source, Init: init, LR: lr, Width: w, Steps: steps}
 	}
-	if len(c.LRGrid) > 0 {
+	for _, source := range c.Corpora {
 		for _, init := range c.Inits {
 			for _, m := range c.Mixers {
 				for _, lr := range c.LRGrid {
-					train(point(m, src, init, lr, c.Model.Width, c.Train.Steps), c.Seeds[0])
+					train(point(m, source, init, lr, c.Model.Width, c.Train.Steps), c.tuneSeed())
 				}
 			}
 		}
-	}
-	for _, source := range c.Corpora {
 		for _, init := range c.Inits {
 			for _, m := range c.Mixers {
 				lr := c.Train.LR
@@ -57,11 +54,12 @@ func (c Config) Cost() run.Cost {
 				}
 			}
 		}
-	}
-	if c.SharedLR {
+		if !c.SharedLR {
+			continue
+		}
 		for _, m := range c.Mixers {
 			for _, seed := range c.Seeds {
-				train(point(m, src, primary, c.Train.LR, c.Model.Width, c.Train.Steps), seed)
+				train(point(m, source, primary, c.Train.LR, c.Model.Width, c.Train.Steps), seed)
 			}
 		}
 	}

@@ -56,9 +56,9 @@ func TestCost_GrowsWithSeedsStepsAndWidths(t *testing.T) {
 	require.Greater(t, c.Cost().TrainFLOPs, base.TrainFLOPs)
 }
 
-// TestCost_SmallCountsTheProtocolsModels: 2 inits × 4 mixers × 4 rates with seed 1, 2 more seeds of each (init,
-// mixer) at its chosen rate, and 2 more seeds of each mixer at the shared rate (when the search chose another):
-// 32 + 16 + 8 = 56, the protocol's "at most 56 models" (config.go).
+// TestCost_SmallCountsTheProtocolsModels: per corpus (synthetic and Brown), 4 mixers × 3 rates with the tuning seed,
+// 3 replicate seeds of each mixer at its chosen rate, and 3 more of each mixer at the shared rate (when the search
+// chose another): 12 + 12 + 12 = 36 per corpus, the protocol's "at most 36 models" per corpus (presets.go).
 func TestCost_SmallCountsTheProtocolsModels(t *testing.T) {
-	require.Equal(t, 56, Small().Cost().Runs)
+	require.Equal(t, 2*36, Small().Cost().Runs)
 }

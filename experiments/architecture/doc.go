@@ -16,30 +16,31 @@
 //
 // # Protocol
 //
-// The protocol (the Small and Paper presets; issue #15 §4) is fixed in the preset before any result is read:
+// The protocol (the Small and Paper presets; protocol v2 in docs/PROTOCOL.md) is fixed in the preset before any
+// result is read. Each corpus of Config.Corpora (the synthetic corpus and the Brown corpus in Small) runs it alone:
 //
 //  1. Learning rates. For every initialisation policy of Config.Inits (decoder.Config.Init: the spec's "pytorch"
-//     first, GPT-2's "gpt2" as the second comparison) and every mixer, one model per value of Config.LRGrid (the
-//     same grid for every mixer) is trained with the first seed on data.source; the value of lowest final loss on
-//     the validation split (documents carved from the training corpus by lmdata, eval_batches batches) is the
-//     mixer's learning rate (Tuning, fit.SearchLR). A run stopped by a non-finite loss (fit.IsDiverged) counts as
-//     diverged and is not chosen.
-//  2. Comparison. Every mixer trains at its learning rate with every seed of Config.Seeds (the search's run is the
-//     first seed's), for the same steps × batch (equal budgets) and at equal non-embedding parameters (below).
-//     With shared_lr, a further comparison trains every mixer at train.lr, the spec's §3 recipe ("use the defaults
-//     for all models").
+//     first; Paper adds GPT-2's "gpt2" as a second comparison) and every mixer, one model per value of
+//     Config.LRGrid (the same grid for every mixer) is trained with the tuning seed (tune_seed, not a replicate);
+//     the value of lowest final loss on the corpus's validation split (eval_batches batches) is the mixer's
+//     learning rate on that corpus (Tuning, fit.SearchLR). A run stopped by a non-finite loss (fit.IsDiverged)
+//     counts as diverged and is not chosen.
+//  2. Comparison. Every mixer trains at its learning rate with every seed of Config.Seeds, for the same steps ×
+//     batch (equal budgets) and at equal non-embedding parameters (below). With shared_lr, a further comparison
+//     trains every mixer at train.lr, the spec's §3 recipe ("use the defaults for all models").
 //  3. Test data. The reported perplexity is on Config.Test: fresh documents of the synthetic grammar (seed
-//     test.seed), tokenized by each model's tokenizer and cut into non-overlapping windows of T tokens (§7.1;
-//     lm.Model.TestPerplexity). No choice reads them. A second test corpus (test.holdout_seed) is evaluated by the
-//     protocol presets only, once their settings are frozen, as a check that the first was not worn out.
+//     test.seed), or the Brown test split (an even test.seed), tokenized by each model's tokenizer and cut into
+//     non-overlapping windows of T tokens (§7.1; lm.Model.TestPerplexity). No choice reads them. A second test
+//     set (test.holdout_seed: another synthetic seed, or the Brown held-out split) is evaluated by the protocol
+//     presets only, once their settings are frozen, as a check that the first was not worn out.
 //  4. Training length. Every run records its validation loss every train.eval_every steps; Comparison.Ranking is
 //     the mixers' order by mean validation loss at each of those evaluations, and Comparison.Settled says whether
 //     the order at every evaluation of the last half of training (tokens ≥ half the final count) equals the final
 //     one: the ranking has stopped moving when it holds.
 //  5. Claims. Claims computes the rows from the stored result: the ratio of each mixer's test perplexity to
 //     attention's, per seed (the two models of a seed share the data split and batch order), mean ± s.e., against
-//     the ratio of the paper's two numbers (docs/spec/papers.md); and the paper's ranking of the four mixers. The
-//     rules (RatioTol, TieTol, MinSeeds) are constants of claims.go.
+//     the ratio of the paper's two numbers (docs/spec/papers.md); and the paper's ranking of the four mixers; one
+//     set of rows per corpus. The rules (RatioTol, TieTol, MinSeeds) are constants of claims.go.
 //
 // Quick (what a notebook computes when no protocol run is stored) and Tiny keep one seed, one policy and train.lr
 // for every mixer: their comparisons answer no claim.

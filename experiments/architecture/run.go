@@ -47,29 +47,14 @@ type Result struct {
 // and starts its settings from at $PROTOLAB_PRESET.
 var Runs = run.Entry[Config, *Result]{Study: Study, Preset: Preset, Small: Small, Quick: Quick, Compute: runStudy}
 
-// runStudy runs the study: the learning-rate search on data.source (with lr_grid), the comparisons on every corpus
-// of cfg.Corpora under every init (WordNet is skipped, with the reason recorded, when its database is missing), the
-// shared-rate comparison (shared_lr), the sweep, then generation and classification with each mixer's first-seed
-// model of the primary comparison.
+// runStudy runs the study: on every corpus of cfg.Corpora (WordNet is skipped, with the reason recorded, when its
+// database is missing) the learning-rate search (with lr_grid), the comparison under every init and the shared-rate
+// comparison (shared_lr); then the sweep, and generation and classification with each mixer's first-seed model of
+// the primary comparison (the first corpus's, primary init).
 func runStudy(cfg Config, prov *run.Provenance, o run.Options) (*Result, error) {
 	prov.Seed = cfg.Seeds[0]
 	res := &Result{Provenance: prov}
 	tr := newTrainer(cfg, o)
-	lrs := map[string]map[string]float64{} // init → mixer → learning rate; empty without a search
-	if len(cfg.LRGrid) > 0 {
-		if err := prov.Time("tune", func() (err error) {
-			res.Tuning, err = tr.tune()
-			return err
-		}); err != nil {
-			return nil, err
-		}
-		for _, t := range res.Tuning {
-			if lrs[t.Init] == nil {
-				lrs[t.Init] = map[string]float64{}
-			}
-			lrs[t.Init][t.Mixer] = t.Chosen
-		}
-	}
 	for _, src := range cfg.Corpora {
 		if src == lmdata.SourceWordNet {
 			if ok, why := WordNetAvailable(); !ok {
@@ -77,22 +62,7 @@ func runStudy(cfg Config, prov *run.Provenance, o run.Options) (*Result, error) 
 				continue
 			}
 		}
-		for _, init := range cfg.Inits {
-			if err := prov.Time("compare", func() error {
-				c, err := tr.compare(src, init, lrs[init])
-				res.Compare = append(res.Compare, c)
-				return err
-			}); err != nil {
-				return nil, err
-			}
-		}
-	}
-	if cfg.SharedLR {
-		if err := prov.Time("compare", func() error {
-			c, err := tr.compare(cfg.Data.Source, cfg.primaryInit(), nil)
-			res.Compare = append(res.Compare, c)
-			return err
-		}); err != nil {
+		if err := tr.corpus(src, res, prov); err != nil {
 			return nil, err
 		}
 	}
@@ -126,6 +96,45 @@ func runStudy(cfg Config, prov *run.Provenance, o run.Options) (*Result, error) 
 		return err
 	})
 	return res, err
+}
+
+// corpus runs the search (with lr_grid), the comparison under every init and the shared-rate comparison on source,
+// appending them to res.
+func (tr *trainer) corpus(source string, res *Result, prov *run.Provenance) error {
+	cfg := tr.cfg
+	lrs := map[string]map[string]float64{} // init → mixer → learning rate; empty without a search
+	if len(cfg.LRGrid) > 0 {
+		if err := prov.Time("tune", func() error {
+			ts, err := tr.tune(source)
+			res.Tuning = append(res.Tuning, ts...)
+			for _, t := range ts {
+				if lrs[t.Init] == nil {
+					lrs[t.Init] = map[string]float64{}
+				}
+				lrs[t.Init][t.Mixer] = t.Chosen
+			}
+			return err
+		}); err != nil {
+			return err
+		}
+	}
+	for _, init := range cfg.Inits {
+		if err := prov.Time("compare", func() error {
+			c, err := tr.compare(source, init, lrs[init])
+			res.Compare = append(res.Compare, c)
+			return err
+		}); err != nil {
+			return err
+		}
+	}
+	if !cfg.SharedLR {
+		return nil
+	}
+	return prov.Time("compare", func() error {
+		c, err := tr.compare(source, cfg.primaryInit(), nil)
+		res.Compare = append(res.Compare, c)
+		return err
+	})
 }
 
 // Comparison returns the first comparison on corpus source (the primary init's), or nil when the study skipped or

@@ -12,6 +12,9 @@ import (
 	"github.com/protolab/protolab/layers/decoder"
 	"github.com/protolab/protolab/models/generation"
 	"github.com/protolab/protolab/models/lm"
+	"github.com/protolab/protolab/workbench/data/brown"
+	"github.com/protolab/protolab/workbench/data/brown/browntest"
+	"github.com/protolab/protolab/workbench/lmdata"
 	"github.com/protolab/protolab/workbench/run"
 )
 
@@ -304,4 +307,50 @@ func TestRun_TinyProtocol(t *testing.T) {
 	for _, c := range Claims(loaded) {
 		require.NotEmpty(t, c.Untestable, "one mixer and two seeds test no claim: %s", c.Claim)
 	}
+}
+
+// TestRun_TinyProtocolTwoCorpora runs protocol v2's machinery at Tiny scale for one mixer on the synthetic corpus and
+// the Brown corpus (a fixture shaped like the installed one): each corpus has its own search with the tuning seed,
+// which no replicate uses; each has its comparisons at the chosen and the shared rate; the Brown comparisons are
+// tested on the test split and the held-out split (odd and even seed), two disjoint sets of documents.
+func TestRun_TinyProtocolTwoCorpora(t *testing.T) {
+	t.Setenv(brown.EnvDir, browntest.Dir(t))
+	cfg := Tiny()
+	cfg.Mixers = []string{"attention"}
+	cfg.Corpora = []string{lmdata.SourceSynthetic, lmdata.SourceBrown}
+	cfg.LRGrid = []float64{3e-3, 1e-2}
+	cfg.SharedLR = true
+	cfg.Seeds, cfg.TuneSeed = []uint64{1, 2}, 11
+	cfg.Train.Steps, cfg.Train.WarmupSteps, cfg.Train.EvalEvery = 10, 1, 5
+	cfg.Test.Seed, cfg.Test.HoldoutSeed, cfg.Test.BrownDocs = 9003, 9004, 3
+	cfg.Sweep = SweepConfig{}
+	cfg.Generate.NumSamples = 1
+	cfg.Classify.Train.Steps, cfg.Classify.Train.WarmupSteps = 4, 1
+	res, err := Runs.Run(cfg, run.Out(t.TempDir()), run.Progress(nil))
+	require.NoError(t, err)
+	require.Len(t, res.Tuning, 2)
+	for i, tu := range res.Tuning {
+		require.Equal(t, cfg.Corpora[i], tu.Source)
+		require.Equal(t, uint64(11), tu.Seed)
+	}
+	require.Len(t, res.Compare, 4)
+	for i, c := range res.Compare {
+		require.Equal(t, cfg.Corpora[i/2], c.Source)
+		require.Equal(t, []string{LRTuned, LRShared}[i%2], c.LRMode)
+		s := c.Scores[0]
+		require.Equal(t, 2, s.Seeds)
+		for k, m := range s.Runs {
+			require.Equal(t, cfg.Seeds[k], m.Config.Seed, "replicates are seeds 1 and 2, never the tuning seed")
+			require.Equal(t, c.Source, m.Config.Data.Source)
+		}
+		if c.LRMode == LRTuned {
+			require.Equal(t, res.Tuning[i/2].Chosen, s.LR)
+		}
+		require.NotNil(t, s.Test, c.Source)
+		require.NotNil(t, s.Holdout, c.Source)
+		require.NotEqual(t, s.Test.Loss, s.Holdout.Loss, "two sets of documents")
+	}
+	claims := Claims(res)
+	require.Contains(t, claims[7].Claim, "Brown")
+	require.Contains(t, claims[7].Untestable, "this run has 2", "the Brown row reads the Brown comparison")
 }

@@ -8,7 +8,7 @@ func (c Config) Searched() []run.Search {
 	if len(c.LRGrid) == 0 {
 		return nil
 	}
-	return []run.Search{{Key: "train.lr", Over: "lr_grid", Note: "each mixer of the comparisons trains at the grid " +
-		"rate of lowest validation loss on the first seed; train.lr trains only the sweep and the shared_lr " +
-		"comparison; set lr_grid=[] to train every run at train.lr"}}
+	return []run.Search{{Key: "train.lr", Over: "lr_grid", Note: "each mixer of a corpus's comparison trains at the " +
+		"grid rate of lowest validation loss with the tuning seed on that corpus; train.lr trains only the sweep and " +
+		"the shared_lr comparison; set lr_grid=[] to train every run at train.lr"}}
 }

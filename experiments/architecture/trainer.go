@@ -81,19 +81,23 @@ func (tr *trainer) score(p Point, test bool) (Score, error) {
 			trained++
 		}
 		curves = append(curves, curveOf(res, c.Data.BatchSize*c.Data.SeqLen))
-		if !test || p.Source != lmdata.SourceSynthetic {
+		if !test || !hasTestData(p.Source) {
 			continue
 		}
-		r, err := m.TestPerplexity(c.Test.Seed, c.Test.NumDocs, c.Test.Batches)
+		docs := c.Test.NumDocs
+		if p.Source == lmdata.SourceBrown {
+			docs = c.Test.BrownDocs
+		}
+		r, err := m.TestPerplexity(c.Test.Seed, docs, c.Test.Batches)
 		if err != nil {
-			return s, errors.WithMessage(err, "architecture: test corpus (test.seed, test.num_docs)")
+			return s, errors.WithMessage(err, "architecture: test corpus (test.seed, test.num_docs or test.brown_docs)")
 		}
 		tests, testTokens = append(tests, r.Loss), r.Tokens
 		if c.Test.HoldoutSeed != 0 {
-			r, err := m.TestPerplexity(c.Test.HoldoutSeed, c.Test.NumDocs, c.Test.Batches)
+			r, err := m.TestPerplexity(c.Test.HoldoutSeed, docs, c.Test.Batches)
 			if err != nil {
 				return s, errors.WithMessage(err, "architecture: held-back test corpus (test.holdout_seed, "+
-					"test.num_docs)")
+					"test.num_docs or test.brown_docs)")
 			}
 			hold, holdTokens = append(hold, r.Loss), r.Tokens
 		}
@@ -159,4 +163,10 @@ func (tr *trainer) sweep() (*Sweep, error) {
 	}
 	sw.Best = max(0, lowest(sw.Scores))
 	return sw, nil
+}
+
+// hasTestData reports whether a corpus has evaluation documents apart from its training and validation splits
+// (lm.Model.FreshCorpus): fresh synthetic documents, or the Brown corpus's test and held-out splits.
+func hasTestData(source string) bool {
+	return source == lmdata.SourceSynthetic || source == lmdata.SourceBrown
 }

@@ -9,8 +9,8 @@ import (
 	"github.com/protolab/protolab/workbench/fit"
 )
 
-// Tuning is the learning-rate search of one mixer under one init policy (fit.SearchLR): one run per grid value with
-// the first seed, on data.source, judged by its final loss on the validation split.
+// Tuning is the learning-rate search of one mixer under one init policy on one corpus (fit.SearchLR): one run per
+// grid value with the tuning seed, judged by its final loss on the corpus's validation split.
 type Tuning struct {
 	Source string    `json:"source"`
 	Init   string    `json:"init"`
@@ -41,30 +41,31 @@ func (t Tuning) String() string {
 	if t.AtEdge {
 		edge = " (at the grid's edge)"
 	}
-	return fmt.Sprintf("lr search %-9s init %-7s seed %d: %s → %g%s\n", t.Mixer, t.Init, t.Seed,
+	return fmt.Sprintf("lr search %-9s %-9s init %-7s seed %d: %s → %g%s\n", t.Mixer, t.Source, t.Init, t.Seed,
 		strings.Join(parts, ", "), t.Chosen, edge)
 }
 
-// tune runs the learning-rate search of every (init, mixer) on data.source with the first seed: fit.SearchLR over
+// tune runs the learning-rate search of every (init, mixer) on source with the tuning seed: fit.SearchLR over
 // lr_grid, each trial judged by its run's final validation loss.
-func (tr *trainer) tune() ([]Tuning, error) {
+func (tr *trainer) tune(source string) ([]Tuning, error) {
 	c := tr.cfg
+	seed := c.tuneSeed()
 	var out []Tuning
 	for _, init := range c.Inits {
 		for _, mixer := range c.Mixers {
 			trials, best, err := fit.SearchLR(c.LRGrid, func(lr float64) (float64, error) {
-				m, _, err := tr.model(Point{Mixer: mixer, Source: c.Data.Source, Init: init, LR: lr,
-					Width: c.Model.Width, Steps: c.Train.Steps}, c.Seeds[0])
+				m, _, err := tr.model(Point{Mixer: mixer, Source: source, Init: init, LR: lr,
+					Width: c.Model.Width, Steps: c.Train.Steps}, seed)
 				if err != nil {
 					return 0, err
 				}
 				return m.Result.Val.Loss, nil
 			})
 			if err != nil {
-				return nil, errors.WithMessagef(err, "architecture: the learning-rate search of %s under init %s",
-					mixer, init)
+				return nil, errors.WithMessagef(err, "architecture: the learning-rate search of %s under init %s on %s",
+					mixer, init, source)
 			}
-			t := Tuning{Source: c.Data.Source, Init: init, Mixer: mixer, Seed: c.Seeds[0], Chosen: trials[best].LR}
+			t := Tuning{Source: source, Init: init, Mixer: mixer, Seed: seed, Chosen: trials[best].LR}
 			for _, trial := range trials {
 				loss := trial.Loss
 				if trial.Diverged {

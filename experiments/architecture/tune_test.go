@@ -17,7 +17,7 @@ func TestTune_SkipsDiverged(t *testing.T) {
 	cfg.Mixers = []string{"attention"}
 	cfg.LRGrid = []float64{3e-3, 1e4}
 	cfg.Train.Steps, cfg.Train.WarmupSteps, cfg.Train.EvalEvery = 10, 1, 5
-	tunings, err := newTrainer(cfg, run.NewOptions(run.Progress(nil))).tune()
+	tunings, err := newTrainer(cfg, run.NewOptions(run.Progress(nil))).tune(cfg.Data.Source)
 	require.NoError(t, err)
 	require.Len(t, tunings, 1)
 	tu := tunings[0]
@@ -29,6 +29,6 @@ func TestTune_SkipsDiverged(t *testing.T) {
 	require.Contains(t, tu.String(), "10000: diverged")
 
 	cfg.LRGrid = []float64{1e4}
-	_, err = newTrainer(cfg, run.NewOptions(run.Progress(nil))).tune()
+	_, err = newTrainer(cfg, run.NewOptions(run.Progress(nil))).tune(cfg.Data.Source)
 	require.ErrorContains(t, err, "lower the grid")
 }
