@@ -50,13 +50,13 @@ func configOf(r *Result) (Config, bool) {
 func method(r *Result, what string) string {
 	m := what + "; median of the timed repetitions, 95% bootstrap interval over them"
 	if c, ok := configOf(r); ok {
-		reps := c.Steps
+		reps, contexts := c.Steps, c.Contexts
 		if what == "decode" {
-			reps = c.DecodeTokens
+			reps, contexts = c.DecodeTokens, c.decodeContexts()
 		}
 		m = fmt.Sprintf("%s: D=%d, L=%d, V=%d, %s, B·T=%d, contexts %v; %d warm-up steps then the median of %d "+
 			"timed ones (spec §7.2), 95%% bootstrap interval over the timed steps; backend %s, %d CPUs (not the "+
-			"paper's H100)", what, c.Width, c.NumLayers, c.Vocab, c.DType, c.TokenBudget, c.Contexts, c.Warmup, reps,
+			"paper's H100)", what, c.Width, c.NumLayers, c.Vocab, c.DType, c.TokenBudget, contexts, c.Warmup, reps,
 			r.Machine.Backend, r.Machine.NumCPU)
 	}
 	return m

@@ -46,6 +46,9 @@ type Config struct {
 	Mode     string   `json:"mode"`
 	Mixers   []string `json:"mixers"`   // decoder mixers to compare (decoder.KnownMixers, MixerAttentionChunked)
 	Contexts []int    `json:"contexts"` // context lengths T, ascending; the first is the reference of the ratios
+	// DecodeContexts are the contexts of the decoding benchmark, ascending; empty means contexts. Decoding one token
+	// costs far less than a training step at the same context, so it reaches longer ones.
+	DecodeContexts []int `json:"decode_contexts,omitempty"`
 	// TokenBudget is B·T, the tokens of one training step; B = TokenBudget/T (at least 1).
 	TokenBudget  int    `json:"token_budget"`
 	Width        int    `json:"width"`         // D
@@ -72,7 +75,7 @@ type Config struct {
 // timed steps.
 func Tiny() Config {
 	c := Small()
-	c.Contexts = []int{16, 64}
+	c.Contexts, c.DecodeContexts = []int{16, 64}, nil
 	c.TokenBudget = 128
 	c.Width, c.NumLayers, c.Vocab = 32, 2, 64
 	c.Attention.NumHeads, c.DeltaNet.NumHeads = 2, 2
@@ -83,20 +86,20 @@ func Tiny() Config {
 	return c
 }
 
-// Small is the study's protocol (docs/spec/protot.md §7.2 on our CPU): both benchmarks, each configuration timed
-// as the spec says, 3 untimed warm-up steps then 10 timed ones, reported as the median with its spread (quartiles
-// and extremes). The decoder is D = 64, 2 layers, V = 2,048, 4 heads, float32, with each mixer; training at
-// T ∈ {256, 1024, 4096, 8192} with 4,096 tokens per step (B = 16 … 1; at T = 8192 one sequence of 8,192), decoding
-// at the same contexts. ProtoT uses chunks of 16 tokens, faster on the pure-Go backend than the spec's 64
-// (layers/decoder's BenchmarkProtoTForwardBackward); the prefix mean is exact whatever the chunk. A configuration
-// runs when its estimated peak memory fits in 10 GB (attention at T = 8192 does not: its score tensors alone
-// would need about 12 GB), and stops timing after 600 s. "attention" is the full form (attention.kind=full, as
-// measured before the chunked form existed); MixerAttentionChunked runs the same decoder with attention.kind=chunked
-// (blocks of attention.DefaultBlockSize) at every context, which gives the attention row at T = 8192.
+// Small is the study's protocol v2 (docs/PROTOCOL.md, "speed"; docs/spec/protot.md §7.2 on our CPU): both
+// benchmarks, each configuration timed as the spec says, 3 untimed warm-up steps then 10 timed ones, reported as
+// the median with its spread (quartiles and extremes). The decoder is D = 128, 4 layers, V = 4,096, 4 heads,
+// float32, with each mixer; training at T ∈ {256, 1024, 4096, 8192} with 8,192 tokens per step (B = 32 … 1),
+// decoding at T ∈ {256, …, 32768} (the paper's crossover is at 32k). ProtoT uses chunks of 16 tokens, faster on
+// the pure-Go backend than the spec's 64 (layers/decoder's BenchmarkProtoTForwardBackward); the prefix mean is
+// exact whatever the chunk. A configuration runs when its estimated peak memory fits in 10 GB (full attention at
+// long contexts does not: its score tensors), and stops timing after 600 s. "attention" is the full form
+// (attention.kind=full, as measured before the chunked form existed); MixerAttentionChunked runs the same decoder
+// with attention.kind=chunked (blocks of attention.DefaultBlockSize) at every training context. Protocol v1 (D = 64,
+// L = 2, V = 2,048, 4,096 tokens per step, decoding at the training contexts) is Small at commit 8706f7f.
 //
-// Budget: 13 training steps per (mixer, context), attention's at T = 4096 the longest (its T² scores), then the
-// decoding steps and a compilation per decoding configuration. It was sized on gomlx v0.26's pure-Go backend to
-// under an hour on 2 cores. The result's provenance records the seconds each mode took.
+// Budget: 13 training steps per (mixer, context), then the decoding steps and a compilation per decoding
+// configuration. `protolab cost` estimates its compute; the result's provenance records the seconds each mode took.
 func Small() Config {
 	pt := protot.DefaultConfig()
 	pt.ChunkSize = 16
@@ -104,24 +107,25 @@ func Small() Config {
 	att.RoPEBase = 10_000
 	att.Kind = attention.KindFull // "attention" is the full form; MixerAttentionChunked the chunked one
 	return Config{
-		Mode:         ModeBoth,
-		Mixers:       append(slices.Clone(decoder.KnownMixers), MixerAttentionChunked),
-		Contexts:     []int{256, 1024, 4096, 8192},
-		TokenBudget:  4096,
-		Width:        64,
-		NumLayers:    2,
-		Vocab:        2048,
-		Steps:        10,
-		Warmup:       3,
-		DecodeTokens: 10,
-		DType:        "float32",
-		Seed:         1,
-		MaxMemoryGB:  10,
-		MaxSeconds:   600,
-		Attention:    att,
-		ProtoT:       pt,
-		DeltaNet:     deltanet.DefaultConfig(),
-		Mamba:        mamba.DefaultConfig(),
+		Mode:           ModeBoth,
+		Mixers:         append(slices.Clone(decoder.KnownMixers), MixerAttentionChunked),
+		Contexts:       []int{256, 1024, 4096, 8192},
+		DecodeContexts: []int{256, 1024, 4096, 8192, 16384, 32768},
+		TokenBudget:    8192,
+		Width:          128,
+		NumLayers:      4,
+		Vocab:          4096,
+		Steps:          10,
+		Warmup:         3,
+		DecodeTokens:   10,
+		DType:          "float32",
+		Seed:           1,
+		MaxMemoryGB:    10,
+		MaxSeconds:     600,
+		Attention:      att,
+		ProtoT:         pt,
+		DeltaNet:       deltanet.DefaultConfig(),
+		Mamba:          mamba.DefaultConfig(),
 	}
 }
 
@@ -130,7 +134,7 @@ func Small() Config {
 // 128 decoded tokens per context; meant for a GPU with XLA.
 func Paper() Config {
 	c := Small()
-	c.Contexts = []int{1024, 2048, 4096, 8192, 16384, 32768}
+	c.Contexts, c.DecodeContexts = []int{1024, 2048, 4096, 8192, 16384, 32768}, nil
 	c.TokenBudget = 32 * 256
 	c.Width, c.NumLayers, c.Vocab = 256, 6, 16_384
 	c.ProtoT = protot.DefaultConfig()
@@ -167,10 +171,18 @@ func (c Config) ModelConfig(mixer string) decoder.Config {
 		m.Mixer, m.Attention.Kind = decoder.MixerAttention, attention.KindChunked
 	}
 	m.MaxLen = 1
-	for _, T := range c.Contexts {
+	for _, T := range append(slices.Clone(c.Contexts), c.DecodeContexts...) {
 		m.MaxLen = max(m.MaxLen, T)
 	}
 	return m
+}
+
+// decodeContexts returns the contexts of the decoding benchmark: decode_contexts, or contexts when it is empty.
+func (c Config) decodeContexts() []int {
+	if len(c.DecodeContexts) > 0 {
+		return c.DecodeContexts
+	}
+	return c.Contexts
 }
 
 // Validate reports the first problem of the configuration, naming its key.
@@ -196,6 +208,11 @@ func (c Config) Validate() error {
 	for i, T := range c.Contexts {
 		if T < 2 || (i > 0 && T <= c.Contexts[i-1]) {
 			return errors.Errorf("contexts=%v, want ascending values ≥ 2", c.Contexts)
+		}
+	}
+	for i, T := range c.DecodeContexts {
+		if T < 2 || (i > 0 && T <= c.DecodeContexts[i-1]) {
+			return errors.Errorf("decode_contexts=%v, want ascending values ≥ 2 (or empty: contexts)", c.DecodeContexts)
 		}
 	}
 	seen := map[string]bool{}

@@ -26,12 +26,15 @@ func (c Config) Cost() run.Cost {
 					total = total.Add(run.Training(tokens, mc.NumParams(), decoder.FLOPsPerToken(mc, T)))
 				}
 			}
-			if c.Mode != ModeThroughput && mixer != MixerAttentionChunked {
-				dc := c.ModelConfig(mixer)
-				dc.MaxLen = T
-				if cm, err := timing.CostModel(dc); err == nil {
-					total.EvalFLOPs += float64(c.DecodeTokens) * cm.Decode(T).MatMul
-				}
+		}
+		if c.Mode == ModeThroughput || mixer == MixerAttentionChunked {
+			continue
+		}
+		for _, T := range c.decodeContexts() {
+			dc := c.ModelConfig(mixer)
+			dc.MaxLen = T
+			if cm, err := timing.CostModel(dc); err == nil {
+				total.EvalFLOPs += float64(c.DecodeTokens) * cm.Decode(T).MatMul
 			}
 		}
 	}

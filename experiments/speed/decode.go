@@ -18,7 +18,7 @@ func (b *bench) decode() error {
 		if mixer == MixerAttentionChunked {
 			continue // decoding has one attention form: the "attention" rows
 		}
-		for _, n := range cfg.Contexts {
+		for _, n := range cfg.decodeContexts() {
 			if err := b.o.Err(); err != nil {
 				return err
 			}

@@ -172,6 +172,32 @@ func TestRun_TinyDecodeStatesAndRatios(t *testing.T) {
 	}
 }
 
+// TestRun_DecodeContexts: decode_contexts, when set, are the decoding benchmark's contexts (the training one keeps
+// contexts), and the models decode up to the longest of them.
+func TestRun_DecodeContexts(t *testing.T) {
+	cfg := Tiny()
+	cfg.Mixers = []string{decoder.MixerProtoT, decoder.MixerAttention}
+	cfg.DecodeContexts = []int{16, 64, 256}
+	require.Equal(t, 256, cfg.ModelConfig(decoder.MixerAttention).MaxLen)
+	res, err := Runs.Run(cfg, run.Progress(nil))
+	require.NoError(t, err)
+	var train, dec []int
+	for _, r := range res.Throughput {
+		if r.Mixer == decoder.MixerProtoT {
+			train = append(train, r.T)
+		}
+	}
+	for _, r := range res.Decode {
+		if r.Mixer == decoder.MixerAttention {
+			dec = append(dec, r.Context)
+		}
+	}
+	require.Equal(t, cfg.Contexts, train)
+	require.Equal(t, cfg.DecodeContexts, dec)
+	small := Small()
+	require.Equal(t, 32768, small.DecodeContexts[len(small.DecodeContexts)-1], "protocol v2 decodes to 32k")
+}
+
 func TestConfig_PresetsAndErrors(t *testing.T) {
 	for _, name := range []string{"tiny", "small", "paper"} {
 		c, err := Preset(name)
@@ -191,6 +217,7 @@ func TestConfig_PresetsAndErrors(t *testing.T) {
 		{"protot.chunk_size=0", "chunk_size"},
 		{"max_memory_gb=0", "max_memory_gb"},
 		{"mode=prefill", `mode="prefill"`},
+		{"decode_contexts=[64,16]", "decode_contexts=[64 16]"},
 	} {
 		c := Tiny()
 		require.NoError(t, run.Override(&c, tc.set))
