@@ -55,6 +55,12 @@ report:
 results-report:
 	$(PROTOLAB) report --out $(RESULTS) --shipped $(RESULTS) --md $(RESULTS)/REPORT.md
 
+## results-figures: the notebooks' figures of the shipped protocol results, drawn by the studies' figure builders as
+## SVG files into results/figures/ (headless Chromium renders them, as plot export does); an SVG no result draws any
+## more is removed.
+results-figures: setup-echarts setup-chromium
+	$(PROTOLAB) figures --results $(RESULTS)
+
 ## lab: open Jupyter (GoNB kernel) on the notebooks. As root (a container) Jupyter refuses to start without
 ## --allow-root, so it is added then, and only then.
 lab: setup

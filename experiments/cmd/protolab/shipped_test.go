@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -10,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/protolab/protolab/experiments/steering"
+	"github.com/protolab/protolab/workbench/plot"
 	"github.com/protolab/protolab/workbench/run"
 	"github.com/protolab/protolab/workbench/store"
 )
@@ -120,4 +122,37 @@ func TestReport_CompareWithTheShippedResults(t *testing.T) {
 
 	err = dispatch([]string{"report", "--out", fresh, "--compare", shipped, "--shipped", shipped, "--md", md}, &buf)
 	require.ErrorContains(t, err, "drop --shipped")
+}
+
+// `protolab figures` draws the notebooks' figures of the protocol results under --results as SVG files into
+// <results>/figures, names each study without a result, and removes an SVG that no result draws any more.
+func TestFigures_SVGOfTheShippedResults(t *testing.T) {
+	if err := plot.BrowserAvailable(); err != nil {
+		t.Skipf("needs Chromium for SVG export (`make setup-chromium` installs it): %v", err)
+	}
+	results := t.TempDir()
+	storeResult(t, results, steering.Small(), steeringResult(2))
+	storeResult(t, results, steering.Quick(), steeringResult(9)) // not the protocol: not drawn
+	figures := filepath.Join(results, "figures")
+	require.NoError(t, os.MkdirAll(figures, 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(figures, "gone.svg"), []byte("<svg/>"), 0o644))
+	var buf bytes.Buffer
+	require.NoError(t, dispatch([]string{"figures", "--results", results}, &buf))
+	var want []string
+	for _, f := range steering.Figures(steeringResult(2)) {
+		want = append(want, f.Name+".svg")
+	}
+	entries, err := os.ReadDir(figures)
+	require.NoError(t, err)
+	var got []string
+	for _, e := range entries {
+		got = append(got, e.Name())
+		svg, err := os.ReadFile(filepath.Join(figures, e.Name()))
+		require.NoError(t, err)
+		require.Contains(t, string(svg), "<svg", e.Name())
+	}
+	require.ElementsMatch(t, want, got, "the steering figures, SVG only; the stale one removed")
+	require.Contains(t, buf.String(), "figures: architecture: no stored result of its Small preset")
+	require.Contains(t, buf.String(), fmt.Sprintf("figures: steering: %d figures from ", len(want)))
+	require.Contains(t, buf.String(), "removed 1 no result draws any more: gone.svg")
 }
