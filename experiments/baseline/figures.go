@@ -38,6 +38,13 @@ func PerplexityCurve(h *fit.History) *charts.Line {
 		plot.AxisNames("step", "perplexity"), plot.LogY())
 }
 
+// Figures are the figures notebooks/00_quickstart.ipynb exports from r, named for plot.ExportFigures: the loss
+// curves and the validation perplexity of its model.
+func Figures(r *Result) []plot.Figure {
+	return []plot.Figure{{Name: "quickstart_loss", Chart: LossCurves(r.Model.History)},
+		{Name: "quickstart_perplexity", Chart: PerplexityCurve(r.Model.History)}}
+}
+
 // Live is a live training plot: training loss every logged step, validation loss at every evaluation.
 type Live struct{ plot *plot.Live }
 

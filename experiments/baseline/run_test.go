@@ -89,4 +89,10 @@ func TestFigures_OptionJSON(t *testing.T) {
 	require.Contains(t, opt, `"scale":true`)
 	require.Contains(t, opt, "Baseline LM: loss")
 	require.Contains(t, PerplexityCurve(h).RenderSnippet().Option, `"name":"validation perplexity"`)
+	figs := Figures(&Result{Model: &lm.Result{History: h}})
+	require.Len(t, figs, 2)
+	require.Equal(t, "quickstart_loss", figs[0].Name)
+	require.Equal(t, LossCurves(h).RenderSnippet().Option, figs[0].Chart.RenderSnippet().Option)
+	require.Equal(t, "quickstart_perplexity", figs[1].Name)
+	require.Equal(t, PerplexityCurve(h).RenderSnippet().Option, figs[1].Chart.RenderSnippet().Option)
 }

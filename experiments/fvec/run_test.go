@@ -169,6 +169,7 @@ func TestRun_TinyVectorsAndChecks(t *testing.T) {
 // result it shows Quick's, which it finds stored here (so nothing trains).
 func TestNotebook_ShowsTheStoredProtocolOrQuick(t *testing.T) {
 	t.Setenv(run.PresetEnv, "small")
+	t.Setenv(run.ResultsEnv, t.TempDir()) // an empty shipped folder: the checkout's results/ may hold a protocol run
 	dir := t.TempDir()
 	// Store a stand-in result under Quick's configuration: Notebook must load it rather than run anything.
 	if _, err := run.LoadOrRun(Study, Quick(), []run.Option{run.Out(dir)}, func(Config, *run.Provenance, run.Options) (*Result, error) {

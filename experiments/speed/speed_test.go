@@ -311,6 +311,7 @@ func TestWriteDecodeTable_UnresolvedCPUTime(t *testing.T) {
 // the stored quick run is loaded; at another preset that preset's stored result. Nothing is measured: the rows are
 // the fake ones stored here.
 func TestNotebook_ShowsTheProtocolThenTheQuickRun(t *testing.T) {
+	t.Setenv(run.ResultsEnv, t.TempDir()) // an empty shipped folder: the checkout's results/ may hold a protocol run
 	out := run.Out(t.TempDir())
 	fake := func(ms float64) *Result {
 		return &Result{Mode: ModeBoth, Decode: []DecodeRow{{Mixer: "protot", Context: 8, MsPerToken: ms}}}

@@ -259,3 +259,29 @@ func TestExportFigures_RefusesBadFigures(t *testing.T) {
 	require.NoError(t, err)
 	require.Empty(t, entries, "nothing written")
 }
+
+// ExportFiguresTo writes only the formats asked for into the folder given (the shipped figures: SVG), the same
+// bytes when the same charts are exported again (so a regenerated figure is a diff only when its data changed); an
+// unknown format is refused before anything is written.
+func TestExportFiguresTo_SVGOnlyAndStable(t *testing.T) {
+	dir := t.TempDir()
+	_, err := ExportFiguresTo(dir, []string{".svg", ".jpg"}, Figure{Name: "a", Chart: sampleChart()})
+	require.ErrorContains(t, err, `format ".jpg"`)
+	requireBrowser(t)
+	other := Bars("other", []string{"a", "b"}, []BarGroup{{Name: "g", Values: []float64{1, 3}}})
+	figs := []Figure{{Name: "first", Chart: sampleChart()}, {Name: "second", Chart: other}}
+	paths, err := ExportFiguresTo(dir, []string{".svg"}, figs...)
+	require.NoError(t, err)
+	require.Equal(t, []string{filepath.Join(dir, "first.svg"), filepath.Join(dir, "second.svg")}, paths)
+	entries, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	require.Len(t, entries, 2, "SVG only")
+	first, err := os.ReadFile(paths[0])
+	require.NoError(t, err)
+	require.Contains(t, string(first), "<svg")
+	_, err = ExportFiguresTo(dir, []string{".svg"}, figs...)
+	require.NoError(t, err)
+	again, err := os.ReadFile(paths[0])
+	require.NoError(t, err)
+	require.Equal(t, string(first), string(again), "the same chart, the same SVG")
+}

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -146,6 +147,22 @@ func Charts(figs []Figure) []Chart {
 // ExportTimeout bounds each figure. On an error the figures before the failing one are written and returned. A figure with an empty, duplicate or path-like name, or a nil chart, is
 // refused before anything is written.
 func ExportFigures(figs ...Figure) ([]string, error) {
+	return exportFigures(FigurePath, ExportFormats, figs)
+}
+
+// ExportFiguresTo is ExportFigures into the folder dir (dir/Name) in the formats exts names (a subset of
+// ExportFormats; `protolab figures` writes the shipped results' figures as SVG only: small, text, diffable).
+func ExportFiguresTo(dir string, exts []string, figs ...Figure) ([]string, error) {
+	for _, ext := range exts {
+		if !slices.Contains(ExportFormats, ext) {
+			return nil, errors.Errorf("plot.ExportFiguresTo: format %q, want some of %v", ext, ExportFormats)
+		}
+	}
+	return exportFigures(func(name string) string { return filepath.Join(dir, name) }, exts, figs)
+}
+
+// exportFigures writes every figure as base(Name) with each extension of exts, in one Chromium.
+func exportFigures(base func(name string) string, exts []string, figs []Figure) ([]string, error) {
 	if err := CheckFigures(figs); err != nil {
 		return nil, err
 	}
@@ -167,7 +184,10 @@ func ExportFigures(figs ...Figure) ([]string, error) {
 	}
 	var written []string
 	for _, fig := range figs {
-		paths := formatPaths(FigurePath(fig.Name))
+		paths := make([]string, len(exts))
+		for i, ext := range exts {
+			paths[i] = base(fig.Name) + ext
+		}
 		ctx, cancel := context.WithTimeout(bctx, ExportTimeout)
 		_, err := exportIn(ctx, fig.Chart, paths)
 		cancel()

@@ -17,4 +17,17 @@
 // model, data the machine does not have) is "not testable at this preset" with the reason; a claim whose result is
 // missing is "not run". Verdicts are never loosened to fit a measurement: the rule is fixed with the claim, in code,
 // before any result is read.
+//
+// # Comparing two scorecards
+//
+// `protolab report --compare results/` sets a new scorecard (a `make reproduce` run) beside the shipped one, claim by
+// claim (Compare). Two rows agree when their verdicts are the same and the new value lies within the shipped row's
+// spread, the half-width the rules use (Estimate.Spread: z·s.e., or half the 95% interval):
+//
+//	agrees           same verdict, and |new − shipped| ≤ spread(shipped)     (Agree; both "not testable" agree too)
+//	differs          same verdict, |new − shipped| > spread(shipped); the size is the difference in shipped spreads
+//	verdict changed  the verdicts differ
+//	missing          a row only one scorecard has, a row not run, or rows of different presets
+//
+// A shipped value without a spread agrees only with an equal value. "differs" and "verdict changed" fail the check.
 package report

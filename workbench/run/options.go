@@ -14,6 +14,10 @@ type Options struct {
 	// Out is the root folder of stored models (Out/models/<name>-<hash>/) and study results (Out/<study>/); ""
 	// keeps everything in memory.
 	Out string
+	// Shipped is the read-only root of the results the checkout ships (ShippedRoot(), by default): LoadOrRun,
+	// Showcase and NotebookConfig read a study's result there when Out holds none for its configuration, and never
+	// write there. "" reads none (`protolab run`, which makes results, and `make reproduce`).
+	Shipped string
 	// Progress receives training progress lines and one line per model or study trained, loaded or skipped; nil
 	// silences them.
 	Progress io.Writer
@@ -41,10 +45,10 @@ const (
 // Option sets one field of Options.
 type Option func(*Options)
 
-// NewOptions returns the Options opts describe, starting from the defaults: in memory, progress to stderr, no
-// overrides, a context that is never done.
+// NewOptions returns the Options opts describe, starting from the defaults: in memory, the checkout's shipped
+// results (ShippedRoot), progress to stderr, no overrides, a context that is never done.
 func NewOptions(opts ...Option) Options {
-	o := Options{Progress: os.Stderr, Context: context.Background()}
+	o := Options{Shipped: ShippedRoot(), Progress: os.Stderr, Context: context.Background()}
 	for _, opt := range opts {
 		opt(&o)
 	}

@@ -49,7 +49,8 @@ func below(dir, path string) (string, bool) {
 }
 
 // NotebookConfig returns the configuration Notebook shows at the preset $PROTOLAB_PRESET names: at the Small preset
-// full's when its result is stored under Options.Out (the protocol run), else quick's; at any other preset
+// full's when its result is stored under Options.Out or shipped under Options.Shipped (the protocol run, Lookup),
+// else quick's; at any other preset
 // preset(name)'s. A notebook's settings cell starts from it, applies the user's changes, and the cells below call
 // the study's LoadOrRun with the result, so they all show the run of the current settings.
 func NotebookConfig[C Config](study string, preset func(name string) (C, error), full, quick func() C,
@@ -62,7 +63,7 @@ func NotebookConfig[C Config](study string, preset func(name string) (C, error),
 	if name != "small" {
 		return preset(name)
 	}
-	if _, ok, err := Stored[json.RawMessage](study, full(), opts...); err != nil || ok {
+	if _, _, ok, err := Lookup[json.RawMessage](study, full(), opts...); err != nil || ok {
 		return full(), err
 	}
 	return quick(), nil
@@ -72,7 +73,8 @@ func NotebookConfig[C Config](study string, preset func(name string) (C, error),
 // the keys cfg changes from base (the preset the cell started from), the keys the study's protocol searches over
 // instead of using their value (Searcher; with a warning when the user changed one), a pointer to the list of keys,
 // and the file the study's result of cfg is stored in under out (ShowPath) with whether it is there: stored (the
-// cells below load it) or not yet (the first of them computes it).
+// cells below load it), shipped with the checkout (they load the shipped file, Lookup) or not yet (the first of
+// them computes it).
 func SettingsSummary(study string, base, cfg any, out string) (string, error) {
 	name, err := PresetName()
 	if err != nil {
@@ -90,8 +92,10 @@ func SettingsSummary(study string, base, cfg any, out string) (string, error) {
 		return "", err
 	}
 	state := "not computed yet: the first cell below that needs it computes and stores it"
-	if _, ok, err := Stored[json.RawMessage](study, cfg, Out(out)); err != nil {
+	if _, f, ok, err := Lookup[json.RawMessage](study, cfg, Out(out)); err != nil {
 		return "", err
+	} else if ok && f.Shipped {
+		state = "not computed here; shipped with the checkout: the cells below load " + RepoPath(f.Path)
 	} else if ok {
 		state = "stored: the cells below load it"
 	}

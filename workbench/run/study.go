@@ -18,10 +18,10 @@ const ResultName = "result"
 func StudyDir(out, study string) string { return filepath.Join(out, study) }
 
 // LoadOrRun is the study contract's storage: it returns the result stored for cfg in
-// Options.Out/<study>/result-<hash>.json when that file records the same configuration, and otherwise validates cfg,
-// runs compute with a fresh Provenance (finished when compute returns) and, with Out set, stores the result there
-// atomically. compute must put the provenance it is given into its result. With Out empty it always computes and
-// stores nothing.
+// Options.Out/<study>/result-<hash>.json when that file records the same configuration, else the one shipped for it
+// under Options.Shipped (Lookup; never written), and otherwise validates cfg, runs compute with a fresh Provenance
+// (finished when compute returns) and, with Out set, stores the result there atomically. compute must put the
+// provenance it is given into its result. With Out empty it always computes and stores nothing.
 func LoadOrRun[C Config, R any](study string, cfg C, opts []Option, compute func(C, *Provenance, Options) (R, error)) (
 	R, error) {
 	return studyResult(study, cfg, opts, compute, true)
@@ -54,19 +54,21 @@ func studyResult[C Config, R any](study string, cfg C, opts []Option, compute fu
 		prov.Finish()
 		return r, nil
 	}
-	if !load {
-		return store.Compute(dir, ResultName, cfg, run)
+	if load {
+		if r, f, ok, err := Lookup[R](study, cfg, opts...); err != nil || ok {
+			if ok && f.Shipped {
+				o.Logf(study, "loaded the shipped result %s", RepoPath(f.Path))
+			} else if ok {
+				o.Logf(study, "loaded the stored result %s", ShowPath(f.Path))
+			}
+			return r, err
+		}
 	}
-	r, hit, err := store.LoadOrCompute(dir, ResultName, cfg, run)
-	if err == nil && hit {
-		path, _ := store.CachePath(dir, ResultName, cfg)
-		o.Logf(study, "loaded the stored result %s", ShowPath(path))
-	}
-	return r, err
+	return store.Compute(dir, ResultName, cfg, run)
 }
 
 // Stored returns the result stored for cfg under Options.Out/<study>/ and true, or false when there is none; it
-// computes nothing (a notebook uses it to show a long study's result when one was run, and a quicker one otherwise).
+// computes nothing and reads no shipped result (Lookup reads both).
 func Stored[R any](study string, cfg any, opts ...Option) (R, bool, error) {
 	o := NewOptions(opts...)
 	var zero R
@@ -76,22 +78,30 @@ func Stored[R any](study string, cfg any, opts ...Option) (R, bool, error) {
 	return store.LoadCached[R](StudyDir(o.Out, study), ResultName, cfg)
 }
 
-// Showcase returns what `make run` and a notebook show of a study at the Small preset: the result stored for full
-// (its protocol run, by `make reproduce` or `protolab run <study> --preset small`) when there is one, else
-// LoadOrRun of quick (the quicker run a notebook affords, computed or loaded); one progress line says which. The
-// bool reports whether full's stored result was shown.
+// Showcase returns what `make run` and a notebook show of a study at the Small preset, in this order: the result
+// stored for full (its protocol run) under Options.Out, the user's own (`make reproduce`, `protolab run <study>
+// --preset small`); else the one shipped for full under Options.Shipped (the checkout's results/); else LoadOrRun of
+// quick (the quicker run a notebook affords, computed or loaded). One progress line says which, and from what file.
+// The bool reports whether a protocol run (the user's or the shipped one) was shown.
 func Showcase[C Config, R any](study string, full, quick C, opts []Option, compute func(C, *Provenance, Options) (R,
 	error)) (R, bool, error) {
 	o := NewOptions(opts...)
-	if r, ok, err := Stored[R](study, full, opts...); err != nil || ok {
-		if ok {
-			o.Logf(study, "showing the stored protocol run (Small preset)")
-		}
-		return r, ok, err
+	r, f, ok, err := Lookup[R](study, full, opts...)
+	if err != nil {
+		return r, false, err
 	}
-	o.Logf(study, "no stored protocol run (`protolab run %s --preset small` makes one): showing the quick run",
-		study)
-	r, err := LoadOrRun(study, quick, opts, compute)
+	switch {
+	case ok && f.Shipped:
+		o.Logf(study, "showing the shipped protocol run %s (Small preset; `protolab run %s --preset small` makes "+
+			"your own)", RepoPath(f.Path), study)
+		return r, true, nil
+	case ok:
+		o.Logf(study, "showing the stored protocol run %s (Small preset)", ShowPath(f.Path))
+		return r, true, nil
+	}
+	o.Logf(study, "no protocol run stored or shipped (`protolab run %s --preset small` makes one): showing the "+
+		"quick run", study)
+	r, err = LoadOrRun(study, quick, opts, compute)
 	return r, false, err
 }
 

@@ -31,6 +31,7 @@ func TestArgs_StrayWordIsAnErrorInEveryCommand(t *testing.T) {
 		"backend":   {"stray", "--check"},
 		"attribute": {"--query", "q", "stray", "--out", out},
 		"report":    {"stray", "--out", out},
+		"figures":   {"stray", "--results", out},
 		"export":    {"--out", out, "stray", "--to", out + "/x.safetensors"},
 		"cost":      {"--preset", "tiny", "stray", "--rate", "1e12"},
 		"launch":    {"--devices", "0", "stray", "--", "touch", out + "/ran", ":::", "a"},

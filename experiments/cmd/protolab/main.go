@@ -8,6 +8,8 @@
 //	protolab export   --out DIR --to FILE.safetensors
 //	protolab bench throughput|decode [--mixers …] [--ctx …] [--preset P] [--set …] [--out DIR]
 //	protolab attribute --query "prompt|completion" [--method …] | --compare
+//	protolab report [--out DIR] [--shipped DIR] [--md FILE] [--compare DIR]
+//	protolab figures [--results DIR] [--dir DIR]
 //	protolab launch --devices 0,1,2,3 [--runs FILE] -- COMMAND ARGS... [::: RUN...]
 //	protolab backend [--check] [--install [--dir DIR]]
 //	protolab cost [--preset paper] [--rate FLOP/s] [--cpu-rate FLOP/s]
@@ -53,7 +55,8 @@ var commands = []command{
 	{"generate", "sample continuations of a prompt from a trained run folder", cmdGenerate},
 	{"export", "write a trained run folder's model as one PyTorch-oriented safetensors file", cmdExport},
 	{"attribute", "the training sequences that most influence a query (PRISM's cached prototypes, EK-FAC, ...)", cmdAttribute},
-	{"report", "the scorecard: each paper claim against the stored results, with a verdict (REPORT.md, .html)", cmdReport},
+	{"report", "the scorecard: each paper claim against the stored results, with a verdict (REPORT.md, .html); --compare checks a reproduction", cmdReport},
+	{"figures", "the notebooks' figures of the stored protocol results (results/), as SVG files (results/figures)", cmdFigures},
 	{"bench", "the speed study: training throughput or decoding time vs context for each mixer (table + JSON)", cmdBench},
 	{"backend", "which backend (XLA or pure Go) runs and why, the PJRT plugins found; --check starts it, --install downloads plugins", cmdBackend},
 	{"cost", "estimated compute of every study at a preset: runs, tokens, parameters, FLOPs and time at stated rates", cmdCost},

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/protolab/protolab/models/lm"
+	"github.com/protolab/protolab/workbench/run"
 	"github.com/protolab/protolab/workbench/store"
 	"github.com/protolab/protolab/workbench/tokenizer"
 )
@@ -124,6 +125,15 @@ func TestRun_BaselineTinyAndErrors(t *testing.T) {
 		"--out", out}, &buf))
 	require.Contains(t, buf.String(), "perplexity")
 	require.Contains(t, buf.String(), "result in "+filepath.Join(out, "baseline", "result-"))
+	// `protolab run` makes results: a shipped result of the same configuration is not loaded, the study runs and
+	// stores its own (`make reproduce` depends on it).
+	t.Setenv(run.ResultsEnv, out)
+	fresh := t.TempDir()
+	require.NoError(t, dispatch([]string{"run", "baseline", "--preset", "tiny", "--set", "train.steps=10",
+		"--out", fresh}, &buf))
+	stored, err := filepath.Glob(filepath.Join(fresh, "baseline", "result-*.json"))
+	require.NoError(t, err)
+	require.Len(t, stored, 1, "computed and stored, not read from the shipped folder")
 	require.ErrorContains(t, dispatch([]string{"run"}, &buf), "name a study")
 	require.ErrorContains(t, dispatch([]string{"run", "nope"}, &buf), `unknown study "nope"`)
 	require.ErrorContains(t, dispatch([]string{"run", "fvec", "--preset", "huge"}, &buf), `unknown preset "huge"`)

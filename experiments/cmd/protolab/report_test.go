@@ -18,13 +18,14 @@ func TestReport_EveryClaimHasARow(t *testing.T) {
 	out := t.TempDir()
 	md := filepath.Join(out, "REPORT.md")
 	var buf bytes.Buffer
-	require.NoError(t, dispatch([]string{"report", "--out", filepath.Join(out, "runs"), "--md", md}, &buf))
+	require.NoError(t, dispatch([]string{"report", "--out", filepath.Join(out, "runs"), "--shipped", "", "--md", md},
+		&buf))
 	text, err := os.ReadFile(md)
 	require.NoError(t, err)
 	page, err := os.ReadFile(filepath.Join(out, "REPORT.html"))
 	require.NoError(t, err)
 	require.Contains(t, string(page), "<table>")
-	rows, err := scorecardRows(filepath.Join(out, "runs"))
+	rows, err := scorecardRows(filepath.Join(out, "runs"), "")
 	require.NoError(t, err)
 	for _, r := range rows {
 		require.Equal(t, "not run", r.Verdict, r.Claim.Claim)

@@ -134,7 +134,8 @@ func cmdRun(args []string, stdout io.Writer) error {
 	}
 	scope, stop := interruptContext()
 	defer stop()
-	res, err := s.run(cfg, *fresh, run.Out(*out), run.Overrides(set.String()), run.Context(scope))
+	// `protolab run` makes results (`make reproduce`): it loads the user's own stored one, never a shipped one.
+	res, err := s.run(cfg, *fresh, run.Out(*out), run.Shipped(""), run.Overrides(set.String()), run.Context(scope))
 	if err != nil {
 		return err
 	}
