@@ -10,6 +10,7 @@ import (
 
 	"github.com/protolab/protolab/models/lm"
 	"github.com/protolab/protolab/models/prism"
+	"github.com/protolab/protolab/workbench/lmdata"
 	"github.com/protolab/protolab/workbench/plot"
 	"github.com/protolab/protolab/workbench/run"
 )
@@ -43,7 +44,7 @@ func TestLoadOrRun_Tiny(t *testing.T) {
 	require.Len(t, res.Models, ac.ModelSeeds)
 	for i, mr := range res.Models {
 		require.Equal(t, cfg.Seed+uint64(i), mr.Seed)
-		require.Equal(t, modelConfig(cfg, i).Name(), mr.Run)
+		require.Equal(t, modelConfig(cfg, cfg.Data.Source, i).Name(), mr.Run)
 		var names []string
 		for _, m := range mr.Methods {
 			names = append(names, m.Name)
@@ -166,7 +167,15 @@ func TestConfig_PresetsValidate(t *testing.T) {
 	require.NoError(t, Quick().Validate())
 	require.Equal(t, lm.PrismSmall(), Quick().Config, "the quick run attributes the shared Small model")
 	require.Equal(t, Quick().Config, Small().Config)
-	require.GreaterOrEqual(t, Small().Attribution.ModelSeeds, 3, "a claim needs at least 3 seeds")
+	s := Small().Attribution
+	require.GreaterOrEqual(t, s.ModelSeeds, 3, "a claim needs at least 3 seeds")
+	require.GreaterOrEqual(t, s.LDSSubsets, 50, "the spec's M = 50 retrained models (protocol v2)")
+	require.Equal(t, []string{lmdata.SourceSynthetic, lmdata.SourceBrown}, s.Corpora)
+	require.Positive(t, s.BrownTrainDocs)
+	require.Empty(t, Quick().Attribution.Corpora, "the quick run attributes data.source alone")
+	require.Empty(t, Tiny().Attribution.Corpora)
+	require.Contains(t, run.Keys(Tiny()), "attribution.corpora")
+	require.Contains(t, run.Keys(Tiny()), "attribution.brown_train_docs")
 	require.Contains(t, run.Keys(Tiny()), "attribution.lds_subsets")
 	require.Contains(t, run.Keys(Tiny()), "attribution.model_seeds")
 	require.Contains(t, run.Keys(Tiny()), "attribution.query_offset")
@@ -180,6 +189,11 @@ func TestConfig_PresetsValidate(t *testing.T) {
 		{"attribution.query_offset=-1", "query_offset"},
 		{"attribution.cg_tol=0", "cg_tol"},
 		{"head=dense", `head="dense"`},
+		{`attribution.corpora=["synthetic","brown","synthetic"]`, `attribution.corpora lists "synthetic" twice`},
+		{`attribution.corpora=["synthetic",""]`, "attribution.corpora[1] is empty"},
+		{`data.source=brown;data.synthetic.num_docs=0;attribution.corpora=["brown","synthetic"]`,
+			`attribution.corpora[1]="synthetic": data.synthetic`},
+		{"attribution.brown_train_docs=-1", "attribution: brown_train_docs=-1"},
 	} {
 		cfg := Tiny()
 		require.NoError(t, run.Override(&cfg, tc.set))

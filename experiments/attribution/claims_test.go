@@ -36,7 +36,7 @@ func paperSide(t *testing.T, id string) report.Paper {
 // docs/spec/papers.md has.
 func TestClaims_NilListsEveryClaim(t *testing.T) {
 	cs := Claims(nil)
-	require.Len(t, cs, 7)
+	require.Len(t, cs, 12)
 	for _, c := range cs {
 		require.NotEmpty(t, c.Claim)
 		require.NotEmpty(t, c.Method, c.Claim)
@@ -53,13 +53,14 @@ func TestClaims_NilListsEveryClaim(t *testing.T) {
 func handResult() *Result {
 	r := &Result{Config: Small().Attribution}
 	for range 3 {
-		r.Models = append(r.Models, ModelResult{NumQueries: 100, NumSeqs: 500})
+		r.Models = append(r.Models, ModelResult{Source: "synthetic", NumQueries: 100, NumSeqs: 500})
 	}
 	r.Summary = []Summary{
-		{Name: prism.MethodPrism, Models: 3, Overlap: []OverlapStat{{K: 10, Mean: 0.9, Lo: 0.85, Hi: 0.95, SE: 0.02}},
-			LDS: &Interval{0.2, 0.1, 0.3}, LDSSE: 0.03, LDSVsEKFAC: &Interval{-0.1, -0.2, 0},
+		{Name: prism.MethodPrism, Source: "synthetic", Models: 3,
+			Overlap: []OverlapStat{{K: 10, Mean: 0.9, Lo: 0.85, Hi: 0.95, SE: 0.02}},
+			LDS:     &Interval{0.2, 0.1, 0.3}, LDSSE: 0.03, LDSVsEKFAC: &Interval{-0.1, -0.2, 0},
 			OverlapEKFAC: []OverlapStat{{K: 10, Mean: 0.3, Lo: 0.2, Hi: 0.4}}, SpeedUp: 50, SpeedUpSE: 5},
-		{Name: prism.MethodEKFAC, Models: 3, SpeedUp: 1},
+		{Name: prism.MethodEKFAC, Source: "synthetic", Models: 3, SpeedUp: 1},
 	}
 	r.Cost = []prism.CostModel{{Name: "this run"}, {Name: "paper", Methods: []prism.MethodCost{{Name: prism.MethodPrism,
 		SpeedUp: 12000}}}}
@@ -91,7 +92,38 @@ func TestClaims_HandBuiltVerdicts(t *testing.T) {
 	require.Equal(t, report.Estimate{Value: 50, SE: 5, Seeds: 3, Unit: "×"}, cs[4].Ours)
 	require.Equal(t, 12000.0, cs[5].Ours.Value)
 	require.Equal(t, []string{report.Reproduced, report.Reproduced, report.NotReproduced, report.NotTestable,
-		report.NotReproduced, report.NotTestable, report.NotTestable}, verdicts(t, cs))
+		report.NotReproduced, report.NotTestable, report.NotTestable}, verdicts(t, cs)[:7])
+
+	// No Brown run: its five rows say so. With one, they read it and only it.
+	for _, c := range cs[7:] {
+		require.Contains(t, c.Untestable, "no run on the brown corpus", c.Claim)
+		require.Contains(t, c.Claim, "Brown")
+	}
+	for i := range 2 {
+		r.Models = append(r.Models, ModelResult{Source: "brown", NumQueries: 90, NumSeqs: 700})
+		r.Summary = append(r.Summary, Summary{Name: []string{prism.MethodPrism, prism.MethodEKFAC}[i],
+			Source: "brown", Models: 2, Overlap: []OverlapStat{{K: 10, Mean: 0.5, Lo: 0.45, Hi: 0.55, SE: 0.01}},
+			LDS: &Interval{0.3, 0.25, 0.35}, LDSSE: 0.01, LDSVsEKFAC: &Interval{0.01, -0.02, 0.04},
+			OverlapEKFAC: []OverlapStat{{K: 10, Mean: 0.6, Lo: 0.5, Hi: 0.7}}, SpeedUp: 700, SpeedUpSE: 20})
+	}
+	r.Config.BrownTrainDocs = 24
+	cs = Claims(r)
+	require.Len(t, cs, 12)
+	require.Equal(t, report.Estimate{Value: 0.9, SE: 0.02, Lo: 0.85, Hi: 0.95, Seeds: 3}, cs[0].Ours,
+		"the synthetic rows keep reading the synthetic run")
+	require.Equal(t, report.Estimate{Value: 0.5, SE: 0.01, Lo: 0.45, Hi: 0.55, Seeds: 2}, cs[7].Ours)
+	require.Equal(t, report.Estimate{Value: 0.3, SE: 0.01, Lo: 0.25, Hi: 0.35, Seeds: 2}, cs[8].Ours)
+	require.Equal(t, report.Estimate{Value: 0.01, Lo: -0.02, Hi: 0.04, Seeds: 2}, cs[9].Ours)
+	require.Equal(t, 0.6, cs[10].Ours.Value)
+	require.Equal(t, report.Estimate{Value: 700, SE: 20, Seeds: 2, Unit: "×"}, cs[11].Ours)
+	for i, c := range cs[7:] {
+		require.Equal(t, cs[[]int{0, 1, 2, 3, 4}[i]].ID, c.ID, "the Brown rows keep the papers.md ids")
+		require.Contains(t, c.Method, "Brown corpus: 2 models × 90 queries of its validation split, trained and "+
+			"attributed on the first 24 documents of its training split (700 sequences)")
+	}
+	require.Equal(t, []string{report.NotReproduced, report.Reproduced, report.Reproduced, report.NotTestable,
+		report.Reproduced}, verdicts(t, cs)[7:])
+	r.Models, r.Summary = r.Models[:3], r.Summary[:2]
 
 	// The overlap's interval reaches below 0.8; the LDS difference stays within the margin; the LDS is not above 0
 	// by more than its half-width.
@@ -100,7 +132,7 @@ func TestClaims_HandBuiltVerdicts(t *testing.T) {
 	sm.LDSVsEKFAC = &Interval{-0.01, -0.04, 0.02}
 	sm.LDS = &Interval{0.05, -0.01, 0.11}
 	require.Equal(t, []string{report.NotReproduced, report.NotReproduced, report.Reproduced, report.NotTestable,
-		report.NotReproduced, report.NotTestable, report.NotTestable}, verdicts(t, Claims(r)))
+		report.NotReproduced, report.NotTestable, report.NotTestable}, verdicts(t, Claims(r))[:7])
 
 	// A quick run: no LDS, no EK-FAC.
 	r = handResult()

@@ -1,10 +1,13 @@
 package attribution
 
 import (
+	"slices"
+
 	"github.com/pkg/errors"
 
 	"github.com/protolab/protolab/models/lm"
 	"github.com/protolab/protolab/models/prism"
+	"github.com/protolab/protolab/workbench/lmdata"
 	"github.com/protolab/protolab/workbench/run"
 )
 
@@ -61,34 +64,56 @@ type Settings struct {
 	// Bootstrap is the number of resamples of the 95% confidence intervals (over queries, and for the LDS also over
 	// retrained subsets); ≥ 0.
 	Bootstrap int `json:"bootstrap"`
+	// Corpora are the data sources the study runs on, one after the other, each a complete run of these settings:
+	// model_seeds models trained with data.source set to it, its own validation queries and LDS retrainings, its own
+	// summary and claim rows. Empty: data.source alone (protocol v1). No source twice.
+	Corpora []string `json:"corpora"`
+	// BrownTrainDocs, when > 0, is data.read.max_docs of the models trained on the Brown corpus: they train on (and
+	// are attributed over) the first brown_train_docs documents of its training split in corpus order, so that the
+	// recipe's updates cover their training set as they cover the synthetic one; 0 leaves data.read.max_docs as it
+	// is (by default 0: the whole split). ≥ 0.
+	BrownTrainDocs int `json:"brown_train_docs"`
 }
 
-// Small is the study's protocol (`protolab run attribution --preset small`): three PRISM models of lm.PrismSmall (seeds
-// 1, 2, 3; same data and recipe), each attributed over its whole training set with every method of prism.Methods, on
-// 100 validation queries (sequences 100–199; the last 24 of 32 tokens attributed) that no setting was ever chosen on;
-// sequences 200–299 are held back (query_offset=200) until the settings are frozen. Every setting is the spec's (§5
-// damping 0.1, §8 100 queries, Overlap@{10, 50, 100} and 50% LDS subsets) or changes no score (batch, direct_max_k,
-// timed_queries). Ground truth: the LDS over 16 models per seed retrained from scratch on random halves of the training
-// set with the model's own recipe (lm.TrainOn: 400 updates of 8 sequences), 48 in all; its 95% intervals resample
-// models, queries and subsets (1000 resamples). Speed: every query of the cached methods and of the reference is timed;
-// EK-FAC on the blocks and on P is timed end to end on 3 queries per model at the memory of the default cached method.
+// sources returns the data sources of the study: attribution.corpora, or data.source when it is empty.
+func (c Config) sources() []string {
+	if len(c.Attribution.Corpora) == 0 {
+		return []string{c.Data.Source}
+	}
+	return c.Attribution.Corpora
+}
+
+// Small is the study's protocol v2 (docs/PROTOCOL.md; `protolab run attribution --preset small`): the same protocol run
+// on the synthetic and on the Brown corpus in turn (attribution.corpora), each run complete. Per corpus: three PRISM
+// models of lm.PrismSmall (seeds 1, 2, 3; same data and recipe) trained on it, the Brown models on the first 24
+// documents of its training split (brown_train_docs: about as many sequences as the synthetic training set, so that the
+// recipe's 400 updates of 8 sequences cover both alike); each attributed over its whole training set with every method
+// of prism.Methods, on 100 validation queries of its corpus (sequences 100–199; the last 24 of 32 tokens attributed)
+// that no setting was ever chosen on; sequences 200–299 are held back (query_offset=200) until the settings are frozen.
+// Every setting is the spec's (§5 damping 0.1, §8 100 queries, Overlap@{10, 50, 100}, M = 50 LDS subsets of 50%) or
+// changes no score (batch, direct_max_k, timed_queries); brown_train_docs is set by the size of the synthetic training
+// set, never by a score. Ground truth: the LDS over 50 models per seed retrained from scratch on random halves of the
+// training set with the model's own recipe (lm.TrainOn), 150 per corpus; its 95% intervals resample models, queries and
+// subsets (1000 resamples). Speed: every query of the cached methods and of the reference is timed; EK-FAC on the
+// blocks and on P is timed end to end on 3 queries per model at the memory of the default cached method.
 //
-// Budget: per model, the caches, the 500 timed queries of the cached methods, the reference, EK-FAC on the blocks and
-// on P, then the LDS retrainings. It was sized to the Small preset's budget for three models (docs/DESIGN.md,
-// "Presets"); M = 16 subsets is what that budget left (the spec's M = 50 retrains about three times as often). The
-// bootstrap resamples the subsets as well as the queries, so the interval states what 16 subsets can resolve. `protolab
-// cost` estimates its compute from the configuration; a stored run's provenance records the seconds each phase took.
+// Budget: per corpus and model, the caches, the timed queries, the reference, EK-FAC on the blocks and on P, then the
+// LDS retrainings, most of the compute. Protocol v1 is this preset at commit 8706f7f: the synthetic corpus only, with
+// M = 16 subsets (what v1's budget left); v2 spends the new engine's budget on the spec's M = 50 and on the Brown run.
+// `protolab cost` estimates its compute from the configuration; a stored run's provenance records the seconds each
+// phase took.
 func Small() Config {
 	c := Quick()
 	a := &c.Attribution
-	a.ModelSeeds, a.QueryOffset, a.LDSSubsets = 3, 100, 16
+	a.ModelSeeds, a.QueryOffset, a.LDSSubsets = 3, 100, 50
+	a.Corpora, a.BrownTrainDocs = []string{lmdata.SourceSynthetic, lmdata.SourceBrown}, 24
 	return c
 }
 
 // Quick is what `make run` and the notebooks compute when no protocol run is stored (a few minutes on a 2-core
-// CPU): one lm.PrismSmall model, its whole training set as corpus, passes over 32 sequences at a time, 100
-// validation queries (sequences 0–99) whose last 24 of 32 tokens are attributed, Overlap@{10, 50, 100}, EK-FAC on
-// the blocks and on P timed on three queries, no LDS.
+// CPU): one lm.PrismSmall model on data.source (the synthetic corpus; attribution.corpora empty), its whole training
+// set as corpus, passes over 32 sequences at a time, 100 validation queries (sequences 0–99) whose last 24 of 32
+// tokens are attributed, Overlap@{10, 50, 100}, EK-FAC on the blocks and on P timed on three queries, no LDS.
 func Quick() Config {
 	return Config{Config: lm.PrismSmall(), Attribution: Settings{ModelSeeds: 1,
 		AttributorConfig: prism.DefaultAttributorConfig(), Queries: 100, PromptTokens: 8, OverlapK: []int{10, 50, 100},
@@ -128,7 +153,22 @@ func (c Config) Validate() error {
 		return errors.Errorf("head=%q, want %q (attribution runs in the PRISM head's prototype space)", c.Head,
 			lm.HeadPrism)
 	}
-	return errors.WithMessage(c.Attribution.Validate(c.Data.SeqLen), "attribution")
+	if err := c.Attribution.Validate(c.Data.SeqLen); err != nil {
+		return errors.WithMessage(err, "attribution")
+	}
+	for i, src := range c.Attribution.Corpora {
+		switch {
+		case src == "":
+			return errors.Errorf("attribution.corpora[%d] is empty; want a data source (\"synthetic\", \"brown\", "+
+				"…)", i)
+		case slices.Contains(c.Attribution.Corpora[:i], src):
+			return errors.Errorf("attribution.corpora lists %q twice; each corpus is one complete run", src)
+		}
+		if err := modelConfig(c, src, 0).Validate(); err != nil {
+			return errors.WithMessagef(err, "attribution.corpora[%d]=%q", i, src)
+		}
+	}
+	return nil
 }
 
 // Validate reports the first problem of the settings for sequences of seqLen predicted tokens.
@@ -158,6 +198,8 @@ func (c Settings) Validate(seqLen int) error {
 		return errors.Errorf("lds_fraction=%g, want in (0, 1)", c.LDSFraction)
 	case c.Bootstrap < 0:
 		return errors.Errorf("bootstrap=%d, want ≥ 0", c.Bootstrap)
+	case c.BrownTrainDocs < 0:
+		return errors.Errorf("brown_train_docs=%d, want ≥ 0 (0: the whole training split)", c.BrownTrainDocs)
 	}
 	for i, k := range c.OverlapK {
 		if k < 1 {

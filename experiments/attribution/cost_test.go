@@ -24,6 +24,17 @@ func TestCost_TinyIsTheHandCount(t *testing.T) {
 	require.InEpsilon(t, 3*float64(runs*tokens)*fwd, got.TrainFLOPs, 1e-12)
 }
 
+// TestCost_SmallIsTheHandCount: protocol v2 (docs/PROTOCOL.md) on 2 corpora × 3 attributed models × (1 + the spec's
+// M = 50 retrainings) = 306 runs of the same recipe, every one of 400 updates of 8×32 tokens.
+func TestCost_SmallIsTheHandCount(t *testing.T) {
+	c := Small()
+	got := c.Cost()
+	require.Equal(t, 2*3*(1+50), got.Runs)
+	require.Equal(t, int64(306*400*8*32), got.TrainTokens)
+	fwd := decoder.PrismFLOPsPerToken(c.Model, c.Prism.Config, c.Data.SeqLen)
+	require.InEpsilon(t, 3*float64(306*400*8*32)*fwd, got.TrainFLOPs, 1e-12)
+}
+
 func TestCost_GrowsWithSeedsAndSubsets(t *testing.T) {
 	base := Tiny().Cost()
 	c := Tiny()
@@ -32,6 +43,9 @@ func TestCost_GrowsWithSeedsAndSubsets(t *testing.T) {
 	c = Tiny()
 	c.Attribution.LDSSubsets *= 2
 	require.Greater(t, c.Cost().TrainFLOPs, base.TrainFLOPs)
+	c = Tiny()
+	c.Attribution.Corpora = []string{"synthetic", "brown"}
+	require.Equal(t, 2*base.Runs, c.Cost().Runs)
 	c = Tiny()
 	c.Attribution.TrainSeqs = 100
 	require.Greater(t, c.Cost().EvalFLOPs, base.EvalFLOPs)

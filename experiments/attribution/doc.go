@@ -27,15 +27,31 @@
 //
 // # Uncertainty
 //
-// Settings.ModelSeeds models (same data and recipe, seeds seed, seed+1, …) are each attributed and scored. Every
-// interval is a 95% percentile interval of a two-stage bootstrap: models resampled, then queries (and for the LDS the
-// retrained subsets) within each; standard errors over models are reported beside it (summary.go).
+// Settings.ModelSeeds models per corpus (same data and recipe, seeds seed, seed+1, …) are each attributed and scored.
+// Every interval is a 95% percentile interval of a two-stage bootstrap over the models of one corpus: models
+// resampled, then queries (and for the LDS the retrained subsets) within each; standard errors over models are
+// reported beside it (summary.go).
+//
+// # Corpora
+//
+// The study runs on each corpus of attribution.corpora in turn (empty: data.source alone), each run complete and
+// independent of the others: its models are trained with data.source set to the corpus, attributed over that
+// corpus's training set, queried with its validation sequences, retrained for its LDS, and summarised over its own
+// models (Result.Corpus). The protocol (the Small preset, protocol v2 of docs/PROTOCOL.md) runs the synthetic corpus
+// and the Brown corpus; the Brown models train on the first attribution.brown_train_docs documents of its training
+// split, about as many sequences as the synthetic training set, so that the recipe's updates cover their training
+// set, and each LDS retraining its subset, as on the synthetic corpus (the whole split is many times larger: 400
+// updates would see a small part of it, and most attributed sequences would be ones no model trained on). Claims has
+// a row per claim and corpus; the Brown rows keep the papers.md ids and say "Brown" in their claim and method.
+// Protocol v1 was the Small preset at commit 8706f7f: the synthetic corpus only, 16 retrained models per attributed
+// model.
 //
 // # Running
 //
 // AttributeModel runs every method on one model in this order: the cached methods, the reference, EK-FAC on the
 // blocks (with the gradient dot product), EK-FAC on P, the conditioning and CG count, the LDS; then the overlaps.
-// Runs.LoadOrRun trains (or loads) the models, attributes each, summarises them and evaluates the cost model, storing the
-// result under run.Out/attribution/; Claims turns a stored result into scorecard rows. RunSweep repeats the
-// prototype-space part over clustering weights λ_1 = λ_2 (spec §8, "Conditioning sweep").
+// Runs.LoadOrRun trains (or loads) the models of each corpus, attributes each, summarises them per corpus and
+// evaluates the cost model, storing the result under run.Out/attribution/; Claims turns a stored result into scorecard
+// rows; the charts show the first corpus (Result.Corpus selects another). RunSweep repeats the prototype-space part
+// over clustering weights λ_1 = λ_2 on the first corpus (spec §8, "Conditioning sweep").
 package attribution

@@ -15,8 +15,10 @@ import (
 )
 
 // OverlapChart plots Overlap@k with the reference (spec §8) for every method, one bar group per method and one
-// category per k: the mean over models (intervals in WriteTable's table).
+// category per k: the mean over the models of r's first corpus (intervals in WriteTable's table; r.Corpus(source)
+// charts another).
 func OverlapChart(r *Result) *charts.Bar {
+	r = r.first()
 	var cats []string
 	for _, k := range r.Config.OverlapK {
 		cats = append(cats, "k="+strconv.Itoa(k))
@@ -41,8 +43,9 @@ func OverlapChart(r *Result) *charts.Bar {
 
 // SpeedChart plots each method's median per-query latency in milliseconds on a log axis, with a box from the
 // smallest first to the largest third quartile over models; EK-FAC is timed at the memory of the default method
-// (spec §8, matched memory).
+// (spec §8, matched memory). Like every chart of a result, it shows r's first corpus.
 func SpeedChart(r *Result) *charts.Bar {
+	r = r.first()
 	var cats []string
 	var mid, lo, hi []float64
 	for _, m := range r.Summary {
@@ -63,8 +66,9 @@ func SpeedChart(r *Result) *charts.Bar {
 }
 
 // LDSChart plots each method's linear datamodeling score (spec §8), the mean over models, with its 95% bootstrap
-// interval as a box; methods without one get no bar.
+// interval as a box; methods without one get no bar. Like every chart of a result, it shows r's first corpus.
 func LDSChart(r *Result) *charts.Bar {
+	r = r.first()
 	var cats []string
 	var mid, lo, hi []float64
 	for _, m := range r.Summary {
@@ -102,12 +106,13 @@ func subtitle(r *Result, what string) string {
 		return what
 	}
 	m := r.Models[0]
-	return fmt.Sprintf("%d model(s), %d training sequences, %d queries; %s", len(r.Models), m.NumSeqs, m.NumQueries,
-		what)
+	return fmt.Sprintf("%s corpus: %d model(s), %d training sequences, %d queries; %s", m.Source, len(r.Models),
+		m.NumSeqs, m.NumQueries, what)
 }
 
-// Charts returns the overlap, speed and (when computed) LDS charts of a result.
+// Charts returns the overlap, speed and (when computed) LDS charts of a result's first corpus.
 func Charts(r *Result) []plot.Chart {
+	r = r.first()
 	out := []plot.Chart{OverlapChart(r), SpeedChart(r)}
 	if p := r.Method(prism.MethodPrism); p != nil && p.LDS != nil {
 		out = append(out, LDSChart(r))
@@ -115,17 +120,42 @@ func Charts(r *Result) []plot.Chart {
 	return out
 }
 
-// WriteTable prints the study: one row per method over models (LDS with its interval and the paired difference
-// from EK-FAC, Overlap@k with the reference and with EK-FAC, latency, speed-up, memory), then one table per model,
-// then the cost model at this run's scale and at the Paper preset's.
+// WriteTable prints the study, corpus by corpus: one row per method over the corpus's models (LDS with its interval
+// and the paired difference from EK-FAC, Overlap@k with the reference and with EK-FAC, latency, speed-up, memory),
+// then one table per model; then the cost model at this run's scale and at the Paper preset's.
 func WriteTable(w io.Writer, r *Result) error {
+	parts := []*Result{r}
+	if len(r.Models) > 0 {
+		parts = parts[:0]
+		for _, src := range r.Sources() {
+			parts = append(parts, r.Corpus(src))
+		}
+	}
+	for i, p := range parts {
+		if i > 0 {
+			fmt.Fprintln(w)
+		}
+		if err := writeCorpusTable(w, p); err != nil {
+			return err
+		}
+	}
+	for i := range r.Cost {
+		if err := writeCostTable(w, &r.Cost[i]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// writeCorpusTable prints WriteTable's part of r on one corpus (r holds the models of one corpus).
+func writeCorpusTable(w io.Writer, r *Result) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	s := r.Config
 	if len(r.Models) > 0 {
 		m := r.Models[0]
-		fmt.Fprintf(tw, "%d model(s) (seeds from %d), %d training sequences (%d tokens), %d queries (validation "+
+		fmt.Fprintf(tw, "%s corpus: %d model(s) (seeds from %d), %d training sequences (%d tokens), %d queries (validation "+
 			"sequences %d–%d); scores are influence / N_tok, positive = helpful; intervals 95%%, %d bootstrap "+
-			"resamples (models, then queries%s)\n", len(r.Models), m.Seed, m.NumSeqs, m.NumTokens, m.NumQueries,
+			"resamples (models, then queries%s)\n", m.Source, len(r.Models), m.Seed, m.NumSeqs, m.NumTokens, m.NumQueries,
 			s.QueryOffset, s.QueryOffset+m.NumQueries-1, s.Bootstrap,
 			map[bool]string{true: " and retrained subsets", false: ""}[m.LDSModels > 0])
 		if m.LDSModels > 0 {
@@ -169,11 +199,6 @@ func WriteTable(w io.Writer, r *Result) error {
 	}
 	for i := range r.Models {
 		if err := writeModelTable(w, &r.Models[i], s); err != nil {
-			return err
-		}
-	}
-	for i := range r.Cost {
-		if err := writeCostTable(w, &r.Cost[i]); err != nil {
 			return err
 		}
 	}
@@ -249,8 +274,8 @@ func writeCostTable(w io.Writer, c *prism.CostModel) error {
 	return tw.Flush()
 }
 
-// Figures are the figures notebooks/20_prism.ipynb shows from r, named for plot.ExportFigures: query speed,
-// agreement with the reference and the LDS against retraining.
+// Figures are the figures notebooks/20_prism.ipynb shows from r (its first corpus), named for plot.ExportFigures:
+// query speed, agreement with the reference and the LDS against retraining.
 func Figures(r *Result) []plot.Figure {
 	return []plot.Figure{
 		{Name: "attribution_speed", Chart: SpeedChart(r)},

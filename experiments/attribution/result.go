@@ -2,6 +2,7 @@ package attribution
 
 import (
 	"math"
+	"slices"
 	"strings"
 
 	"github.com/protolab/protolab/models/influence"
@@ -84,8 +85,9 @@ type MethodResult struct {
 
 // ModelResult is the attribution study of one PRISM model (spec §6–§8).
 type ModelResult struct {
-	Seed          uint64             `json:"seed"` // the model's seed
-	Run           string             `json:"run"`  // the model's name (lm.Config.Name)
+	Seed          uint64             `json:"seed"`   // the model's seed
+	Source        string             `json:"source"` // the corpus it was trained on and attributed over (data.source)
+	Run           string             `json:"run"`    // the model's name (lm.Config.Name)
 	ValPerplexity float64            `json:"val_perplexity,omitempty"`
 	NumSeqs       int                `json:"num_seqs"`
 	NumTokens     int                `json:"num_tokens"`
@@ -119,19 +121,60 @@ func (r *ModelResult) Method(name string) *MethodResult {
 // Scores returns [query][sequence] scores of a method when this process computed them (nil for a stored result).
 func (r *ModelResult) Scores(method string) [][]float64 { return r.scores[method] }
 
-// Result is the attribution study: every method on Settings.ModelSeeds PRISM models, their summary over models, and
-// the cost model of every method at this run's scale and at the Paper preset's.
+// Result is the attribution study: every method on Settings.ModelSeeds PRISM models of each corpus, their summary
+// over the models of each corpus, and the cost model of every method at this run's scale and at the Paper preset's.
 type Result struct {
 	Provenance *run.Provenance `json:"provenance"`
 	Config     Settings        `json:"config"`
-	Models     []ModelResult   `json:"models"`
-	Summary    []Summary       `json:"summary"`
+	// Models are the attributed models, corpus by corpus in the order of the study's corpora (ModelResult.Source).
+	Models []ModelResult `json:"models"`
+	// Summary is every method over the models of one corpus, corpus by corpus (Summary.Source).
+	Summary []Summary `json:"summary"`
 	// Cost is the cost model (FLOPs and memory per query; a model, not a measurement) at the scale of this run's
 	// first model and at the Paper preset's.
 	Cost []prism.CostModel `json:"cost"`
 }
 
-// Method returns the named method's summary over models, or nil.
+// Sources returns the corpora of r's models, in the order the study ran them.
+func (r *Result) Sources() []string {
+	var out []string
+	for _, m := range r.Models {
+		if !slices.Contains(out, m.Source) {
+			out = append(out, m.Source)
+		}
+	}
+	return out
+}
+
+// Corpus returns the part of r on the corpus source, as a result of its own (the models and summary of that corpus;
+// the provenance, settings and cost model shared), or nil when r has no model on it.
+func (r *Result) Corpus(source string) *Result {
+	c := &Result{Provenance: r.Provenance, Config: r.Config, Cost: r.Cost}
+	for _, m := range r.Models {
+		if m.Source == source {
+			c.Models = append(c.Models, m)
+		}
+	}
+	for _, s := range r.Summary {
+		if s.Source == source {
+			c.Summary = append(c.Summary, s)
+		}
+	}
+	if len(c.Models) == 0 {
+		return nil
+	}
+	return c
+}
+
+// first returns the part of r on its first corpus: r itself when it has one corpus (or none).
+func (r *Result) first() *Result {
+	if s := r.Sources(); len(s) > 1 {
+		return r.Corpus(s[0])
+	}
+	return r
+}
+
+// Method returns the named method's summary over the models of the first corpus (Corpus selects another), or nil.
 func (r *Result) Method(name string) *Summary {
 	for i := range r.Summary {
 		if r.Summary[i].Name == name {

@@ -6,6 +6,7 @@ import (
 	"github.com/protolab/protolab/models/influence"
 	"github.com/protolab/protolab/models/lm"
 	"github.com/protolab/protolab/models/prism"
+	"github.com/protolab/protolab/workbench/lmdata"
 	"github.com/protolab/protolab/workbench/run"
 )
 
@@ -18,31 +19,47 @@ const Study = "attribution"
 // and starts its settings from at $PROTOLAB_PRESET.
 var Runs = run.Entry[Config, *Result]{Study: Study, Preset: Preset, Small: Small, Quick: Quick, Compute: runStudy}
 
-// modelConfig returns the config of the i-th attributed model: cfg's with the seed cfg.Seed + i.
-func modelConfig(cfg Config, i int) lm.Config {
+// modelConfig returns the config of the i-th attributed model on the data source: cfg's with the seed cfg.Seed + i,
+// data.source set to source, and on the Brown corpus data.read.max_docs set to attribution.brown_train_docs when it
+// is > 0.
+func modelConfig(cfg Config, source string, i int) lm.Config {
 	c := cfg.Config
 	c.Seed += uint64(i)
+	c.Data.Source = source
+	if source == lmdata.SourceBrown && cfg.Attribution.BrownTrainDocs > 0 {
+		c.Data.Read.MaxDocs = cfg.Attribution.BrownTrainDocs
+	}
 	return c
 }
 
-// runStudy trains (or loads, from run.Out/models) the Settings.ModelSeeds PRISM models of cfg and runs
-// AttributeModel with cfg.Attribution on each. The attribution cache of a model (prism.NewAttributor) is kept in its
-// run folder and shared with the CLI's queries (`protolab attribute`).
+// runStudy runs the study on every corpus of cfg.sources() in turn: it trains (or loads, from run.Out/models) the
+// Settings.ModelSeeds PRISM models of the corpus, runs AttributeModel with cfg.Attribution on each and summarises
+// them. The attribution cache of a model (prism.NewAttributor) is kept in its run folder and shared with the CLI's
+// queries (`protolab attribute`).
 func runStudy(cfg Config, prov *run.Provenance, o run.Options) (*Result, error) {
 	prov.Seed = cfg.Seed
 	res := &Result{Config: cfg.Attribution}
-	for i := 0; i < cfg.Attribution.ModelSeeds; i++ {
-		m, err := lm.LoadOrTrain(modelConfig(cfg, i), run.With(o))
-		if err != nil {
+	for _, source := range cfg.sources() {
+		var models []ModelResult
+		if err := prov.Time(source, func() error {
+			for i := 0; i < cfg.Attribution.ModelSeeds; i++ {
+				m, err := lm.LoadOrTrain(modelConfig(cfg, source, i), run.With(o))
+				if err != nil {
+					return err
+				}
+				mr, err := AttributeModel(m, cfg.Attribution, run.With(o))
+				if err != nil {
+					return err
+				}
+				models = append(models, *mr)
+			}
+			return nil
+		}); err != nil {
 			return nil, err
 		}
-		mr, err := AttributeModel(m, cfg.Attribution, run.With(o))
-		if err != nil {
-			return nil, err
-		}
-		res.Models = append(res.Models, *mr)
+		res.Models = append(res.Models, models...)
+		res.Summary = append(res.Summary, summarise(models, cfg.Attribution)...)
 	}
-	res.Summary = summarise(res.Models, cfg.Attribution)
 	first := res.Models[0]
 	res.Cost = []prism.CostModel{
 		prism.NewCostModel("this run", shapeOf(cfg, first.NumSeqs, first.Conditions.CGIterations)),
@@ -75,14 +92,14 @@ func AttributeModel(m *lm.Model, s Settings, opts ...run.Option) (*ModelResult, 
 		return nil, err
 	}
 	pc := m.Config.Prism
-	res := &ModelResult{Seed: m.Config.Seed, Run: m.Config.Name(), NumSeqs: len(at.Corpus), NumTokens: at.NumTokens,
-		NumQueries: len(qs), K: pc.NumPrototypes, D: m.Config.Model.Width, TopK: pc.TopK, Timings: at.Timings,
-		scores: map[string][][]float64{}}
+	res := &ModelResult{Seed: m.Config.Seed, Source: m.Config.Data.Source, Run: m.Config.Name(),
+		NumSeqs: len(at.Corpus), NumTokens: at.NumTokens, NumQueries: len(qs), K: pc.NumPrototypes,
+		D: m.Config.Model.Width, TopK: pc.TopK, Timings: at.Timings, scores: map[string][][]float64{}}
 	if m.Result != nil {
 		res.ValPerplexity = m.Result.Val.Perplexity
 	}
-	o.Logf(Study, "model seed %d: %d corpus sequences (%d tokens), %d queries, cache %s", res.Seed, res.NumSeqs,
-		res.NumTokens, len(qs), map[bool]string{true: "loaded", false: "built"}[at.Cached])
+	o.Logf(Study, "%s model seed %d: %d corpus sequences (%d tokens), %d queries, cache %s", res.Source, res.Seed,
+		res.NumSeqs, res.NumTokens, len(qs), map[bool]string{true: "loaded", false: "built"}[at.Cached])
 	cached, err := at.RunCached(qs)
 	if err != nil {
 		return nil, err

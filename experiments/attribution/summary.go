@@ -20,6 +20,7 @@ type Interval struct {
 // Summary is one method over the attributed models.
 type Summary struct {
 	Name   string `json:"name"`
+	Source string `json:"source"` // the corpus of the models (ModelResult.Source)
 	Models int    `json:"models"`
 	// LDS is the mean over models of each model's LDS, with the 95% interval of a two-stage bootstrap (models, then
 	// queries and retrained subsets within each); LDSSE is the standard error over models. LDSVsEKFAC is the LDS
@@ -58,7 +59,7 @@ type ldsData struct {
 	pred map[string][][]float64 // [method][Q][M]: Σ_{s∈subset m} score(q, s)
 }
 
-// summarise returns one Summary per method of the first model, over all models.
+// summarise returns one Summary per method of the first model, over all models (of one corpus: the first's).
 func summarise(models []ModelResult, s Settings) []Summary {
 	if len(models) == 0 {
 		return nil
@@ -79,7 +80,7 @@ func summarise(models []ModelResult, s Settings) []Summary {
 	}
 	var out []Summary
 	for mi, name := range names {
-		sm := Summary{Name: name, Models: len(models)}
+		sm := Summary{Name: name, Source: models[0].Source, Models: len(models)}
 		var speed, speedCPU, lat, q1, q3, ldsPer []float64
 		var bytes int64
 		for i := range models {

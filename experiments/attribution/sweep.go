@@ -31,13 +31,14 @@ type Sweep struct {
 }
 
 // RunSweep trains (or loads) one PRISM model per clustering weight, with λ_1 = λ_2 set to it, and runs the
-// prototype-space part of cfg.Attribution on each (one model, no EK-FAC, no LDS): κ of the blocks, the off-diagonal
-// mass of C and the overlaps with the reference (spec §5, §8; the spec's weights are 0.01, 0.1 and 1). Each point
-// is the study's result for its config, stored under run.Out like LoadOrRun's.
+// prototype-space part of cfg.Attribution on each (one model on the study's first corpus, no EK-FAC, no LDS): κ of
+// the blocks, the off-diagonal mass of C and the overlaps with the reference (spec §5, §8; the spec's weights are
+// 0.01, 0.1 and 1). Each point is the study's result for its config, stored under run.Out like LoadOrRun's.
 func RunSweep(cfg Config, weights []float64, opts ...run.Option) (*Sweep, error) {
 	o := run.NewOptions(opts...)
 	s := cfg.Attribution
 	s.EKFAC, s.LDSSubsets, s.ModelSeeds = EKFACNone, 0, 1
+	s.Corpora = cfg.sources()[:1]
 	sw := &Sweep{Config: s}
 	for _, w := range weights {
 		if err := o.Err(); err != nil {

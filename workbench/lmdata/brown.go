@@ -36,6 +36,23 @@ func loadBrown() (brownSplits, error) {
 	return s, nil
 }
 
+// limitTrain returns the training documents of s that data.read keeps: the first read.max_docs in corpus order,
+// stopping after the document that reaches read.max_bytes (as a file source is read; 0: no limit). The other
+// splits are never limited.
+func (s brownSplits) limitTrain(read data.ReadConfig) *data.Corpus {
+	all := s.corpus[brown.Train]
+	keep := &data.Corpus{Source: all.Source}
+	var bytes int64
+	for _, text := range all.Texts {
+		if (read.MaxDocs > 0 && len(keep.Texts) >= read.MaxDocs) || (read.MaxBytes > 0 && bytes >= read.MaxBytes) {
+			break
+		}
+		keep.Texts = append(keep.Texts, text)
+		bytes += int64(len(text))
+	}
+	return keep
+}
+
 // EvalCorpus returns the documents of an evaluation split, brown.Test or brown.Heldout, of cfg.Source, a source with
 // a fixed split (SourceBrown), in corpus order: documents that no training or validation split holds. It errors for
 // another source or another split.

@@ -9,6 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/protolab/protolab/workbench/data"
 	"github.com/protolab/protolab/workbench/data/brown"
 	"github.com/protolab/protolab/workbench/data/brown/browntest"
 )
@@ -108,4 +109,28 @@ func TestPrepare_BrownErrors(t *testing.T) {
 	require.ErrorContains(t, err, "missing: ch30")
 	_, err = EvalCorpus(cfg, brown.Test)
 	require.ErrorContains(t, err, "missing: ch30")
+}
+
+// TestPrepare_BrownReadLimitsTheTrainSplit: data.read.max_docs and max_bytes keep the first training documents in
+// corpus order (max_bytes stops after the document that reaches it); the validation split stays whole.
+func TestPrepare_BrownReadLimitsTheTrainSplit(t *testing.T) {
+	t.Setenv(brown.EnvDir, browntest.Dir(t))
+	cfg := tinyConfig()
+	cfg.Source = SourceBrown
+	whole, err := Prepare(cfg, "")
+	require.NoError(t, err)
+	cfg.Read.MaxDocs = 5
+	p, err := Prepare(cfg, "")
+	require.NoError(t, err)
+	require.Equal(t, wantIDs(brown.Train)[:5], idsOf(t, p.Train.Texts))
+	require.Equal(t, wantIDs(brown.Validation), idsOf(t, p.Val.Texts))
+	require.Less(t, p.TrainSeqs.NumSequences(), whole.TrainSeqs.NumSequences())
+	c, err := LoadCorpus(cfg)
+	require.NoError(t, err)
+	require.Len(t, c.Texts, 5+len(whole.Val.Texts))
+
+	cfg.Read = data.ReadConfig{MaxBytes: int64(len(whole.Train.Texts[0])) + 1}
+	p, err = Prepare(cfg, "")
+	require.NoError(t, err)
+	require.Equal(t, wantIDs(brown.Train)[:2], idsOf(t, p.Train.Texts))
 }

@@ -38,8 +38,9 @@ const (
 	SourceSynthetic = "synthetic" // data.Synthetic(Config.Synthetic), the default
 	SourceWordNet   = "wordnet"   // glosses and examples of the WordNet 3.0 database (make wordnet)
 	// SourceBrown is the Brown corpus (make brown; workbench/data/brown), one document per 2,000-word sample, split by
-	// its fixed hash split, never by data.val_fraction and data.seed: its train split trains and its validation split
-	// validates; its test and heldout splits are never loaded into either, only by EvalCorpus.
+	// its fixed hash split, never by data.val_fraction and data.seed: its train split trains (data.read.max_docs and
+	// max_bytes keep its first documents in corpus order) and its validation split validates, whole; its test and
+	// heldout splits are never loaded into either, only by EvalCorpus.
 	SourceBrown = "brown"
 )
 
@@ -49,7 +50,8 @@ type Config struct {
 	Source string `json:"source"`
 	// Synthetic configures the synthetic concept corpus (Source "synthetic").
 	Synthetic data.SyntheticConfig `json:"synthetic"`
-	// Read limits and selects the text of file sources (field/column, max docs, max bytes).
+	// Read limits and selects the text of file sources (field/column, max docs, max bytes); of source "brown" it
+	// limits the training split only (max docs, max bytes).
 	Read data.ReadConfig `json:"read"`
 	// ValFraction is the fraction of documents held out for validation; in (0, 1). Source "brown" has a fixed
 	// validation split and does not read it.
@@ -106,7 +108,8 @@ func (c Config) Validate() error {
 	return errors.WithMessage(c.Tokenizer.Validate(), "data.tokenizer")
 }
 
-// LoadCorpus loads the corpus named by cfg.Source; for "brown", its training and validation documents only.
+// LoadCorpus loads the corpus named by cfg.Source; for "brown", its training documents (as data.read limits them)
+// and validation documents only.
 func LoadCorpus(cfg Config) (*data.Corpus, error) { return loadCorpus(context.Background(), cfg) }
 
 func loadCorpus(ctx context.Context, cfg Config) (*data.Corpus, error) {
@@ -128,7 +131,7 @@ func loadCorpus(ctx context.Context, cfg Config) (*data.Corpus, error) {
 		if err != nil {
 			return nil, err
 		}
-		return data.Merge(s.source, s.corpus[brown.Train], s.corpus[brown.Validation]), nil
+		return data.Merge(s.source, s.limitTrain(cfg.Read), s.corpus[brown.Validation]), nil
 	}
 	return data.ReadFilesContext(ctx, cfg.Source, cfg.Read)
 }
@@ -197,7 +200,7 @@ func loadSplit(ctx context.Context, cfg Config) (*Prepared, error) {
 		if err != nil {
 			return nil, err
 		}
-		train, val := s.corpus[brown.Train], s.corpus[brown.Validation]
+		train, val := s.limitTrain(cfg.Read), s.corpus[brown.Validation]
 		return &Prepared{Config: cfg, Corpus: data.Merge(s.source, train, val), Train: train, Val: val}, nil
 	}
 	corpus, err := loadCorpus(ctx, cfg)
