@@ -69,7 +69,7 @@ type Settings struct {
 	// summary and claim rows. Empty: data.source alone (protocol v1). No source twice.
 	Corpora []string `json:"corpora"`
 	// BrownTrainDocs, when > 0, is data.read.max_docs of the models trained on the Brown corpus: they train on (and
-	// are attributed over) the first brown_train_docs documents of its training split in corpus order, so that the
+	// are attributed over) brown_train_docs documents of its training split, taken one genre at a time, so that the
 	// recipe's updates cover their training set as they cover the synthetic one; 0 leaves data.read.max_docs as it
 	// is (by default 0: the whole split). ≥ 0.
 	BrownTrainDocs int `json:"brown_train_docs"`

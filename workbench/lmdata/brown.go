@@ -13,6 +13,7 @@ import (
 type brownSplits struct {
 	source string                       // "brown(<folder>)"
 	corpus map[brown.Split]*data.Corpus // each split's documents in corpus order, Source "brown(<folder>) [split]"
+	ids    map[brown.Split][]string     // each split's document ids, in the same order
 }
 
 // loadBrown loads the corpus brown.Dir finds and cuts it into its four splits.
@@ -25,32 +26,59 @@ func loadBrown() (brownSplits, error) {
 	if err != nil {
 		return brownSplits{}, errors.WithMessage(err, "data source \"brown\"")
 	}
-	s := brownSplits{source: "brown(" + dir + ")", corpus: map[brown.Split]*data.Corpus{}}
+	s := brownSplits{source: "brown(" + dir + ")", corpus: map[brown.Split]*data.Corpus{},
+		ids: map[brown.Split][]string{}}
 	for _, split := range brown.Splits() {
 		s.corpus[split] = &data.Corpus{Source: s.source + " [" + string(split) + "]"}
 	}
 	for _, d := range docs {
-		c := s.corpus[brown.SplitOf(d.ID)]
+		split := brown.SplitOf(d.ID)
+		c := s.corpus[split]
 		c.Texts = append(c.Texts, d.Text)
+		s.ids[split] = append(s.ids[split], d.ID)
 	}
 	return s, nil
 }
 
-// limitTrain returns the training documents of s that data.read keeps: the first read.max_docs in corpus order,
-// stopping after the document that reaches read.max_bytes (as a file source is read; 0: no limit). The other
-// splits are never limited.
+// limitTrain returns the training documents of s that data.read keeps when it sets a limit: the documents taken
+// one genre at a time (the first of genre a, of b, …, of r, then the second of each, in corpus order within a
+// genre), so that a small training set still spans the corpus's genres, up to read.max_docs documents, stopping
+// after the document that reaches read.max_bytes (0: no limit). Without a limit it is the whole split in corpus
+// order. The other splits are never limited.
 func (s brownSplits) limitTrain(read data.ReadConfig) *data.Corpus {
 	all := s.corpus[brown.Train]
+	if read.MaxDocs == 0 && read.MaxBytes == 0 {
+		return all
+	}
+	byGenre := map[byte][]int{}
+	var genres []byte
+	for i, id := range s.ids[brown.Train] {
+		g := id[1] // ids are "c" + genre letter + two digits
+		if byGenre[g] == nil {
+			genres = append(genres, g)
+		}
+		byGenre[g] = append(byGenre[g], i)
+	}
 	keep := &data.Corpus{Source: all.Source}
 	var bytes int64
-	for _, text := range all.Texts {
-		if (read.MaxDocs > 0 && len(keep.Texts) >= read.MaxDocs) || (read.MaxBytes > 0 && bytes >= read.MaxBytes) {
-			break
+	for round := 0; ; round++ {
+		took := false
+		for _, g := range genres {
+			if round >= len(byGenre[g]) {
+				continue
+			}
+			if (read.MaxDocs > 0 && len(keep.Texts) >= read.MaxDocs) || (read.MaxBytes > 0 && bytes >= read.MaxBytes) {
+				return keep
+			}
+			text := all.Texts[byGenre[g][round]]
+			keep.Texts = append(keep.Texts, text)
+			bytes += int64(len(text))
+			took = true
 		}
-		keep.Texts = append(keep.Texts, text)
-		bytes += int64(len(text))
+		if !took {
+			return keep
+		}
 	}
-	return keep
 }
 
 // EvalCorpus returns the documents of an evaluation split, brown.Test or brown.Heldout, of cfg.Source, a source with

@@ -122,7 +122,18 @@ func TestPrepare_BrownReadLimitsTheTrainSplit(t *testing.T) {
 	cfg.Read.MaxDocs = 5
 	p, err := Prepare(cfg, "")
 	require.NoError(t, err)
-	require.Equal(t, wantIDs(brown.Train)[:5], idsOf(t, p.Train.Texts))
+	// Five documents, one genre at a time: the first training document of each of the first five genres.
+	firstOf := map[byte]string{}
+	var genres []byte
+	for _, id := range wantIDs(brown.Train) {
+		if _, ok := firstOf[id[1]]; !ok {
+			firstOf[id[1]] = id
+			genres = append(genres, id[1])
+		}
+	}
+	require.Equal(t, []byte("abcde"), genres[:5], "the fixture's training split starts with genres a to e")
+	want := []string{firstOf['a'], firstOf['b'], firstOf['c'], firstOf['d'], firstOf['e']}
+	require.Equal(t, want, idsOf(t, p.Train.Texts))
 	require.Equal(t, wantIDs(brown.Validation), idsOf(t, p.Val.Texts))
 	require.Less(t, p.TrainSeqs.NumSequences(), whole.TrainSeqs.NumSequences())
 	c, err := LoadCorpus(cfg)
@@ -132,5 +143,5 @@ func TestPrepare_BrownReadLimitsTheTrainSplit(t *testing.T) {
 	cfg.Read = data.ReadConfig{MaxBytes: int64(len(whole.Train.Texts[0])) + 1}
 	p, err = Prepare(cfg, "")
 	require.NoError(t, err)
-	require.Equal(t, wantIDs(brown.Train)[:2], idsOf(t, p.Train.Texts))
+	require.Equal(t, want[:2], idsOf(t, p.Train.Texts))
 }

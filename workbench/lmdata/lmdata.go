@@ -39,7 +39,7 @@ const (
 	SourceWordNet   = "wordnet"   // glosses and examples of the WordNet 3.0 database (make wordnet)
 	// SourceBrown is the Brown corpus (make brown; workbench/data/brown), one document per 2,000-word sample, split by
 	// its fixed hash split, never by data.val_fraction and data.seed: its train split trains (data.read.max_docs and
-	// max_bytes keep its first documents in corpus order) and its validation split validates, whole; its test and
+	// max_bytes keep part of it, taken one genre at a time) and its validation split validates, whole; its test and
 	// heldout splits are never loaded into either, only by EvalCorpus.
 	SourceBrown = "brown"
 )
