@@ -170,6 +170,14 @@ func TestClaims_BrownRows(t *testing.T) {
 	require.InDelta(t, 0.10, b[4].Ours.Value, 1e-12)
 	require.Equal(t, []string{report.NotReproduced, report.NotReproduced, report.Reproduced, report.Reproduced,
 		report.NotReproduced, report.Reproduced}, verdicts(t, b))
+
+	// A result stored before protocol v2 names no corpus: it ran on the synthetic corpus, whose rows read it.
+	v1 := handResult(syn)
+	v1.Protocol.Source = ""
+	old := Claims(v1)
+	require.Empty(t, old[0].Untestable)
+	require.InDelta(t, 2, old[0].Ours.Value, 1e-12)
+	require.Contains(t, old[6].Untestable, "no run on the brown corpus")
 }
 
 // TestClaims_TrendsThatDoNotHold: one seed whose C grows more coupled and whose blocks worsen outweighs the others.
