@@ -3,6 +3,9 @@ package prismhead
 import (
 	"fmt"
 
+	"github.com/protolab/protolab/models/lm"
+	"github.com/protolab/protolab/workbench/data/brown"
+	"github.com/protolab/protolab/workbench/lmdata"
 	"github.com/protolab/protolab/workbench/report"
 )
 
@@ -15,28 +18,59 @@ const (
 	perplexityBound = 5 // percent: spec §3's acceptance, read on the perplexity (claim 2)
 )
 
-// Claims returns the scorecard rows of the claims this study tests (doc.go, "Claims"), computed from the stored
-// result r alone; with r nil every claim is returned with Ours empty. The rules are fixed here, before any result is
-// read.
+// claimCorpora are the corpora whose rows the scorecard shows, in order: the synthetic corpus's rows keep protocol
+// v1's claim text; the Brown corpus's rows (protocol v2, docs/PROTOCOL.md) are new rows with the same paper ids and
+// the corpus named in their claim and method.
+var claimCorpora = []struct{ source, label string }{{lmdata.SourceSynthetic, ""}, {lmdata.SourceBrown, "Brown"}}
+
+// Claims returns the scorecard rows of the claims this study tests (doc.go, "Claims"), one set per corpus of
+// claimCorpora, each computed from that corpus's part of the stored result r alone; with r nil every claim is
+// returned with Ours empty. A corpus the result has no run on makes its rows untestable. The rules are fixed here,
+// before any result is read, and are the same on every corpus.
 func Claims(r *Result) []report.Claim {
+	var out []report.Claim
+	for _, cc := range claimCorpora {
+		var c *CorpusResult
+		if r != nil {
+			if c = r.Corpus(cc.source); c == nil {
+				rows := corpusClaims(nil, cc.label)
+				for i := range rows {
+					rows[i].Untestable = fmt.Sprintf("this result has no run on the %s corpus (`protolab run %s "+
+						"--preset small` runs the protocol on the synthetic and the Brown corpus)", cc.source, Study)
+				}
+				out = append(out, rows...)
+				continue
+			}
+		}
+		out = append(out, corpusClaims(c, cc.label)...)
+	}
+	return out
+}
+
+// corpusClaims returns the rows of one corpus from its result c (nil: Ours empty, no verdict), with label ("" or
+// the corpus's name) in each claim and method.
+func corpusClaims(c *CorpusResult, label string) []report.Claim {
 	var s Summary
 	var p Protocol
-	if r != nil {
-		s, p = Summarize(r.Replicates), r.Protocol
+	if c != nil {
+		s, p = Summarize(c.Replicates), c.Protocol
 	}
 	quality := "PRISM (λ1=λ2=spec default) vs the dense-head model of the same backbone, data and steps × batch, " +
 		"each at its learning rate chosen on a validation split"
-	if r != nil {
+	if c != nil {
 		quality = fmt.Sprintf("PRISM (λ1=%g, λ2=%g) vs the dense-head model of the same backbone, data and %d steps × "+
 			"%d×%d tokens; lr %s; mean ± s.e. over training seeds %v, on %s", p.R1Weight, p.R2Weight, p.Steps,
 			p.BatchSize, p.SeqLen, lrText(p), p.Seeds, evalText(p))
 	}
 	sweep := "one PRISM model per λ1 = λ2 of the sweep and per training seed; the trend is the mean over seeds of " +
 		"the paired difference largest − smallest weight"
-	if r != nil {
+	if c != nil {
 		sweep = fmt.Sprintf("one PRISM model per λ1 = λ2 ∈ %v and training seed %v, measured on %d tokens of %s; "+
 			"ours: mean ± s.e. over seeds of the paired difference between the largest and the smallest weight",
 			p.Sweep, p.Seeds, p.CurvatureTokens, evalText(p))
+	}
+	if label != "" {
+		quality, sweep = label+" corpus; "+quality, label+" corpus; "+sweep
 	}
 	claims := []report.Claim{
 		{ID: idLossVsDense, Claim: "PRISM validation loss within about 5% of the matched dense model",
@@ -66,11 +100,13 @@ func Claims(r *Result) []report.Claim {
 				Test: fmt.Sprintf("holds when the mean paired change of log10 κ̃ from the smallest to the largest "+
 					"weight + %g·s.e. < 0", report.Z)}},
 	}
-	if r == nil {
-		return claims
-	}
 	for i := range claims {
-		claims[i].Untestable = untestable(claims[i], s, p)
+		if label != "" {
+			claims[i].Claim = label + " corpus: " + claims[i].Claim
+		}
+		if c != nil {
+			claims[i].Untestable = untestable(claims[i], s, p)
+		}
 	}
 	return claims
 }
@@ -103,6 +139,7 @@ func lrText(p Protocol) string {
 		p.PrismLR)
 }
 
+// evalText names the evaluation data of p: fresh synthetic documents, a Brown split, or the validation split.
 func evalText(p Protocol) string {
 	if p.EvalDocs == 0 {
 		return "the validation split"
@@ -110,6 +147,13 @@ func evalText(p Protocol) string {
 	held := ""
 	if p.HeldBack {
 		held = ", the held-back set"
+	}
+	if isBrown(p.Source) {
+		split := "test"
+		if lm.EvalSplitOf(p.EvalSeed) == brown.Heldout {
+			split = "held-out"
+		}
+		return fmt.Sprintf("the Brown %s split's first %d documents (seed %d%s)", split, p.EvalDocs, p.EvalSeed, held)
 	}
 	return fmt.Sprintf("%d fresh documents (seed %d%s)", p.EvalDocs, p.EvalSeed, held)
 }

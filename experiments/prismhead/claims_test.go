@@ -9,6 +9,7 @@ import (
 	"github.com/protolab/protolab/docs"
 	"github.com/protolab/protolab/layers/prism"
 	mprism "github.com/protolab/protolab/models/prism"
+	"github.com/protolab/protolab/workbench/lmdata"
 	"github.com/protolab/protolab/workbench/report"
 )
 
@@ -31,10 +32,16 @@ type handSeed struct {
 	blockEig                [2][2]float64
 }
 
-// handResult builds a stored result from hand values, with the fixed damping λ = 1 and M = 3 identical blocks.
+// handResult builds a stored result on the synthetic corpus from hand values (handCorpus).
 func handResult(seeds []handSeed) *Result {
-	r := &Result{Protocol: Protocol{Sweep: []float64{0.01, 1}, EvalDocs: 400, EvalSeed: 3001, R1Weight: 0.1,
-		R2Weight: 0.1, Steps: 400, BatchSize: 8, SeqLen: 32, PrismLR: 3e-3, DenseLR: 3e-3}}
+	return &Result{CorpusResult: handCorpus(lmdata.SourceSynthetic, 400, seeds)}
+}
+
+// handCorpus builds one corpus's result from hand values, evaluated on docs documents of seed 3001, with the fixed
+// damping λ = 1 and M = 3 identical blocks.
+func handCorpus(source string, docs int, seeds []handSeed) CorpusResult {
+	r := CorpusResult{Protocol: Protocol{Source: source, Sweep: []float64{0.01, 1}, EvalDocs: docs, EvalSeed: 3001,
+		R1Weight: 0.1, R2Weight: 0.1, Steps: 400, BatchSize: 8, SeqLen: 32, PrismLR: 3e-3, DenseLR: 3e-3}}
 	for i, s := range seeds {
 		rep := Replicate{Seed: uint64(i + 2), FixedDamping: 1,
 			Quality: mprism.Quality{RelLoss: s.relLoss, RelPerplexity: s.relPPL,
@@ -65,10 +72,18 @@ func verdicts(t *testing.T, cs []report.Claim) []string {
 }
 
 // TestClaims_NilResult: without a result every claim is listed, with a valid rule, an id of docs/spec/papers.md (or
-// none) and no value.
+// none) and no value: the synthetic corpus's six rows, then the Brown corpus's six with the same ids and rules and
+// the corpus named in the claim and the method.
 func TestClaims_NilResult(t *testing.T) {
 	cs := Claims(nil)
-	require.Len(t, cs, 6)
+	require.Len(t, cs, 12)
+	for i, b := range cs[6:] {
+		require.Equal(t, cs[i].ID, b.ID)
+		require.Equal(t, cs[i].Rule, b.Rule)
+		require.Equal(t, "Brown corpus: "+cs[i].Claim, b.Claim)
+		require.Contains(t, b.Method, "Brown")
+		require.NotContains(t, cs[i].Claim+cs[i].Method, "Brown")
+	}
 	for _, c := range cs {
 		require.NoError(t, c.Validate(), c.Claim)
 		require.Zero(t, c.Ours.Value, c.Claim)
@@ -97,8 +112,13 @@ func TestClaims_HandResult(t *testing.T) {
 		{0.02, 0.05, 0.98, 0.93, [2]float64{0.88, 0.79}, [2][2]float64{{1, 9}, {3, 9}}},
 		{0.03, 0.06, 0.99, 0.95, [2]float64{0.86, 0.75}, [2][2]float64{{1, 9}, {3, 9}}},
 	})
-	cs := Claims(r)
-	require.Len(t, cs, 6)
+	all := Claims(r)
+	require.Len(t, all, 12)
+	for _, c := range all[6:] {
+		require.Contains(t, c.Untestable, "no run on the brown corpus", c.Claim)
+		require.Equal(t, report.NotTestable, verdicts(t, []report.Claim{c})[0])
+	}
+	cs := all[:6]
 	for _, c := range cs {
 		require.Empty(t, c.Untestable, c.Claim)
 		require.Equal(t, 3, c.Ours.Seeds, c.Claim)
@@ -117,6 +137,47 @@ func TestClaims_HandResult(t *testing.T) {
 	require.Equal(t, []string{report.Reproduced, report.NotReproduced, report.Reproduced, report.NotReproduced,
 		report.Reproduced, report.Reproduced}, verdicts(t, cs))
 	require.Contains(t, cs[0].Method, "3001")
+}
+
+// TestClaims_BrownRows: the Brown rows read the Brown corpus's part of the result and only it, with the same rules:
+// a Brown run whose loss is +6, +7, +8% (7 ± 1/√3 %) is not reproduced on Brown while the synthetic rows keep their
+// values and verdicts; its method names the Brown test split.
+func TestClaims_BrownRows(t *testing.T) {
+	good := [2][2]float64{{1, 9}, {3, 9}}
+	syn := []handSeed{
+		{0.01, 0.04, 0.97, 0.91, [2]float64{0.90, 0.80}, good},
+		{0.02, 0.05, 0.98, 0.93, [2]float64{0.88, 0.79}, good},
+		{0.03, 0.06, 0.99, 0.95, [2]float64{0.86, 0.75}, good},
+	}
+	r := handResult(syn)
+	r.Others = []CorpusResult{handCorpus(lmdata.SourceBrown, 28, []handSeed{
+		{0.06, 0.10, 0.97, 0.96, [2]float64{0.80, 0.90}, good},
+		{0.07, 0.11, 0.98, 0.97, [2]float64{0.80, 0.90}, good},
+		{0.08, 0.12, 0.99, 0.98, [2]float64{0.80, 0.90}, good},
+	})}
+	all := Claims(r)
+	require.Len(t, all, 12)
+	require.Equal(t, verdicts(t, Claims(handResult(syn))[:6]), verdicts(t, all[:6]), "the synthetic rows unchanged")
+	require.InDelta(t, 2, all[0].Ours.Value, 1e-12)
+	b := all[6:]
+	for _, c := range b {
+		require.Empty(t, c.Untestable, c.Claim)
+		require.Contains(t, c.Method, "the Brown test split's first 28 documents (seed 3001)")
+	}
+	require.InDelta(t, 7, b[0].Ours.Value, 1e-12)
+	require.InDelta(t, 1/math.Sqrt(3), b[0].Ours.SE, 1e-12)
+	require.InDelta(t, 0.97, b[3].Ours.Value, 1e-12)
+	require.InDelta(t, 0.10, b[4].Ours.Value, 1e-12)
+	require.Equal(t, []string{report.NotReproduced, report.NotReproduced, report.Reproduced, report.Reproduced,
+		report.NotReproduced, report.Reproduced}, verdicts(t, b))
+
+	// A result stored before protocol v2 names no corpus: it ran on the synthetic corpus, whose rows read it.
+	v1 := handResult(syn)
+	v1.Protocol.Source = ""
+	old := Claims(v1)
+	require.Empty(t, old[0].Untestable)
+	require.InDelta(t, 2, old[0].Ours.Value, 1e-12)
+	require.Contains(t, old[6].Untestable, "no run on the brown corpus")
 }
 
 // TestClaims_TrendsThatDoNotHold: one seed whose C grows more coupled and whose blocks worsen outweighs the others.
@@ -142,14 +203,14 @@ func TestClaims_TrendsThatDoNotHold(t *testing.T) {
 // the affected rows untestable, with the reason.
 func TestClaims_Untestable(t *testing.T) {
 	s := handSeed{0.01, 0.01, 0.99, 0.99, [2]float64{0.9, 0.8}, [2][2]float64{{1, 9}, {3, 9}}}
-	two := Claims(handResult([]handSeed{s, s}))
+	two := Claims(handResult([]handSeed{s, s}))[:6]
 	for _, c := range two {
 		require.Contains(t, c.Untestable, "2 training seed(s)")
 		require.Equal(t, report.NotTestable, verdicts(t, []report.Claim{c})[0])
 	}
 	val := handResult([]handSeed{s, s, s})
 	val.Protocol.EvalDocs = 0
-	for _, c := range Claims(val) {
+	for _, c := range Claims(val)[:6] {
 		require.Contains(t, c.Untestable, "validation split")
 	}
 	one := handResult([]handSeed{s, s, s})

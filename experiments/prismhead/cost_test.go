@@ -39,3 +39,18 @@ func TestCost_GrowsWithSeedsAndSteps(t *testing.T) {
 	c.Train.Steps *= 2
 	require.InEpsilon(t, 2*base.TrainFLOPs, c.Cost().TrainFLOPs, 1e-12)
 }
+
+// TestCost_SmallCountsTheProtocolsModels: per corpus (synthetic and Brown), a dense and a PRISM model at each of 3
+// tuning rates, then per replicate seed (3) a dense model and a PRISM model per sweep weight (3; the configured
+// λ = 0.1 is one of them): 6 + 3 + 9 = 18 per corpus, the protocol's count (presets, Small). The corpus changes no
+// FLOPs: the Brown half costs what the synthetic half does.
+func TestCost_SmallCountsTheProtocolsModels(t *testing.T) {
+	c := Small()
+	got := c.Cost()
+	require.Equal(t, 2*18, got.Runs)
+	c.Corpora = nil
+	one := c.Cost()
+	require.Equal(t, 18, one.Runs)
+	require.InEpsilon(t, 2*one.TrainFLOPs, got.TrainFLOPs, 1e-12)
+	require.Equal(t, int64(36*c.Train.Steps*c.Data.BatchSize*c.Data.SeqLen), got.TrainTokens)
+}

@@ -15,20 +15,24 @@
 //
 // # Protocol
 //
-// Fixed in the Config before any result is read (Small is the protocol preset):
+// Fixed in the Config before any result is read (Small is the protocol preset: protocol v2, docs/PROTOCOL.md). Each
+// corpus of Config.Corpora (the synthetic corpus and the Brown corpus in Small; data.source alone when empty) runs
+// the whole protocol alone, with the same settings:
 //
 //   - Equal budgets. The dense and the PRISM models share the backbone, data, steps × batch and schedule; the PRISM
 //     model's cross-entropy-only warm-up is part of its steps. Each kind's learning rate is chosen from the same
-//     grid (tune.lrs) by its final loss on the validation split of a tuning seed (tune.seed) that no reported model
-//     uses; every PRISM model of the sweep trains at the PRISM rate.
-//   - Replicates. Each training seed (seeds) trains its own dense model and PRISM models, with its own data split,
-//     tokenizer, batch order and bank seeding; comparisons are paired within a seed, and every number is a mean ±
-//     s.e. over seeds.
-//   - Held-out evaluation. Quality, coverage and curvature are measured on fresh documents of the synthetic corpus
-//     (eval.seed), which no training run saw and no setting was chosen on. A second set (eval.held_seed) is kept
+//     grid (tune.lrs) by its final loss on the corpus's validation split with a tuning seed (tune.seed) that no
+//     reported model uses; every PRISM model of the sweep trains at the PRISM rate of its corpus.
+//   - Replicates. Each training seed (seeds) trains its own dense model and PRISM models, with its own data split
+//     (the Brown corpus's split is fixed), tokenizer, batch order and bank seeding; comparisons are paired within a
+//     seed, and every number is a mean ± s.e. over seeds.
+//   - Held-out evaluation. Quality, coverage and curvature are measured on the corpus's evaluation documents, which
+//     no training run saw and no setting was chosen on (lm.Model.FreshCorpus): eval.docs fresh documents of the
+//     synthetic corpus (eval.seed), or the first eval.brown_docs documents of the Brown test split (eval.seed odd).
+//     A second set (eval.held_seed: other synthetic documents, or the Brown held-out split, an even seed) is kept
 //     back until the settings are frozen (eval.use_held).
-//   - Claims (claims.go) are judged by rules fixed in code (workbench/report): at least three seeds, else the row is
-//     untestable.
+//   - Claims (claims.go) are judged by rules fixed in code (workbench/report), one set of rows per corpus with the
+//     same rules: at least three seeds, else the row is untestable.
 //
 // # Equations
 //

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 
 	"github.com/go-echarts/go-echarts/v2/charts"
 
@@ -23,8 +24,18 @@ func QualityBars(q mprism.Quality) *charts.Bar {
 }
 
 // SeedQuality shows, per training seed and as the mean over seeds, the configured PRISM model's loss and perplexity
-// relative to the dense model of its seed (percent), with the mean's ± 2 s.e. in the subtitle.
+// relative to the dense model of its seed (percent), with the mean's ± 2 s.e. in the subtitle, on r's first corpus.
 func SeedQuality(r *Result) *charts.Bar {
+	return CorpusSeedQuality(&r.CorpusResult, "")
+}
+
+// CorpusSeedQuality is SeedQuality on one corpus's result r; a non-empty label (the corpus's name) is added to the
+// title.
+func CorpusSeedQuality(r *CorpusResult, label string) *charts.Bar {
+	title := "PRISM against the dense head, per seed"
+	if label != "" {
+		title += " (" + label + ")"
+	}
 	var cats []string
 	var loss, ppl []float64
 	for _, rep := range r.Replicates {
@@ -36,7 +47,7 @@ func SeedQuality(r *Result) *charts.Bar {
 	cats = append(cats, "mean")
 	loss = append(loss, 100*s.RelLoss.Mean)
 	ppl = append(ppl, 100*s.RelPerplexity.Mean)
-	return plot.Bars("PRISM against the dense head, per seed", cats, []plot.BarGroup{
+	return plot.Bars(title, cats, []plot.BarGroup{
 		{Name: "loss vs dense (%)", Values: loss},
 		{Name: "perplexity vs dense (%)", Values: ppl},
 	}, plot.AxisNames("training seed", "change against the dense head (%)"), plot.Subtitle(fmt.Sprintf(
@@ -214,9 +225,11 @@ func SweepQuality(s Summary) *charts.Line {
 	}, plot.LogX(), plot.AxisNames("λ1 = λ2", ""), plot.Subtitle(fmt.Sprintf("mean ± 2 s.e. over %d seeds", s.Seeds)))
 }
 
-// Figures are the figures notebooks/20_prism.ipynb shows from r, named for plot.ExportFigures: the per-seed
-// quality bars, then the first seed's coverage, usage, exact and structured Hessian blocks, co-usage and
-// approximation errors, then the clustering-weight sweep's coupling, conditioning and price.
+// Figures are the figures notebooks/20_prism.ipynb shows from r, named for plot.ExportFigures: on the first corpus
+// the per-seed quality bars, then the first seed's coverage, usage, exact and structured Hessian blocks, co-usage
+// and approximation errors, then the clustering-weight sweep's coupling, conditioning and price; then, for each
+// further corpus (named in the figure's name: prismhead_brown_…), its per-seed quality and the sweep's coupling and
+// price.
 func Figures(r *Result) []plot.Figure {
 	figs := []plot.Figure{{Name: "prismhead_quality", Chart: SeedQuality(r)}}
 	if len(r.Replicates) > 0 {
@@ -229,8 +242,22 @@ func Figures(r *Result) []plot.Figure {
 			plot.Figure{Name: "prismhead_co_usage", Chart: CoUsageHeatmap(c)},
 			plot.Figure{Name: "prismhead_approximation_errors", Chart: ApproxErrors(c)})
 	}
-	return append(figs,
+	figs = append(figs,
 		plot.Figure{Name: "prismhead_sweep_coupling", Chart: SweepCoupling(r.Summary)},
 		plot.Figure{Name: "prismhead_sweep_conditioning", Chart: SweepConditioning(r.Summary)},
 		plot.Figure{Name: "prismhead_sweep_quality", Chart: SweepQuality(r.Summary)})
+	for i := range r.Others {
+		c := &r.Others[i]
+		name := "prismhead_" + strings.Map(func(r rune) rune { // a file source's path makes no file name
+			if r >= 'a' && r <= 'z' || r >= '0' && r <= '9' {
+				return r
+			}
+			return '_'
+		}, strings.ToLower(c.Protocol.Source))
+		figs = append(figs,
+			plot.Figure{Name: name + "_quality", Chart: CorpusSeedQuality(c, c.Protocol.Source)},
+			plot.Figure{Name: name + "_sweep_coupling", Chart: SweepCoupling(c.Summary)},
+			plot.Figure{Name: name + "_sweep_quality", Chart: SweepQuality(c.Summary)})
+	}
+	return figs
 }

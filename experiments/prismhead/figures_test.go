@@ -57,7 +57,7 @@ func TestFigures_SeriesAndData(t *testing.T) {
 	}
 	sw.Sweep[1].LogCondCERec = Stat{} // no seed with a value: a gap, not a point at 0
 	c := fixtureCurvature(0.1)
-	res := &Result{Replicates: []Replicate{{Seed: 2, Quality: q}, {Seed: 3, Quality: q}}}
+	res := &Result{CorpusResult: CorpusResult{Replicates: []Replicate{{Seed: 2, Quality: q}, {Seed: 3, Quality: q}}}}
 	res.Summary = Summarize(res.Replicates)
 	cases := []struct {
 		name  string
@@ -108,4 +108,27 @@ func TestFigures_SeriesAndData(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	require.NoError(t, plot.CheckRendered(ctx, all...))
+}
+
+// TestFigures_FurtherCorpora: Figures adds, for each further corpus, its per-seed quality and sweep figures named
+// by the corpus (a file source's path made a file name), titled with it.
+func TestFigures_FurtherCorpora(t *testing.T) {
+	q := mprism.Quality{RelLoss: 0.01}
+	rep := []Replicate{{Seed: 2, Quality: q}, {Seed: 3, Quality: q}}
+	res := &Result{CorpusResult: CorpusResult{Protocol: Protocol{Source: "synthetic"}, Replicates: rep}}
+	one := len(Figures(res))
+	res.Others = []CorpusResult{{Protocol: Protocol{Source: "brown"}, Replicates: rep},
+		{Protocol: Protocol{Source: "/data/My.txt"}, Replicates: rep}}
+	figs := Figures(res)
+	require.Len(t, figs, one+6)
+	var names []string
+	for _, f := range figs[one:] {
+		names = append(names, f.Name)
+	}
+	require.Equal(t, []string{"prismhead_brown_quality", "prismhead_brown_sweep_coupling",
+		"prismhead_brown_sweep_quality", "prismhead__data_my_txt_quality", "prismhead__data_my_txt_sweep_coupling",
+		"prismhead__data_my_txt_sweep_quality"}, names)
+	o := option(t, figs[one].Chart)
+	require.Contains(t, o["title"].(map[string]any)["text"], "(brown)")
+	require.Equal(t, 3, seriesData(o)["loss vs dense (%)"], "two seeds and the mean")
 }

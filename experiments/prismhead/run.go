@@ -13,7 +13,7 @@ import (
 	"github.com/protolab/protolab/layers/prism"
 	"github.com/protolab/protolab/models/lm"
 	mprism "github.com/protolab/protolab/models/prism"
-	"github.com/protolab/protolab/workbench/fit"
+	"github.com/protolab/protolab/workbench/lmdata"
 	"github.com/protolab/protolab/workbench/run"
 	"github.com/protolab/protolab/workbench/store"
 )
@@ -59,8 +59,9 @@ type Tuning struct {
 	PrismLR   float64   `json:"prism_lr"`
 }
 
-// Protocol states how the result was obtained, for the report and the scorecard's method column.
+// Protocol states how one corpus's result was obtained, for the report and the scorecard's method column.
 type Protocol struct {
+	Source          string    `json:"source"`     // the corpus (data.source); "" in results stored before v2
 	Seeds           []uint64  `json:"seeds"`      // training seeds of the replicates
 	R1Weight        float64   `json:"r1_weight"`  // the configured model's λ_1
 	R2Weight        float64   `json:"r2_weight"`  // and λ_2
@@ -72,41 +73,81 @@ type Protocol struct {
 	LRs             []float64 `json:"lrs"`       // the tuning grid (empty: untuned)
 	DenseLR         float64   `json:"dense_lr"`
 	PrismLR         float64   `json:"prism_lr"`
-	EvalDocs        int       `json:"eval_docs"`   // fresh evaluation documents (0: the validation split)
-	EvalSeed        uint64    `json:"eval_seed"`   // their seed
+	EvalDocs        int       `json:"eval_docs"`   // evaluation documents (0: the validation split)
+	EvalSeed        uint64    `json:"eval_seed"`   // their seed (on Brown its parity names the split)
 	HeldBack        bool      `json:"held_back"`   // the evaluation used the held-back seed
 	EvalTokens      int       `json:"eval_tokens"` // predicted tokens per evaluation (first replicate)
 	Prototypes      int       `json:"prototypes"`  // M of the exact Hessians
 	CurvatureTokens int       `json:"curvature_tokens"`
 }
 
-// Result is the study's output: the protocol, the learning-rate choice, one Replicate per training seed and the
-// summary over seeds.
-type Result struct {
-	Provenance *run.Provenance `json:"provenance"`
-	Protocol   Protocol        `json:"protocol"`
-	Tuning     *Tuning         `json:"tuning,omitempty"`
-	Replicates []Replicate     `json:"replicates"`
-	Summary    Summary         `json:"summary"`
+// CorpusResult is the protocol on one corpus: how it ran, the learning-rate choice, one Replicate per training seed
+// and the summary over seeds.
+type CorpusResult struct {
+	Protocol   Protocol    `json:"protocol"`
+	Tuning     *Tuning     `json:"tuning,omitempty"`
+	Replicates []Replicate `json:"replicates"`
+	Summary    Summary     `json:"summary"`
 }
 
-// String is the study's report: the protocol, the summary over seeds, then the first replicate in detail.
+// Result is the study's output: the protocol on the first corpus (data.source; its fields at the top level, what the
+// figures of notebooks/20_prism.ipynb show), then on each further corpus of corpora, run alone.
+type Result struct {
+	Provenance *run.Provenance `json:"provenance"`
+	CorpusResult
+	// Others are the protocol on corpora[1:], in order (the Brown corpus in Small).
+	Others []CorpusResult `json:"other_corpora,omitempty"`
+}
+
+// Corpora returns the result of every corpus, the first corpus's first.
+func (r *Result) Corpora() []CorpusResult {
+	return append([]CorpusResult{r.CorpusResult}, r.Others...)
+}
+
+// Corpus returns the result on corpus source, or nil when the study did not run on it. A result stored before
+// protocol v2 names no corpus; it ran on the synthetic corpus and is found as such.
+func (r *Result) Corpus(source string) *CorpusResult {
+	for i := range 1 + len(r.Others) {
+		c := &r.CorpusResult
+		if i > 0 {
+			c = &r.Others[i-1]
+		}
+		src := c.Protocol.Source
+		if src == "" {
+			src = lmdata.SourceSynthetic
+		}
+		if strings.EqualFold(src, source) {
+			return c
+		}
+	}
+	return nil
+}
+
+// String is the study's report: per corpus the protocol, the summary over seeds, then the first replicate in detail.
 func (r *Result) String() string {
 	var b strings.Builder
+	for i, c := range r.Corpora() {
+		if i > 0 {
+			b.WriteString("\n\n")
+		}
+		b.WriteString(c.String())
+	}
+	return b.String()
+}
+
+// String is one corpus's report: the protocol, the summary over seeds, then the first replicate in detail.
+func (r *CorpusResult) String() string {
+	var b strings.Builder
 	p := r.Protocol
-	fmt.Fprintf(&b, "protocol: seeds %v; dense and PRISM (λ1=%g, λ2=%g) at %d steps × %d×%d tokens; ", p.Seeds,
-		p.R1Weight, p.R2Weight, p.Steps, p.BatchSize, p.SeqLen)
+	fmt.Fprintf(&b, "corpus %s: seeds %v; dense and PRISM (λ1=%g, λ2=%g) at %d steps × %d×%d tokens; ", p.Source,
+		p.Seeds, p.R1Weight, p.R2Weight, p.Steps, p.BatchSize, p.SeqLen)
 	if len(p.LRs) > 0 {
 		fmt.Fprintf(&b, "lr from %v on seed %d's validation split: dense %g, PRISM %g; ", p.LRs, p.TuneSeed, p.DenseLR,
 			p.PrismLR)
 	} else {
 		fmt.Fprintf(&b, "lr %g untuned; ", p.PrismLR)
 	}
-	if p.EvalDocs > 0 {
-		fmt.Fprintf(&b, "evaluated on %d fresh documents (seed %d, %d tokens)\n", p.EvalDocs, p.EvalSeed, p.EvalTokens)
-	} else {
-		fmt.Fprintf(&b, "evaluated on the validation split (%d tokens)\n", p.EvalTokens)
-	}
+	fmt.Fprintf(&b, "evaluated on %s, %d tokens\n", evalText(p), p.EvalTokens)
 	if r.Tuning != nil {
 		fmt.Fprintf(&b, "tuning: dense loss %.4g, PRISM loss %.4g at lr %v\n", r.Tuning.DenseLoss,
 			r.Tuning.PrismLoss, r.Tuning.LRs)
@@ -125,20 +166,38 @@ func (r *Result) String() string {
 // and starts its settings from at $PROTOLAB_PRESET.
 var Runs = run.Entry[Config, *Result]{Study: Study, Preset: Preset, Small: Small, Quick: Quick, Compute: runStudy}
 
-// runStudy runs the protocol (doc.go, "Protocol"): it chooses the learning rates (cfg.Tune), then for every seed
-// trains (or loads, from run.Out/models) the dense baseline and one PRISM model per sweep weight and the configured
-// weights, and measures quality (mprism.ComputeQuality) and curvature (mprism.ComputeCurvature) on the evaluation
-// batches (mprism.EvalBatches).
+// runStudy runs the protocol (doc.go, "Protocol") on every corpus of cfg.Sources(), each alone (runCorpus).
 func runStudy(cfg Config, prov *run.Provenance, o run.Options) (*Result, error) {
+	prov.Seed = cfg.ReplicateSeeds()[0]
+	res := &Result{Provenance: prov}
+	for i, src := range cfg.Sources() {
+		c, err := runCorpus(cfg, src, prov, o)
+		if err != nil {
+			return nil, errors.WithMessagef(err, "corpus %q", src)
+		}
+		if i == 0 {
+			res.CorpusResult = *c
+		} else {
+			res.Others = append(res.Others, *c)
+		}
+	}
+	return res, nil
+}
+
+// runCorpus runs the protocol on corpus source: it chooses the learning rates (cfg.Tune) on the corpus's
+// validation split, then for every seed trains (or loads, from run.Out/models) the dense baseline and one PRISM
+// model per sweep weight and the configured weights, and measures quality (mprism.ComputeQuality) and curvature
+// (mprism.ComputeCurvature) on the corpus's evaluation batches (mprism.EvalBatches, eval.DocsFor documents).
+func runCorpus(cfg Config, source string, prov *run.Provenance, o run.Options) (*CorpusResult, error) {
+	cfg.Config = cfg.OnCorpus(source)
 	seeds := cfg.ReplicateSeeds()
-	prov.Seed = seeds[0]
-	res := &Result{Provenance: prov, Protocol: Protocol{Seeds: seeds, R1Weight: cfg.Prism.R1Weight,
+	res := &CorpusResult{Protocol: Protocol{Source: source, Seeds: seeds, R1Weight: cfg.Prism.R1Weight,
 		R2Weight: cfg.Prism.R2Weight, Sweep: slices.Clone(cfg.Curvature.Sweep), Steps: cfg.Train.Steps,
 		BatchSize: cfg.Data.BatchSize, SeqLen: cfg.Data.SeqLen, LRs: slices.Clone(cfg.Tune.LRs),
-		DenseLR: cfg.Train.LR, PrismLR: cfg.Train.LR, EvalDocs: cfg.Eval.Docs, EvalSeed: cfg.Eval.DocSeed(),
-		HeldBack: cfg.Eval.UseHeld, Prototypes: cfg.Curvature.Prototypes}}
+		DenseLR: cfg.Train.LR, PrismLR: cfg.Train.LR, EvalDocs: cfg.Eval.DocsFor(source),
+		EvalSeed: cfg.Eval.DocSeed(), HeldBack: cfg.Eval.UseHeld, Prototypes: cfg.Curvature.Prototypes}}
 	if len(cfg.Tune.LRs) > 0 {
-		if err := prov.Time("tune", func() (err error) {
+		if err := prov.Time("tune "+source, func() (err error) {
 			res.Tuning, err = tune(cfg, o)
 			return err
 		}); err != nil {
@@ -152,7 +211,7 @@ func runStudy(cfg Config, prov *run.Provenance, o run.Options) (*Result, error) 
 			return nil, err
 		}
 		var rep Replicate
-		if err := prov.Time(fmt.Sprintf("seed %d", seed), func() (err error) {
+		if err := prov.Time(fmt.Sprintf("%s seed %d", source, seed), func() (err error) {
 			rep, err = replicate(cfg, seed, res.Protocol.DenseLR, res.Protocol.PrismLR, o)
 			return err
 		}); err != nil {
@@ -167,58 +226,6 @@ func runStudy(cfg Config, prov *run.Provenance, o run.Options) (*Result, error) 
 	return res, nil
 }
 
-// tune chooses each kind's learning rate on the tuning seed: the dense model, then the configured PRISM model, each
-// searched over cfg.Tune.LRs (searchRate).
-func tune(cfg Config, o run.Options) (*Tuning, error) {
-	t := &Tuning{Seed: cfg.Tune.Seed, LRs: slices.Clone(cfg.Tune.LRs)}
-	base := cfg.Config
-	base.Seed = cfg.Tune.Seed
-	for _, k := range []struct {
-		name string
-		cfg  lm.Config
-		lr   *float64
-		loss *[]float64
-	}{{"dense", base.Dense(), &t.DenseLR, &t.DenseLoss}, {"PRISM", base, &t.PrismLR, &t.PrismLoss}} {
-		var err error
-		*k.lr, *k.loss, err = searchRate(t.LRs, func(lr float64) (float64, error) {
-			if err := o.Err(); err != nil {
-				return 0, err
-			}
-			c := k.cfg
-			c.Train.LR = lr
-			m, err := lm.LoadOrTrain(c, run.With(o))
-			if err != nil {
-				return 0, errors.WithMessagef(err, "tuning at lr %g", lr)
-			}
-			return m.Result.Val.Loss, nil
-		})
-		if err != nil {
-			return nil, errors.WithMessagef(err, "tuning the %s model", k.name)
-		}
-	}
-	o.Logf(Study, "tuned on seed %d: dense lr %g, PRISM lr %g", t.Seed, t.DenseLR, t.PrismLR)
-	return t, nil
-}
-
-// searchRate trains at every rate of lrs with train (fit.SearchLR) and returns the rate of the lowest final
-// validation loss (ties to the earlier rate) and each rate's loss, −1 for a run that diverged (a fit.DivergedError or
-// a loss that is not finite), which never wins. A diverged run is a trial, not an error; any other error stops the
-// search.
-func searchRate(lrs []float64, train func(lr float64) (float64, error)) (float64, []float64, error) {
-	trials, best, err := fit.SearchLR(lrs, train)
-	if err != nil {
-		return 0, nil, err
-	}
-	losses := make([]float64, len(trials))
-	for i, tr := range trials {
-		losses[i] = tr.Loss
-		if tr.Diverged {
-			losses[i] = -1
-		}
-	}
-	return lrs[best], losses, nil
-}
-
 // measured is one PRISM model's quality and curvature.
 type measured struct {
 	dir       string
@@ -226,7 +233,8 @@ type measured struct {
 	curvature mprism.Curvature
 }
 
-// replicate trains (or loads) the dense model and the PRISM models of one seed and measures them.
+// replicate trains (or loads) the dense model and the PRISM models of one seed on cfg's data.source and measures
+// them.
 func replicate(cfg Config, seed uint64, denseLR, prismLR float64, o run.Options) (Replicate, error) {
 	rep := Replicate{Seed: seed}
 	base := cfg.Config
@@ -239,9 +247,10 @@ func replicate(cfg Config, seed uint64, denseLR, prismLR float64, o run.Options)
 		return rep, err
 	}
 	rep.DenseDir = dm.Dir
-	batches, err := mprism.EvalBatches(dm, cfg.Eval.Docs, cfg.Eval.DocSeed())
+	docs := cfg.Eval.DocsFor(cfg.Data.Source)
+	batches, err := mprism.EvalBatches(dm, docs, cfg.Eval.DocSeed())
 	if err != nil {
-		return rep, errors.WithMessagef(err, "eval.docs=%d", cfg.Eval.Docs)
+		return rep, errors.WithMessagef(err, "eval.docs=%d, eval.brown_docs=%d", cfg.Eval.Docs, cfg.Eval.BrownDocs)
 	}
 	done := map[string]measured{}
 	measure := func(pc lm.Config) (measured, error) {

@@ -9,7 +9,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/protolab/protolab/models/lm"
+	"github.com/protolab/protolab/workbench/data/brown"
 	"github.com/protolab/protolab/workbench/fit"
+	"github.com/protolab/protolab/workbench/lmdata"
 	"github.com/protolab/protolab/workbench/run"
 )
 
@@ -101,9 +103,15 @@ func TestLoadOrRun_TinyStudy(t *testing.T) {
 	require.Equal(t, cfg.Eval.Docs, res.Protocol.EvalDocs)
 	require.Equal(t, cfg.Eval.Seed, res.Protocol.EvalSeed)
 	require.Contains(t, res.String(), "clustering-weight sweep")
-	for _, c := range Claims(res) {
+	require.Equal(t, lmdata.SourceSynthetic, res.Protocol.Source)
+	require.Empty(t, res.Others, "Tiny runs on data.source alone")
+	for i, c := range Claims(res) {
 		require.NoError(t, c.Validate())
-		require.Contains(t, c.Untestable, "≥ 3", "Tiny has two seeds")
+		if i < 6 {
+			require.Contains(t, c.Untestable, "≥ 3", "Tiny has two seeds")
+		} else {
+			require.Contains(t, c.Untestable, "no run on the brown corpus")
+		}
 	}
 
 	stored, err := filepath.Glob(filepath.Join(out, Study, "result-*.json"))
@@ -147,7 +155,15 @@ func TestConfig_PresetsAndErrors(t *testing.T) {
 		{"eval.held_seed=3001", "eval: held_seed=3001 equals seed"},
 		{"eval.docs=-1", "eval: docs=-1"},
 		{"eval.docs=0;eval.use_held=true", "use_held"},
-		{"data.source=wordnet", `eval: docs=40 needs data.source="synthetic"`},
+		{"data.source=wordnet", `eval: docs=40 needs evaluation documents`},
+		{`corpora=["synthetic","wordnet"]`, `the corpus "wordnet" has none`},
+		{`corpora=["brown","synthetic"]`, `corpora[0]="brown" differs from data.source="synthetic"`},
+		{`corpora=["synthetic","synthetic"]`, `corpora[1]="synthetic" repeats`},
+		{`corpora=["synthetic",""]`, `corpora[1]=""`},
+		{`corpora=["synthetic","brown"]`, "eval: brown_docs=0"},
+		{`corpora=["synthetic","brown"];eval.brown_docs=3;eval.seed=3000`, "eval: seed=3000 is even"},
+		{`corpora=["synthetic","brown"];eval.brown_docs=3;eval.held_seed=3003`, "eval: held_seed=3003 is odd"},
+		{`corpora=["synthetic","brown"];eval.brown_docs=-1`, "eval: brown_docs=-1"},
 	} {
 		cfg := Tiny()
 		require.NoError(t, run.Override(&cfg, tc.set))
@@ -156,6 +172,35 @@ func TestConfig_PresetsAndErrors(t *testing.T) {
 	cfg := Tiny()
 	require.NoError(t, run.Override(&cfg, "data.source=wordnet;eval.docs=0"))
 	require.NotContains(t, errString(cfg.Validate()), "eval", "the validation split needs no synthetic corpus")
+	cfg = Tiny()
+	require.NoError(t, run.Override(&cfg, `corpora=["synthetic","brown"];eval.brown_docs=3`))
+	require.NoError(t, cfg.Validate())
+}
+
+// TestPresets_ProtocolV2: Small is protocol v2 (docs/PROTOCOL.md, "prismhead"): lm.PrismSmallV2's models on the
+// synthetic and the Brown corpus, a tuning seed that is no replicate, the Brown test split as the primary
+// evaluation and the held-out split held back (lm.EvalSplitOf), a Brown document count the test split holds, and
+// one vocabulary for both corpora; Quick and Tiny keep protocol v1's models on data.source alone.
+func TestPresets_ProtocolV2(t *testing.T) {
+	s := Small()
+	want := lm.PrismSmallV2()
+	want.Seed = 2
+	require.Equal(t, want, s.Config)
+	require.Equal(t, []string{lmdata.SourceSynthetic, lmdata.SourceBrown}, s.Corpora)
+	require.Equal(t, []string{lmdata.SourceSynthetic, lmdata.SourceBrown}, s.Sources())
+	require.GreaterOrEqual(t, len(s.Seeds), minClaimSeeds)
+	require.NotContains(t, s.Seeds, s.Tune.Seed)
+	require.Equal(t, brown.Test, lm.EvalSplitOf(s.Eval.Seed))
+	require.Equal(t, brown.Heldout, lm.EvalSplitOf(s.Eval.HeldSeed))
+	require.Equal(t, 28, s.Eval.DocsFor(lmdata.SourceBrown), "the test split's size: every document, no cap")
+	require.Equal(t, s.Eval.Docs, s.Eval.DocsFor(lmdata.SourceSynthetic))
+	require.Equal(t, 1024, s.Data.Tokenizer.VocabSize)
+	require.Equal(t, 8*s.Model.Width, s.Prism.NumPrototypes)
+	require.Contains(t, run.SearchedLines(s, nil)[1], "data.source is replaced by each of corpora")
+	require.Equal(t, lm.PrismSmall(), Quick().Config)
+	require.Empty(t, Quick().Corpora)
+	require.Empty(t, Tiny().Corpora)
+	require.Empty(t, Paper().Corpora)
 }
 
 func errString(err error) string {

@@ -49,6 +49,21 @@ func PrismSmall() Config {
 		Prism: Prism{Config: p, ProtoWarmup: 100, SeedBatches: 4, RescaleSeed: true}}
 }
 
+// PrismSmallV2 is the PRISM model of protocol v2 (docs/PROTOCOL.md, "prismhead, attribution, steering,
+// suppression"), the prismhead study's Small models: PrismSmall's recipe (λ_rec = λ_1 = λ_2 = 0.1, k = 8, 100
+// cross-entropy-only updates, the bank seeded from 4 batches) at D = 64 with 4 heads, L = 2, T = 64, B = 16,
+// K = 8D = 512, a 1,024-token BPE and 10,000 synthetic documents, trained 500 updates. Sized with protolab cost and a
+// short timing run so that the prismhead protocol on both of its corpora fits the Small budget (docs/DESIGN.md,
+// "Presets"); PrismSmall stays the model of the Quick presets.
+func PrismSmallV2() Config {
+	c := PrismSmall()
+	Shape{Docs: 10_000, Vocab: 1024, SeqLen: 64, Batch: 16, Width: 64, Layers: 2, Heads: 4}.Apply(&c.Data, &c.Model)
+	c.Model.VocabSize = c.Data.Tokenizer.VocabSize
+	c.Prism.NumPrototypes = 8 * c.Model.Width
+	c.Train.Steps = 500
+	return c
+}
+
 // PrismPaper is docs/spec/prism.md §12's small-scale plan: D = 256, L = 6, H = 4, T = 256, K = 4096, k = 16,
 // CE + REC + R1 + R2 at 0.1 each with cosine distance, "split" routing, "autodiff" residual, a 200-step CE-only
 // warm-up (§2.3). The spec's GPT-2 backbone details (LayerNorm, GELU, learned positions) are replaced by this

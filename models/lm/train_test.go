@@ -294,10 +294,15 @@ func TestTrainOn_TheTrainingOrderReproducesTrain(t *testing.T) {
 }
 
 func TestPrismPresets_Validate(t *testing.T) {
-	for _, c := range []Config{PrismTiny(), PrismSmall(), PrismPaper()} {
+	for _, c := range []Config{PrismTiny(), PrismSmall(), PrismSmallV2(), PrismPaper()} {
 		require.NoError(t, c.Validate(), c.Name())
 		require.Equal(t, HeadPrism, c.Head)
 		require.NoError(t, c.Dense().Validate())
 	}
 	require.Equal(t, prism.DefaultConfig().RecWeight, PrismSmall().Prism.RecWeight)
+	v1, v2 := PrismSmall(), PrismSmallV2()
+	require.Equal(t, 8*v2.Model.Width, v2.Prism.NumPrototypes, "K = 8D")
+	require.Equal(t, v2.Data.Tokenizer.VocabSize, v2.Model.VocabSize)
+	v2.Prism.NumPrototypes = v1.Prism.NumPrototypes
+	require.Equal(t, v1.Prism, v2.Prism, "PrismSmall's recipe at another size")
 }
