@@ -18,8 +18,8 @@ import (
 //     would repeat the training ones).
 //   - data.source "brown": the first docs documents, in corpus order, of an evaluation split of the Brown corpus's
 //     fixed split (lmdata.EvalCorpus): an odd seed reads the test split, an even seed the heldout split. Every
-//     preset's evaluation seed is odd and its held-back seed even (architecture test.seed 9001 and test.holdout_seed
-//     9002, interp eval.data_seed 1001 and HeldBackEvalSeed 1002), so the two read disjoint documents; two seeds of
+//     preset's evaluation seed is odd and its held-back seed even (architecture test.seed 9003 and test.holdout_seed
+//     9004, interp eval.data_seed 1001 and HeldBackEvalSeed 1002), so the two read disjoint documents; two seeds of
 //     one parity read the same ones. docs beyond the split's size is an error naming the size. No labels.
 //
 // Any other source is an error.
