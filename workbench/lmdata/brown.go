@@ -7,6 +7,7 @@ import (
 
 	"github.com/protolab/protolab/workbench/data"
 	"github.com/protolab/protolab/workbench/data/brown"
+	"github.com/protolab/protolab/workbench/data/wordnet"
 )
 
 // brownSplits is the installed Brown corpus cut into its fixed splits.
@@ -15,7 +16,10 @@ type brownSplits struct {
 	corpus map[brown.Split]*data.Corpus // each split's documents in corpus order, Source "brown(<folder>) [split]"
 }
 
-// loadBrown loads the corpus brown.Dir finds and cuts it into its four splits.
+// loadBrown loads the corpus brown.Dir finds and cuts it into its four splits. Every document carries its words and
+// its sentences (Form C's sentence lines) as labels under WordNet's schema, with no value (wordnet.WordLabels): the
+// text states no concept, and a study that names units on it labels each word from the WordNet database
+// (naming.LabelsLexical); the sentences cut prompts.
 func loadBrown() (brownSplits, error) {
 	dir, err := brown.Dir()
 	if err != nil {
@@ -27,11 +31,12 @@ func loadBrown() (brownSplits, error) {
 	}
 	s := brownSplits{source: "brown(" + dir + ")", corpus: map[brown.Split]*data.Corpus{}}
 	for _, split := range brown.Splits() {
-		s.corpus[split] = &data.Corpus{Source: s.source + " [" + string(split) + "]"}
+		s.corpus[split] = &data.Corpus{Source: s.source + " [" + string(split) + "]", Concepts: wordnet.Concepts()}
 	}
 	for _, d := range docs {
 		c := s.corpus[brown.SplitOf(d.ID)]
 		c.Texts = append(c.Texts, d.Text)
+		c.Labels = append(c.Labels, wordnet.WordLabels(d.Text, d.Sentences))
 	}
 	return s, nil
 }
