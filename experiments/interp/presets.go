@@ -121,6 +121,7 @@ func Paper() Config {
 	c.Corpora = []CorpusConfig{Synthetic(), WordNet()}
 	c.Corpora[1].Optional = false
 	e, s, iv := &c.Eval, &c.SAE, &c.Intervene
+	e.BrownDocs = 0
 	e.Sequences, e.Docs, e.SelectSequences, e.BatchSize, e.MinLabelCount, e.NullUnits = 2048, 10_000, 1024, 16, 50, 192
 	s.Model, s.Train.Steps, s.BatchSize = sae.DefaultConfig(), 5000, 1024
 	s.TrainSequences = 2048 // 524k tokens; the host holds their block outputs in float64
