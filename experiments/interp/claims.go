@@ -23,9 +23,31 @@ const (
 	ciSeed        = 1
 )
 
-// ClaimSource is the corpus the claims read: the synthetic concept corpus, whose ground-truth labels name the units
-// and whose marked words are the intervention targets.
+// ClaimSource is the corpus of the claims' first rows: the synthetic concept corpus, whose ground-truth labels name
+// the units and whose marked words are the intervention targets.
 const ClaimSource = lmdata.SourceSynthetic
+
+// ClaimSources are the corpora the claims read, one set of rows each, in scorecard order: the synthetic corpus
+// (protocol v1's rows), then the Brown corpus (protocol v2's new rows: the words' WordNet supersenses name the units
+// and are the intervention targets).
+var ClaimSources = []string{ClaimSource, lmdata.SourceBrown}
+
+// claimCorpus says how the rows of a claimed corpus name it: the prefix of its claims and, in their methods, the
+// corpus, its labels and its evaluation text.
+type claimCorpus struct {
+	prefix, corpus, labels, evalText string
+}
+
+// claimCorpusOf returns how the rows of corpus source name it.
+func claimCorpusOf(source string) claimCorpus {
+	if source == lmdata.SourceBrown {
+		return claimCorpus{prefix: "Brown corpus: ", corpus: "the Brown corpus",
+			labels:   "the WordNet supersenses of each word (every supersense WordNet lists for it)",
+			evalText: "the Brown test split"}
+	}
+	return claimCorpus{corpus: "the synthetic corpus", labels: "ground-truth labels",
+		evalText: "fresh evaluation documents"}
+}
 
 // KindStats summarises one unit kind of one corpus over every training seed (doc.go, "Claims"): the units of all
 // seeds pooled.
@@ -96,9 +118,15 @@ func (k KindStats) estimate() report.Estimate {
 }
 
 // Claims returns the scorecard rows of the paper claims this study tests (docs/spec/protot.md §7.3, §7.4, §8),
-// computed from the stored result r only; with r nil every claim comes back with its rule and no value.
+// computed from the stored result r only: the masking row and the disentanglement rows of each corpus of
+// ClaimSources, the Brown rows with the same ids as the synthetic ones and "Brown" in their claims and methods. With
+// r nil every claim comes back with its rule and no value.
 func Claims(r *Result) []report.Claim {
-	out := append([]report.Claim{maskingClaim(r)}, disentanglementClaims(r)...)
+	var out []report.Claim
+	for _, source := range ClaimSources {
+		out = append(out, maskingClaim(r, source))
+		out = append(out, disentanglementClaims(r, source)...)
+	}
 	if r != nil && len(r.Departures) > 0 {
 		for i := range out {
 			out[i].Method += "; departs from the spec: " + strings.Join(r.Departures, "; ")
@@ -116,20 +144,29 @@ func seedsShort(n int) string {
 		MinClaimSeeds)
 }
 
-// maskingClaim is the write-mask effect of spec §7.4 against the paper's effect on "women" (doc.go, "Claims").
-func maskingClaim(r *Result) report.Claim {
+// maskingClaim is the write-mask effect of spec §7.4 against the paper's effect on "women" (doc.go, "Claims"), on
+// corpus source.
+func maskingClaim(r *Result, source string) report.Claim {
+	cc := claimCorpusOf(source)
 	c := report.Claim{ID: "protot_writemask_female_women",
-		Claim: "write-masking one prototype lowers the probability of its target word (paper: the \"female\" " +
-			"prototype on \"women\") while perplexity moves by less than 1%",
+		Claim: cc.prefix + "write-masking one prototype lowers the probability of its target word (paper: the " +
+			"\"female\" prototype on \"women\") while perplexity moves by less than 1%",
 		Method: "ProtoT of the model pair on the synthetic corpus; per training seed, the (target, prototype) write " +
 			"mask with the most negative ΔProb among masks with |ΔPPL| < intervene.max_ppl_change, both chosen on the " +
 			"calibration split; its ΔProb (%, spec §7.4) on fresh evaluation documents, 0 where its held-out |ΔPPL| " +
 			"breaks the bound; mean ± s.e. over seeds",
 		Rule: report.Rule{Kind: report.RuleAtMost, Test: "ΔProb in %, more negative is a stronger effect"}}
+	if source == lmdata.SourceBrown {
+		c.Method = "ProtoT of the model pair on the Brown corpus, the targets " + cc.labels + " (a target's words are " +
+			"those WordNet lists under it); per training seed, the (target, prototype) write mask with the most " +
+			"negative ΔProb among masks with |ΔPPL| < intervene.max_ppl_change, both chosen on the calibration split " +
+			"(the first half of the Brown validation split); its ΔProb (%, spec §7.4) on " + cc.evalText + ", 0 where " +
+			"its held-out |ΔPPL| breaks the bound; mean ± s.e. over seeds"
+	}
 	if r == nil {
 		return c
 	}
-	runs := r.Runs(ClaimSource)
+	runs := r.Runs(source)
 	var vals []float64
 	var picks []string
 	for _, cr := range runs {
@@ -147,7 +184,7 @@ func maskingClaim(r *Result) report.Claim {
 	}
 	if len(vals) == 0 {
 		c.Ours.Value = math.NaN()
-		c.Untestable = "the result has no interventions on the " + ClaimSource + " corpus"
+		c.Untestable = "the result has no interventions on the " + source + " corpus"
 		return c
 	}
 	m, se := stats.MeanSE(vals)
@@ -161,27 +198,35 @@ func maskingClaim(r *Result) report.Claim {
 }
 
 // disentanglementClaims compares the disentanglement of ProtoT prototypes (by π) with LLaMA heads and SAE features
-// (spec §7.3, §8): one row for the paper's ranking (prototypes best) and one per compared kind.
-func disentanglementClaims(r *Result) []report.Claim {
+// (spec §7.3, §8) on corpus source: one row for the paper's ranking (prototypes best) and one per compared kind.
+func disentanglementClaims(r *Result, source string) []report.Claim {
+	cc := claimCorpusOf(source)
 	method := "D = e_ℓ*/Σ_ℓ max(e_ℓ, 0) ∈ [0, 1] against ground-truth labels (workbench/naming; the paper's is a " +
 		"1–10 LLM-judge score, so only the order is compared), mean over the units named with a concept label, " +
 		"pooled over the training seeds, 95% bootstrap interval over units; the model pair on the synthetic corpus, " +
 		"every unit scored on fresh evaluation documents; SAEs trained on training tokens, their features selected " +
 		"on the selection split"
+	if source == lmdata.SourceBrown {
+		method = "D = e_ℓ*/Σ_ℓ max(e_ℓ, 0) ∈ [0, 1] against " + cc.labels + " (workbench/naming; the paper's is a " +
+			"1–10 LLM-judge score, so only the order is compared), mean over the units named with a concept label, " +
+			"pooled over the training seeds, 95% bootstrap interval over units; the model pair on " + cc.corpus +
+			", every unit scored on " + cc.evalText + "; SAEs trained on training tokens, their features selected on " +
+			"the selection split (the first half of the Brown validation split)"
+	}
 	compared := []struct{ kind, id, name string }{
 		{pair.KindHeads, "protot_disent_heads", "LLaMA attention heads"},
 		{pair.KindSAEVariance, "protot_disent_sae_var", "LLaMA SAE features (top variance)"},
 		{pair.KindSAEFrequency, "protot_disent_sae_freq", "LLaMA SAE features (top frequency)"},
 	}
 	best := report.Claim{ID: "protot_disent_protot",
-		Claim:  "ProtoT prototypes (π) are the most disentangled unit kind: above LLaMA heads and SAE features",
+		Claim:  cc.prefix + "ProtoT prototypes (π) are the most disentangled unit kind: above LLaMA heads and SAE features",
 		Method: method,
 		Rule: report.Rule{Kind: report.RuleHolds, Test: "holds when the prototypes' interval lies above that of " +
 			"heads, SAE (top variance) and SAE (top frequency)"}}
 	out := []report.Claim{best}
 	for _, k := range compared {
 		out = append(out, report.Claim{ID: k.id,
-			Claim:  "ProtoT prototypes (π) are more disentangled than " + k.name,
+			Claim:  cc.prefix + "ProtoT prototypes (π) are more disentangled than " + k.name,
 			Method: method,
 			Rule: report.Rule{Kind: report.RuleHolds, Test: "holds when the prototypes' interval lies above this " +
 				"kind's (ours: this kind's D)"}})
@@ -189,17 +234,20 @@ func disentanglementClaims(r *Result) []report.Claim {
 	if r == nil {
 		return out
 	}
-	proto := PooledKindStats(r, ClaimSource, pair.KindProtoPi)
+	proto := PooledKindStats(r, source, pair.KindProtoPi)
 	undefined := func(k KindStats, name string) string {
 		switch {
 		case k.Units == 0:
-			return fmt.Sprintf("%s: the result has no such units on the %s corpus", name, ClaimSource)
+			return fmt.Sprintf("%s: the result has no such units on the %s corpus", name, source)
 		case k.Named == 0:
 			return fmt.Sprintf("%s: no unit is named with a concept label, so D over named units is undefined", name)
 		}
 		return ""
 	}
 	protoWhy := seedsShort(proto.Seeds)
+	if proto.Seeds == 0 {
+		protoWhy = fmt.Sprintf("the result has no units on the %s corpus", source)
+	}
 	if protoWhy == "" {
 		protoWhy = undefined(proto, "ProtoT prototypes (π)")
 	}
@@ -208,7 +256,7 @@ func disentanglementClaims(r *Result) []report.Claim {
 	b.Rule.Holds = true
 	details := []string{"prototypes " + proto.String()}
 	for i, k := range compared {
-		ks := PooledKindStats(r, ClaimSource, k.kind)
+		ks := PooledKindStats(r, source, k.kind)
 		c := &out[i+1]
 		c.Ours = ks.estimate()
 		c.Rule.Holds = proto.Above(ks)

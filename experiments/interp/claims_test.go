@@ -8,6 +8,7 @@ import (
 
 	"github.com/protolab/protolab/docs"
 	"github.com/protolab/protolab/models/pair"
+	"github.com/protolab/protolab/workbench/lmdata"
 	"github.com/protolab/protolab/workbench/naming"
 	"github.com/protolab/protolab/workbench/report"
 )
@@ -76,10 +77,17 @@ func claimByID(t *testing.T, cs []report.Claim, id string) report.Claim {
 }
 
 // TestClaims_NilResult: without a result every claim is listed with a valid rule, an id of docs/spec/papers.md and
-// no value.
+// no value: five rows on the synthetic corpus, then the same five ids on the Brown corpus, named so in their claims
+// and methods.
 func TestClaims_NilResult(t *testing.T) {
 	cs := Claims(nil)
-	require.Len(t, cs, 5)
+	require.Len(t, cs, 10)
+	for i, c := range cs[:5] {
+		require.Equal(t, c.ID, cs[5+i].ID)
+		require.NotContains(t, c.Claim+c.Method, "Brown")
+		require.Equal(t, "Brown corpus: "+c.Claim, cs[5+i].Claim)
+		require.Contains(t, cs[5+i].Method, "Brown")
+	}
 	for _, c := range cs {
 		require.NoError(t, c.Validate())
 		require.NotEmpty(t, c.Claim)
@@ -200,4 +208,43 @@ func TestMaskingEffect_HandCase(t *testing.T) {
 	v, e = MaskingEffect(&pair.Intervention{MaxPPLChange: 0.01, Effects: iv.Effects[3:]})
 	require.Nil(t, e)
 	require.Equal(t, 0.0, v)
+}
+
+// TestClaims_BrownRows: the Brown rows read the Brown corpus's runs and only them. A result whose synthetic runs
+// are handResult's and whose Brown runs (three seeds) have prototypes at D 0.3, below every other kind, and masks
+// of −30% within the bound: the Brown masking row is reproduced where the synthetic one is not, and the Brown
+// disentanglement rows are not; without Brown runs the Brown rows are untestable, saying so.
+func TestClaims_BrownRows(t *testing.T) {
+	r := handResult([]float64{-0.10, -0.30, -0.20}, []float64{0.005, 0.02, -0.009})
+	cs := Claims(r)
+	for _, c := range cs[5:] {
+		require.Contains(t, c.Untestable, "on the brown corpus", c.Claim)
+	}
+	b := handResult([]float64{-0.30, -0.30, -0.30}, []float64{0, 0, 0})
+	for _, cr := range b.Runs(ClaimSource) {
+		cr.Source = lmdata.SourceBrown
+		for i := range cr.Units {
+			if cr.Units[i].Kind == pair.KindProtoPi {
+				cr.Units[i].Score.Disentanglement = 0.3
+			}
+		}
+	}
+	r.Corpora = append(r.Corpora, b.Corpora...)
+	for i := range r.Replicates {
+		r.Replicates[i].Corpora = append(r.Replicates[i].Corpora, b.Replicates[i].Corpora...)
+	}
+	cs = Claims(r)
+	want := []string{report.NotReproduced, report.NotReproduced, report.Reproduced, report.Reproduced,
+		report.NotReproduced, report.Reproduced, report.NotReproduced, report.NotReproduced, report.NotReproduced,
+		report.NotReproduced}
+	for i, c := range cs {
+		require.NoError(t, c.Validate(), c.ID)
+		require.Empty(t, c.Untestable, c.Claim)
+		got, _ := report.Verdict(c, paperSide(t, c.ID))
+		require.Equal(t, want[i], got, c.Claim)
+	}
+	require.InDelta(t, -10, cs[0].Ours.Value, 1e-12, "the synthetic row keeps reading the synthetic runs")
+	require.InDelta(t, -30, cs[5].Ours.Value, 1e-12)
+	require.InDelta(t, 0.9, cs[1].Ours.Value, 1e-12)
+	require.InDelta(t, 0.3, cs[6].Ours.Value, 1e-12)
 }

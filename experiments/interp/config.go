@@ -6,6 +6,7 @@ import (
 	"github.com/pkg/errors"
 
 	"github.com/protolab/protolab/models/pair"
+	"github.com/protolab/protolab/workbench/lmdata"
 	"github.com/protolab/protolab/workbench/naming"
 )
 
@@ -39,18 +40,29 @@ type Config struct {
 
 // CorpusConfig is one corpus of the study and how its tokens are labelled.
 type CorpusConfig struct {
-	// Source is a data source of workbench/lmdata: "synthetic", "wordnet", or files.
+	// Source is a data source of workbench/lmdata: "synthetic", "wordnet", "brown", or files.
 	Source string `json:"source"`
 	// Labels is naming.LabelsMarked, naming.LabelsInForce or naming.LabelsLexical (WordNet supersenses of the word;
-	// needs the WordNet database and exactly one concept, "supersense").
+	// needs the WordNet database and exactly one concept, "supersense"; doc.go, "Labels and metrics").
 	Labels string `json:"labels"`
 	// Concepts names the corpus concepts whose values are labels (e.g. gender, country, topic, number); empty
 	// means all of them.
 	Concepts []string `json:"concepts"`
-	// Interventions runs the mask sweep on this corpus (its marked labels name the target words).
+	// Interventions runs the mask sweep on this corpus (its marked or lexical labels name the target words).
 	Interventions bool `json:"interventions"`
 	// Optional skips the corpus, with a note in the result, when its data is not installed.
 	Optional bool `json:"optional"`
+	// Seeds is the number of training seeds on this corpus, the first of the study's (seed, seed+1, …); 0 means all
+	// of the study's seeds; at most seeds.
+	Seeds int `json:"seeds,omitempty"`
+}
+
+// seeds returns the number of training seeds of corpus cc in a study of n seeds.
+func (cc CorpusConfig) seeds(n int) int {
+	if cc.Seeds == 0 {
+		return n
+	}
+	return cc.Seeds
 }
 
 // EvalConfig selects the held-out tokens and sets the naming and metric parameters (doc.go, "Labels and metrics").
@@ -65,6 +77,10 @@ type EvalConfig struct {
 	DataSeed uint64 `json:"data_seed"`
 	// Docs is the number of fresh evaluation documents generated with DataSeed; > 0 when DataSeed is set.
 	Docs int `json:"docs"`
+	// BrownDocs is the number of documents of the Brown corpus's evaluation text (lm.Model.FreshCorpus with
+	// DataSeed, in corpus order: an odd seed reads the test split, an even one the held-out split) when corpora
+	// lists "brown" and DataSeed is set; 1 to the split's size.
+	BrownDocs int `json:"brown_docs,omitempty"`
 	// SelectSequences is the number of sequences of the selection split (the first half of the model's validation
 	// split) on which SAE features are selected and prototypes named for the named-set masks; > 0.
 	SelectSequences int `json:"select_sequences"`
@@ -140,9 +156,14 @@ func (c Config) Validate() error {
 		case cc.Labels == naming.LabelsLexical && len(cc.Concepts) != 1:
 			return errors.Errorf("corpora[%d].labels=%q needs exactly one concept, got %v", i, naming.LabelsLexical,
 				cc.Concepts)
-		case cc.Interventions && cc.Labels != naming.LabelsMarked:
-			return errors.Errorf("corpora[%d]: interventions need labels=%q (they name the target words)", i,
-				naming.LabelsMarked)
+		case cc.Interventions && cc.Labels == naming.LabelsInForce:
+			return errors.Errorf("corpora[%d]: interventions need labels=%q or %q (they name the target words)", i,
+				naming.LabelsMarked, naming.LabelsLexical)
+		case cc.Seeds < 0 || cc.Seeds > c.Seeds:
+			return errors.Errorf("corpora[%d].seeds=%d, want 0 (all) to seeds=%d", i, cc.Seeds, c.Seeds)
+		case cc.Source == lmdata.SourceBrown && c.Eval.DataSeed != 0 && c.Eval.BrownDocs <= 0:
+			return errors.Errorf("eval.brown_docs=%d with \"brown\" in corpora; want the number of documents of its "+
+				"evaluation split to evaluate on (> 0), or eval.data_seed=0", c.Eval.BrownDocs)
 		}
 	}
 	if err := c.Config.Validate(); err != nil {

@@ -34,3 +34,12 @@ func TestCost_GrowsWithSeedsAndSteps(t *testing.T) {
 	c.Train.Steps *= 2
 	require.InEpsilon(t, 2*base.TrainFLOPs, c.Cost().TrainFLOPs, 1e-12)
 }
+
+// TestCost_SmallCountsTheProtocolsModels: a ProtoT model and its LLaMA baseline for each of five seeds on the
+// synthetic corpus and three each on WordNet and the Brown corpus, 2 × (5 + 3 + 3) = 22 models of 1,500 steps of
+// 16 × 64 tokens (protocol v2, docs/PROTOCOL.md).
+func TestCost_SmallCountsTheProtocolsModels(t *testing.T) {
+	got := Small().Cost()
+	require.Equal(t, 22, got.Runs)
+	require.Equal(t, int64(22*1500*16*64), got.TrainTokens)
+}

@@ -1,7 +1,8 @@
 // Package interp is the interpretability study of the Prototype Transformer (docs/spec/protot.md §5, §6, §7.3, §7.4):
 // it trains (or loads) the model pair of models/pair, a ProtoT decoder and a LLaMA (attention) decoder of equal
-// non-embedding size, on the synthetic concept corpus (and on WordNet glosses when the database is installed), once
-// per training seed, then, with what models/pair computes on the pair (its doc.go, "Units" and "Interventions"),
+// non-embedding size, on the synthetic concept corpus (and on WordNet glosses when the database is installed; in the
+// protocol also on the Brown corpus), once per training seed, then, with what models/pair computes on the pair (its
+// doc.go, "Units" and "Interventions"),
 //
 //   - builds a dashboard per prototype and names and scores every unit kind without an outside judge, against the
 //     corpus's ground-truth word labels, on the same evaluation tokens: ProtoT prototypes (by π and by ρ), LLaMA
@@ -24,15 +25,18 @@
 //   - the selection split, the first half of the model's validation split: SAE features are selected on it
 //     (eval.select_sequences sequences), the named prototype sets of the interventions are named on it, and the
 //     intervention prototypes are chosen on it (the calibration split, intervene.sequences sequences);
-//   - the evaluation text: eval.docs fresh documents of the synthetic generator with seed eval.data_seed, which no
-//     training run and no choice of settings saw, tokenized and packed as the models' data (for a corpus without a
-//     generator, WordNet, or with eval.data_seed 0: the second half of the validation split). Every unit kind is
-//     scored on eval.sequences of its sequences, and every intervention effect is measured on intervene.held_out of
-//     them. HeldBackEvalSeed names a second set of fresh documents that no preset reads, kept for one confirmation
-//     run once the settings are frozen.
+//   - the evaluation text, which no training run and no choice of settings saw, tokenized and packed as the models'
+//     data (lm.Model.FreshCorpus with seed eval.data_seed): eval.docs fresh documents of the synthetic generator; on
+//     the Brown corpus the first eval.brown_docs documents of its test split (an odd seed; docs/PROTOCOL.md, "The
+//     Brown corpus"); for a corpus without evaluation documents (WordNet), or with eval.data_seed 0, the second half
+//     of the validation split. Every unit kind is scored on eval.sequences of its sequences, and every intervention
+//     effect is measured on intervene.held_out of them. HeldBackEvalSeed names a second evaluation set that no
+//     preset reads (fresh documents of another seed; the Brown held-out split), kept for one confirmation run once
+//     the settings are frozen.
 //
 // The study repeats this for `seeds` training seeds of the pair (seed, seed+1, …: weights, split and batch order
-// change; the fresh evaluation documents stay the same), and the claims pool them. Both models of a pair have the
+// change; the evaluation documents stay the same), on each corpus for its first corpora[].seeds of them, and the
+// claims pool the seeds of a corpus. Both models of a pair have the
 // same data, schedule and number of updates (pair.Config). Settings that depart from the spec's defaults and bear on
 // the claims (ProtoT initial routing temperatures other than the official ones, set with --set, which the LLaMA
 // baseline has no counterpart of) are listed in Result.Departures and named in every claim's method.
@@ -44,8 +48,10 @@
 //
 // # Claims
 //
-// Claims turns a stored result into scorecard rows (workbench/report), each with its rule fixed in code. A claim
-// needs at least MinClaimSeeds training seeds; with fewer its row says it is not testable at the preset.
+// Claims turns a stored result into scorecard rows (workbench/report), each with its rule fixed in code, one set of
+// rows per corpus of ClaimSources: the synthetic corpus (its concepts' ground-truth labels), then the Brown corpus
+// (its words' WordNet supersenses; the same ids, "Brown" in the claims and methods). A claim needs at least
+// MinClaimSeeds training seeds; with fewer its row says it is not testable at the preset.
 //
 //   - Masking (protot_writemask_female_women, spec §7.4: the "female" prototype's mask on "women"). Per seed, the
 //     (target, prototype) write mask with the most negative calibration ΔProb among those with calibration |ΔPPL| <
@@ -65,7 +71,15 @@
 //
 // Every evaluation token carries a set of labels "concept=value" (naming.Labelling, workbench/naming/text.go):
 // corpora[].labels "marked" (the synthetic corpus: the values the token's word expresses), "in_force" (the values in
-// force in its context) or "lexical" (WordNet: every supersense of the word). With eval.none_label a token carrying
+// force in its context) or "lexical" (WordNet glosses and the Brown corpus: every supersense of the word).
+//
+// The lexical rule, the same for WordNet glosses and Brown text: the text is cut into words as WordNet's glosses are
+// (runs of letters, digits, hyphens and apostrophes; any other mark a word of its own; wordnet.WordLabels), and a
+// word carries "supersense=<lexicographer file>" for every lexicographer file of the WordNet synsets that list it
+// as a lemma, looked up whole and case-insensitively, with no inflection undone (wordnet.DB.Supersenses: "food" →
+// noun.Tops, noun.cognition, noun.food; "foods", "the", punctuation → none). Every token of a word carries its
+// labels. On the Brown corpus these labels also name the intervention targets: a target is a supersense, its words
+// those WordNet lists under it. With eval.none_label a token carrying
 // no concept label carries "none", scored like any label but never a concept: it counts neither in the fraction of
 // labels named nor as an intervention target. Labels carried by fewer than eval.min_label_count evaluation tokens
 // are dropped. The unit metrics (eval.tokens_per_unit top tokens, eval.one_per_doc, eval.min_purity, eval.alpha,

@@ -23,13 +23,22 @@ func WordNet() CorpusConfig {
 		Optional: true}
 }
 
-// HeldBackEvalSeed is the generator seed of a second set of fresh evaluation documents that no preset uses: it is
-// kept untouched until the settings are frozen, then the protocol is rerun once with
-// `--set eval.data_seed=<HeldBackEvalSeed>` to confirm its numbers on text nothing was ever chosen on.
+// Brown returns the Brown corpus labelled word by word by the supersenses WordNet lists for each word (doc.go,
+// "Labels and metrics"), with interventions on those labels; optional (it needs the corpus and WordNet).
+func Brown() CorpusConfig {
+	return CorpusConfig{Source: lmdata.SourceBrown, Labels: naming.LabelsLexical, Concepts: []string{"supersense"},
+		Interventions: true, Optional: true}
+}
+
+// HeldBackEvalSeed is the generator seed of a second set of fresh evaluation documents that no preset uses (on the
+// Brown corpus, being even, its held-out split): it is kept untouched until the settings are frozen, then the
+// protocol is rerun once with `--set eval.data_seed=<HeldBackEvalSeed>` to confirm its numbers on text nothing was
+// ever chosen on.
 const HeldBackEvalSeed = 1002
 
 // evalDataSeed is the generator seed of the presets' fresh evaluation documents (eval.data_seed): the synthetic
-// corpus the models train on uses seed 1, and no setting of this study was chosen on documents of this seed.
+// corpus the models train on uses seed 1, and no setting of this study was chosen on documents of this seed; being
+// odd, it reads the Brown corpus's test split.
 const evalDataSeed = 1001
 
 // Tiny is seconds on one CPU core: the unit tests and the notebook smoke run use it. Synthetic corpus only, one
@@ -47,7 +56,7 @@ func Tiny() Config {
 	return c
 }
 
-// Quick is what a notebook computes at the Small preset when no protocol run is stored (Notebook): the protocol of
+// Quick is what a notebook computes at the Small preset when no protocol run is stored (Notebook): protocol v1's
 // Small with one training seed, a few minutes of CPU time on a 2-core machine with the pure-Go backend. The models
 // of pair.Small (two-layer models of width 32, R = 16 prototypes with the official routing temperatures, 4 heads,
 // 500 steps of 16×32 tokens) on the synthetic corpus, scored on 128 sequences of fresh evaluation documents, with
@@ -73,22 +82,32 @@ func Quick() Config {
 	}
 }
 
-// Small is the study's protocol (doc.go, "Protocol"; `protolab run interp --preset small`): Quick with five
-// training seeds of the pair. Each seed trains its own ProtoT model and LLaMA baseline (equal non-embedding size,
-// the same data, schedule and budget: pair.Small) and is analysed alike: the SAEs train on training tokens, SAE
-// features are selected, named prototype sets named and intervention prototypes chosen on the selection split (the
-// first half of the validation split), and every unit is scored and every intervention effect measured on fresh
-// documents of generator seed 1001 that no choice saw (HeldBackEvalSeed is kept back). The claims pool the seeds.
-// The number of seeds is the budget's: `protolab cost --preset small` estimates its compute, and more seeds narrow
-// the masking claim's standard error, the one over seeds.
+// Small is the study's protocol v2 (docs/PROTOCOL.md, "interp and robustness"; doc.go, "Protocol"; `protolab run
+// interp --preset small`): the pair of pair.SmallV2 (D = 32, L = 3, R = 32, 4 heads, T = 64, 1,500 steps of 16×64
+// tokens) on three corpora: the synthetic corpus with five training seeds, WordNet glosses (as protocol v1 runs
+// them) and the Brown corpus with three each (seeds 1–3). Each seed trains its own ProtoT model and LLaMA baseline
+// (equal non-embedding size, the same data, schedule and budget) and is analysed alike: the SAEs train on training
+// tokens, SAE features are selected, named prototype sets named and intervention prototypes chosen on the selection
+// split (the first half of the validation split), and every unit is scored and every intervention effect measured
+// on text no choice saw: fresh synthetic documents of generator seed 1001, and the Brown test split's 28 documents
+// (1001 is odd); HeldBackEvalSeed (on Brown the held-out split) is kept back. The Brown words are labelled by their
+// WordNet supersenses, as the WordNet glosses' are; the Brown interventions target those labels. The claims pool the
+// seeds of a corpus, one set of rows per claimed corpus (Claims). The seeds and steps are the budget's: `protolab
+// cost --preset small` estimates its compute. Protocol v1 (pair.Small, five seeds on the synthetic corpus and
+// WordNet) is Small at commit 8706f7f.
 //
-// The protocol needs both corpora: WordNet is required here (a missing database is an error that names `make
-// wordnet`), so that a stored protocol result never lacks it; Quick, which `make run` shows, skips it when missing.
+// The protocol needs every corpus: WordNet and the Brown corpus are required here (a missing one is an error that
+// names `make wordnet` or `make brown`), so that a stored protocol result never lacks one; Quick, which `make run`
+// shows, skips WordNet when missing and leaves the Brown corpus out.
 func Small() Config {
 	c := Quick()
+	c.Config = pair.SmallV2()
 	c.Seeds = 5
-	c.Corpora = []CorpusConfig{Synthetic(), WordNet()}
-	c.Corpora[1].Optional = false
+	c.Eval.BrownDocs = 28
+	c.Corpora = []CorpusConfig{Synthetic(), WordNet(), Brown()}
+	for i := range c.Corpora[1:] {
+		c.Corpora[1+i].Optional, c.Corpora[1+i].Seeds = false, 3
+	}
 	return c
 }
 
@@ -99,7 +118,10 @@ func Paper() Config {
 	c := Small()
 	c.Config = pair.Paper()
 	c.Seeds = 3
+	c.Corpora = []CorpusConfig{Synthetic(), WordNet()}
+	c.Corpora[1].Optional = false
 	e, s, iv := &c.Eval, &c.SAE, &c.Intervene
+	e.BrownDocs = 0
 	e.Sequences, e.Docs, e.SelectSequences, e.BatchSize, e.MinLabelCount, e.NullUnits = 2048, 10_000, 1024, 16, 50, 192
 	s.Model, s.Train.Steps, s.BatchSize = sae.DefaultConfig(), 5000, 1024
 	s.TrainSequences = 2048 // 524k tokens; the host holds their block outputs in float64

@@ -6,6 +6,7 @@ import (
 	"github.com/pkg/errors"
 
 	"github.com/protolab/protolab/models/pair"
+	"github.com/protolab/protolab/workbench/data/brown"
 	"github.com/protolab/protolab/workbench/data/wordnet"
 	"github.com/protolab/protolab/workbench/lmdata"
 	"github.com/protolab/protolab/workbench/meter"
@@ -118,11 +119,19 @@ func runStudy(cfg Config, prov *run.Provenance, o run.Options) (*Result, error) 
 	res := &Result{Provenance: prov, Departures: cfg.Departures()}
 	// A required corpus whose data is missing fails here, before any model trains.
 	for _, cc := range cfg.Corpora {
-		if !cc.Optional && (cc.Source == lmdata.SourceWordNet || cc.Labels == naming.LabelsLexical) {
-			if _, err := wordnet.Dir(); err != nil {
-				return nil, errors.WithMessagef(err, "corpus %s is required by this configuration "+
-					"(corpora[].optional=false)", cc.Source)
-			}
+		if cc.Optional {
+			continue
+		}
+		var err error
+		if cc.Source == lmdata.SourceWordNet || cc.Labels == naming.LabelsLexical {
+			_, err = wordnet.Dir()
+		}
+		if cc.Source == lmdata.SourceBrown && err == nil {
+			_, err = brown.Dir()
+		}
+		if err != nil {
+			return nil, errors.WithMessagef(err, "corpus %s is required by this configuration "+
+				"(corpora[].optional=false)", cc.Source)
 		}
 	}
 	noted := map[string]bool{}
@@ -134,6 +143,9 @@ func runStudy(cfg Config, prov *run.Provenance, o run.Options) (*Result, error) 
 		for _, cc := range cfg.Corpora {
 			if err := o.Err(); err != nil {
 				return nil, err
+			}
+			if i >= cc.seeds(cfg.Seeds) {
+				continue
 			}
 			cr, note, err := runCorpus(sc, cc, prov, o)
 			if err != nil {
@@ -174,7 +186,7 @@ func runCorpus(cfg Config, cc CorpusConfig, prov *run.Provenance, o run.Options)
 	cr := &CorpusResult{Source: cc.Source, Labels: cc.Labels, Seed: cfg.Seed, Models: pc.Models}
 	var sp *splits
 	if err := prov.Time("labels_"+cc.Source, func() (err error) {
-		sp, err = buildSplits(pc.Data, cc, cfg, lexicon)
+		sp, err = buildSplits(pc.Data, pc.Proto.FreshCorpus, cc, cfg, lexicon)
 		return err
 	}); err != nil {
 		return nil, "", err
@@ -209,8 +221,13 @@ func runCorpus(cfg Config, cc CorpusConfig, prov *run.Provenance, o run.Options)
 }
 
 // String is the study's report: the trained models (first seed), the disentanglement statistics pooled over the
-// seeds, the checks and the claims.
+// seeds of each claimed corpus analysed, the checks and the claims.
 func (r *Result) String() string {
-	return ModelsTable(r).String() + "\n" + DisentanglementTable(r, ClaimSource).String() + "\n" +
-		ChecksTable(r).String() + "\n" + ClaimsTable(r).String()
+	out := ModelsTable(r).String()
+	for _, source := range ClaimSources {
+		if source == ClaimSource || r.Corpus(source) != nil {
+			out += "\n" + DisentanglementTable(r, source).String()
+		}
+	}
+	return out + "\n" + ChecksTable(r).String() + "\n" + ClaimsTable(r).String()
 }

@@ -10,7 +10,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/protolab/protolab/layers/decoder"
+	"github.com/protolab/protolab/models/lm"
 	"github.com/protolab/protolab/models/pair"
+	"github.com/protolab/protolab/workbench/data/brown"
 	"github.com/protolab/protolab/workbench/data/wordnet"
 	"github.com/protolab/protolab/workbench/lmdata"
 	"github.com/protolab/protolab/workbench/naming"
@@ -46,12 +48,16 @@ func TestRun_Tiny(t *testing.T) {
 	require.NotNil(t, runs[1].Intervene)
 	require.Equal(t, cfg.Departures(), res.Departures)
 
-	// Claims: every one is listed and valid; two seeds are too few for any.
+	// Claims: every one is listed and valid; two seeds are too few for any, and the Brown rows have no Brown run.
 	claims := Claims(res)
 	require.Len(t, claims, len(Claims(nil)))
-	for _, cl := range claims {
+	for i, cl := range claims {
 		require.NoError(t, cl.Validate(), cl.ID)
-		require.Contains(t, cl.Untestable, "2 training seed", cl.ID)
+		if i < 5 {
+			require.Contains(t, cl.Untestable, "2 training seed", cl.ID)
+		} else {
+			require.Contains(t, cl.Untestable, "on the brown corpus", cl.Claim)
+		}
 	}
 	require.Equal(t, 2, PooledKindStats(res, c.Source, pair.KindProtoPi).Seeds)
 	require.Equal(t, 2*len(c.Prototypes), PooledKindStats(res, c.Source, pair.KindProtoPi).Units)
@@ -252,27 +258,38 @@ func indexOf(xs []string, x string) int {
 // TestConfig_PresetsValidate checks every preset, that each trains the models of the pair preset of its name (so
 // that experiments/robustness, built on the same presets, shares them), and the errors of bad settings.
 func TestConfig_PresetsValidate(t *testing.T) {
-	pairs := map[string]pair.Config{"tiny": pair.Tiny(), "small": pair.Small(), "paper": pair.Paper()}
+	pairs := map[string]pair.Config{"tiny": pair.Tiny(), "small": pair.SmallV2(), "paper": pair.Paper()}
 	for _, name := range []string{"tiny", "small", "paper"} {
 		c, err := Preset(name)
 		require.NoError(t, err)
 		require.NoError(t, c.Validate(), name)
 		require.Equal(t, pairs[name], c.Config, name)
 	}
-	// Quick is Small with one training seed and WordNet optional; the protocol has enough seeds for a claim, needs
-	// WordNet, and evaluates on fresh documents of a generator seed that is neither the training corpus's nor the
-	// held-back one.
+	// Quick is protocol v1's Small with one training seed and WordNet optional. The protocol (v2) trains
+	// pair.SmallV2 with enough seeds on each corpus for a claim, five on the synthetic corpus and three on WordNet and
+	// Brown, needs every corpus, and evaluates on fresh documents of a generator seed that is neither the training
+	// corpus's nor the held-back one, on Brown the test split (odd), the held-back seed reading the held-out split.
 	q, s := Quick(), Small()
 	require.NoError(t, q.Validate())
 	require.Equal(t, pair.Small(), q.Config)
-	require.GreaterOrEqual(t, s.Seeds, MinClaimSeeds)
-	require.Len(t, s.Corpora, 2)
-	require.Equal(t, lmdata.SourceWordNet, s.Corpora[1].Source)
-	require.False(t, s.Corpora[1].Optional, "the protocol must not store a result without WordNet")
+	require.Equal(t, 5, s.Seeds)
+	require.Len(t, s.Corpora, 3)
+	for i, want := range []struct {
+		source string
+		seeds  int
+	}{{lmdata.SourceSynthetic, 5}, {lmdata.SourceWordNet, 3}, {lmdata.SourceBrown, 3}} {
+		require.Equal(t, want.source, s.Corpora[i].Source)
+		require.Equal(t, want.seeds, s.Corpora[i].seeds(s.Seeds))
+		require.GreaterOrEqual(t, s.Corpora[i].seeds(s.Seeds), MinClaimSeeds)
+		require.False(t, s.Corpora[i].Optional, "the protocol must not store a result without %s", want.source)
+	}
+	require.Equal(t, naming.LabelsLexical, s.Corpora[2].Labels, "Brown's words are labelled as WordNet's glosses")
+	require.Equal(t, brown.Test, lm.EvalSplitOf(s.Eval.DataSeed))
+	require.Equal(t, brown.Heldout, lm.EvalSplitOf(HeldBackEvalSeed))
 	require.True(t, q.Corpora[1].Optional)
-	q.Seeds = s.Seeds
-	q.Corpora[1].Optional = false
-	require.Equal(t, s, q, "Small and Quick differ only in the number of seeds and WordNet's being required")
+	require.Len(t, q.Corpora, 2, "Quick leaves the Brown corpus out")
+	q.Seeds, q.Config, q.Corpora, q.Eval.BrownDocs = s.Seeds, s.Config, s.Corpora, s.Eval.BrownDocs
+	require.Equal(t, s, q, "Small is Quick with protocol v2's pair, seeds and corpora")
 	for _, c := range []Config{Tiny(), Quick(), Small(), Paper()} {
 		require.NotZero(t, c.Eval.DataSeed)
 		require.NotEqual(t, c.Data.Synthetic.Seed, c.Eval.DataSeed)
@@ -298,6 +315,8 @@ func TestConfig_PresetsValidate(t *testing.T) {
 	c = Tiny()
 	c.Corpora[0].Labels = naming.LabelsInForce
 	require.ErrorContains(t, c.Validate(), "interventions need")
+	c.Corpora[0].Labels, c.Corpora[0].Concepts = naming.LabelsLexical, []string{"supersense"}
+	require.NoError(t, c.Validate(), "lexical labels name the target words")
 	c = Tiny()
 	require.NoError(t, run.Override(&c, "model.protot.decay_init_max=0.995"))
 	require.Equal(t, 0.995, c.Model.ProtoT.DecayInitMax)
@@ -305,6 +324,14 @@ func TestConfig_PresetsValidate(t *testing.T) {
 	c = Tiny()
 	c.Intervene.HeldOut = 0
 	require.ErrorContains(t, c.Validate(), "held_out")
+	c = Tiny()
+	c.Corpora[0].Seeds = c.Seeds + 1
+	require.ErrorContains(t, c.Validate(), "corpora[0].seeds=2")
+	c = Tiny()
+	c.Corpora = append(c.Corpora, Brown())
+	require.ErrorContains(t, c.Validate(), "eval.brown_docs=0")
+	c.Eval.BrownDocs = 28
+	require.NoError(t, c.Validate())
 	c = Tiny()
 	require.Error(t, run.Override(&c, "eval.no_such_key=1"))
 	_, err := Preset("huge")
@@ -326,52 +353,4 @@ func TestRun_RequiredWordNetMissingFailsFirst(t *testing.T) {
 	entries, err := os.ReadDir(out)
 	require.NoError(t, err)
 	require.Empty(t, entries, "nothing trained or stored")
-}
-
-// TestBuildSplits: the selection and calibration splits come from the first half of the validation stream; with
-// eval.data_seed the evaluation and held-out sequences from fresh documents (none of them a document of the
-// training corpus), without it from the second half of the validation stream.
-func TestBuildSplits(t *testing.T) {
-	dc := Tiny().Data
-	dc.Source = lmdata.SourceSynthetic
-	prep, err := lmdata.Prepare(dc, "")
-	require.NoError(t, err)
-	cfg := Tiny()
-	sp, err := buildSplits(prep, Synthetic(), cfg, nil)
-	require.NoError(t, err)
-	T := prep.Config.SeqLen
-	half := prep.ValSeqs.NumSequences() / 2 * T
-	for _, set := range []*naming.Text{sp.sel, sp.cal} {
-		for _, o := range set.Offset {
-			require.Less(t, o, half)
-		}
-	}
-	require.Equal(t, cfg.Intervene.Sequences*T, sp.cal.N())
-	require.Equal(t, cfg.Intervene.HeldOut*T, sp.held.N())
-	require.Equal(t, cfg.Eval.Sequences*T, sp.eval.N())
-	require.Len(t, sp.train, cfg.SAE.TrainSequences)
-	fresh, err := freshSource(prep, cfg.Data.Synthetic, cfg.Eval.DataSeed, cfg.Eval.Docs)
-	require.NoError(t, err)
-	require.Equal(t, fresh.Packed.Stream, sp.eval.Stream, "evaluated on the fresh documents")
-	require.Equal(t, fresh.Packed.Stream, sp.held.Stream)
-	seen := map[string]bool{}
-	for _, d := range prep.Corpus.Texts {
-		seen[d] = true
-	}
-	for _, d := range fresh.Corpus.Texts {
-		require.False(t, seen[d], "a fresh evaluation document is a document of the training corpus: %q", d)
-	}
-	cfg.Eval.DataSeed = 0
-	sp, err = buildSplits(prep, Synthetic(), cfg, nil)
-	require.NoError(t, err)
-	for _, set := range []*naming.Text{sp.eval, sp.held} {
-		require.Equal(t, prep.ValSeqs.Stream, set.Stream)
-		for _, o := range set.Offset {
-			require.GreaterOrEqual(t, o, half)
-		}
-	}
-	cfg = Tiny()
-	cfg.Eval.Docs = 2
-	_, err = buildSplits(prep, Synthetic(), cfg, nil)
-	require.ErrorContains(t, err, "eval.docs")
 }

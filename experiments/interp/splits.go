@@ -5,6 +5,7 @@ import (
 
 	"github.com/pkg/errors"
 
+	"github.com/protolab/protolab/models/lm"
 	"github.com/protolab/protolab/workbench/data"
 	"github.com/protolab/protolab/workbench/lmdata"
 	"github.com/protolab/protolab/workbench/naming"
@@ -23,25 +24,32 @@ type splits struct {
 	evalText string       // CorpusResult.EvalText
 }
 
-// buildSplits builds the splits of one corpus (interventions' only when cc.Interventions); lexicon gives the labels
-// of LabelsLexical.
-func buildSplits(prep *lmdata.Prepared, cc CorpusConfig, cfg Config, lexicon func(string) []string) (*splits,
-	error) {
+// buildSplits builds the splits of one corpus (interventions' only when cc.Interventions); fresh gives the model's
+// evaluation documents (lm.Model.FreshCorpus) and lexicon the labels of LabelsLexical.
+func buildSplits(prep *lmdata.Prepared, fresh func(docs int, seed uint64) (*data.Corpus, error), cc CorpusConfig,
+	cfg Config, lexicon func(string) []string) (*splits, error) {
 	ec := cfg.Eval
 	val := naming.Source{Name: cc.Source, Packed: prep.ValSeqs, Corpus: prep.Val, Tok: prep.Tokenizer}
 	n := val.Packed.NumSequences()
 	evalSrc, from, to := val, n/2, n
 	sp := &splits{evalText: "the second half of the validation split"}
-	if ec.DataSeed != 0 && cc.Source == lmdata.SourceSynthetic {
-		fresh, err := freshSource(prep, cfg.Data.Synthetic, ec.DataSeed, ec.Docs)
+	if docs, key := evalDocs(cc.Source, ec); ec.DataSeed != 0 && docs > 0 {
+		c, err := fresh(docs, ec.DataSeed)
 		if err != nil {
-			return nil, err
+			return nil, errors.WithMessagef(err, "interp: the evaluation documents (eval.data_seed, %s)", key)
 		}
-		evalSrc, from, to = fresh, 0, fresh.Packed.NumSequences()
-		sp.evalText = fmt.Sprintf("%d fresh documents of generator seed %d", ec.Docs, ec.DataSeed)
+		if evalSrc, err = freshSource(prep, c); err != nil {
+			return nil, errors.WithMessagef(err, "interp: packing %d evaluation documents (raise %s)", docs, key)
+		}
+		from, to = 0, evalSrc.Packed.NumSequences()
+		sp.evalText = fmt.Sprintf("%d fresh documents of generator seed %d", docs, ec.DataSeed)
+		if cc.Source == lmdata.SourceBrown {
+			sp.evalText = fmt.Sprintf("the first %d documents of the Brown %s split (seed %d)", docs,
+				lm.EvalSplitOf(ec.DataSeed), ec.DataSeed)
+		}
 		if to < ec.Sequences || to < cfg.Intervene.HeldOut {
-			return nil, errors.Errorf("interp: eval.docs=%d fresh documents make %d sequences; eval.sequences=%d and "+
-				"intervene.held_out=%d need more: raise eval.docs", ec.Docs, to, ec.Sequences, cfg.Intervene.HeldOut)
+			return nil, errors.Errorf("interp: %s=%d evaluation documents make %d sequences; eval.sequences=%d and "+
+				"intervene.held_out=%d need more: raise %s", key, docs, to, ec.Sequences, cfg.Intervene.HeldOut, key)
 		}
 	}
 	units := naming.Labelling{Kind: cc.Labels, Concepts: cc.Concepts, MinCount: ec.MinLabelCount, None: ec.NoneLabel,
@@ -57,7 +65,8 @@ func buildSplits(prep *lmdata.Prepared, cc CorpusConfig, cfg Config, lexicon fun
 		sp.train = spaced(prep.TrainSeqs, cfg.SAE.TrainSequences)
 	}
 	if cc.Interventions {
-		targets := naming.Labelling{Kind: cc.Labels, Concepts: cc.Concepts, MinCount: 1, None: ec.NoneLabel}
+		targets := naming.Labelling{Kind: cc.Labels, Concepts: cc.Concepts, MinCount: 1, None: ec.NoneLabel,
+			Lexicon: lexicon}
 		if sp.cal, err = naming.LabelText(val, targets, 0, n/2, cfg.Intervene.Sequences); err != nil {
 			return nil, errors.WithMessage(err, "interp: the calibration split")
 		}
@@ -68,23 +77,28 @@ func buildSplits(prep *lmdata.Prepared, cc CorpusConfig, cfg Config, lexicon fun
 	return sp, nil
 }
 
-// freshSource generates `docs` synthetic documents with generator seed `seed` (the other settings of sc, so the
-// same grammar and lexicon), tokenizes them with prep's tokenizer and packs them as prep packs its splits. The
-// documents depend only on (seed, index), so no training or validation document of another seed is among them
-// unless the grammar produces the same text.
-func freshSource(prep *lmdata.Prepared, sc data.SyntheticConfig, seed uint64, docs int) (naming.Source, error) {
-	sc.Seed, sc.NumDocs = seed, docs
-	c, err := data.Synthetic(sc)
-	if err != nil {
-		return naming.Source{}, errors.WithMessage(err, "interp: the fresh evaluation documents (eval.data_seed, "+
-			"eval.docs)")
+// evalDocs returns the number of evaluation documents of corpus source (eval.docs fresh synthetic documents,
+// eval.brown_docs documents of a Brown evaluation split) and its key; 0 for a corpus without evaluation documents
+// apart from its validation split (WordNet, files).
+func evalDocs(source string, ec EvalConfig) (int, string) {
+	switch source {
+	case lmdata.SourceSynthetic:
+		return ec.Docs, "eval.docs"
+	case lmdata.SourceBrown:
+		return ec.BrownDocs, "eval.brown_docs"
 	}
+	return 0, ""
+}
+
+// freshSource tokenizes the documents of c (lm.Model.FreshCorpus: fresh synthetic documents, or a Brown evaluation
+// split, which no training or validation split holds) with prep's tokenizer and packs them as prep packs its
+// splits.
+func freshSource(prep *lmdata.Prepared, c *data.Corpus) (naming.Source, error) {
 	p, err := data.Pack(prep.Encode(c.Texts), prep.Config.SeqLen, prep.EOS)
 	if err != nil {
-		return naming.Source{}, errors.WithMessagef(err, "interp: packing %d fresh evaluation documents (raise "+
-			"eval.docs)", docs)
+		return naming.Source{}, err
 	}
-	return naming.Source{Name: lmdata.SourceSynthetic, Packed: p, Corpus: c, Tok: prep.Tokenizer}, nil
+	return naming.Source{Name: prep.Config.Source, Packed: p, Corpus: c, Tok: prep.Tokenizer}, nil
 }
 
 // spaced returns n sequences of p ([T+1] tokens each), evenly spaced over its stream (all of them when it holds no

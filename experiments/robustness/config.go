@@ -32,11 +32,22 @@ type Config struct {
 	Perturbations []string `json:"perturbations"`
 	// BatchSize is the number of prompt rows per forward pass; > 0.
 	BatchSize int `json:"batch_size"`
+	// EvalSeed chooses the documents the Brown corpus's prompts are cut from (lm.Model.FreshCorpus): an odd seed its
+	// test split, an even one its held-out split (HeldBackEvalSeed, kept back); 0 its validation split. The other
+	// corpora cut theirs from their validation split.
+	EvalSeed uint64 `json:"eval_seed,omitempty"`
+	// BrownDocs is the number of documents of that Brown split (its first, in corpus order) when corpora lists
+	// "brown" and eval_seed is set; 1 to the split's size.
+	BrownDocs int `json:"brown_docs,omitempty"`
 }
+
+// HeldBackEvalSeed is the eval_seed of the Brown prompts that no preset uses (even: the held-out split): it is kept
+// untouched until the settings are frozen, then the protocol is rerun once with `--set eval_seed=1002`.
+const HeldBackEvalSeed = 1002
 
 // CorpusConfig is one corpus of the study.
 type CorpusConfig struct {
-	// Source is a data source of workbench/lmdata: "synthetic", "wordnet", or files.
+	// Source is a data source of workbench/lmdata: "synthetic", "wordnet", "brown", or files.
 	Source string `json:"source"`
 	// Synonyms adds the data.PerturbSynonym perturbation, with WordNet's synonyms (it needs the WordNet database).
 	Synonyms bool `json:"synonyms"`
@@ -52,10 +63,16 @@ func WordNet() CorpusConfig {
 	return CorpusConfig{Source: lmdata.SourceWordNet, Synonyms: true, Optional: true}
 }
 
+// Brown returns the Brown corpus with synonym perturbations; optional (it needs the corpus and WordNet). Its prompts
+// are sentences of its evaluation split (eval_seed), several per document (pair.SentencePrompts).
+func Brown() CorpusConfig {
+	return CorpusConfig{Source: lmdata.SourceBrown, Synonyms: true, Optional: true}
+}
+
 // Tiny is seconds on one CPU core: the unit tests and the notebook smoke run use it. The models of pair.Tiny on the
 // synthetic corpus, four prompts.
 func Tiny() Config {
-	c := Small()
+	c := Quick()
 	c.Config = pair.Tiny()
 	c.Corpora = []CorpusConfig{Synthetic()}
 	c.Prompts = 4
@@ -63,18 +80,36 @@ func Tiny() Config {
 	return c
 }
 
-// Small is a few minutes of CPU time on a 2-core machine with the pure-Go backend (the models of pair.Small, as
-// experiments/interp trains them): 48 prompts of at most 24 tokens on the synthetic corpus, and on WordNet glosses
-// with synonyms when the database is installed (make wordnet).
-func Small() Config {
+// Quick is what a notebook computes when no protocol run is stored (protocol v1's Small), a few minutes of CPU time
+// on a 2-core machine with the pure-Go backend (the models of pair.Small, as experiments/interp's Quick trains them):
+// 48 prompts of at most 24 tokens on the synthetic corpus, and on WordNet glosses with synonyms when the database is
+// installed (make wordnet).
+func Quick() Config {
 	return Config{Config: pair.Small(), Corpora: []CorpusConfig{Synthetic(), WordNet()}, Prompts: 48, MaxTokens: 24,
 		OverlapK: 10, Perturbations: []string{data.PerturbSwap, data.PerturbDrop, data.PerturbInsert}, BatchSize: 32}
+}
+
+// Small is the study's protocol v2 (docs/PROTOCOL.md, "interp and robustness"; `protolab run robustness --preset
+// small`): the models of pair.SmallV2, those experiments/interp's Small trains with its first seed, on the synthetic
+// corpus, WordNet glosses and the Brown corpus, all three required; 48 prompts per corpus of at most 48 tokens
+// (within the context of 64, so that a Brown sentence fits), the same typos (swap, drop, insert) everywhere and
+// WordNet's synonyms on WordNet glosses and Brown. The synthetic and WordNet prompts are validation documents'
+// prefixes, as in v1; the Brown prompts are sentences of its test split's 28 documents (eval_seed 1001, odd; 1002,
+// the held-out split, is kept back). Protocol v1 (pair.Small, 24 tokens, no Brown) is Quick.
+func Small() Config {
+	c := Quick()
+	c.Config = pair.SmallV2()
+	c.Corpora = []CorpusConfig{Synthetic(), WordNet(), Brown()}
+	c.Corpora[1].Optional, c.Corpora[2].Optional = false, false
+	c.MaxTokens = 48
+	c.EvalSeed, c.BrownDocs = 1001, 28
+	return c
 }
 
 // Paper is the models of pair.Paper (docs/spec/protot.md §1, §3) with 500 prompts of at most 64 tokens and the
 // spec's k = 10 (§7.5). Meant for a GPU with XLA.
 func Paper() Config {
-	c := Small()
+	c := Quick()
 	c.Config = pair.Paper()
 	c.Prompts = 500
 	c.MaxTokens = 64
@@ -104,6 +139,12 @@ func (c Config) Validate() error {
 		return errors.Errorf("overlap_k=%d, want > 0", c.OverlapK)
 	case c.BatchSize <= 0:
 		return errors.Errorf("batch_size=%d, want > 0", c.BatchSize)
+	}
+	for _, cc := range c.Corpora {
+		if cc.Source == lmdata.SourceBrown && c.EvalSeed != 0 && c.BrownDocs <= 0 {
+			return errors.Errorf("brown_docs=%d with \"brown\" in corpora; want the number of documents of its "+
+				"evaluation split to cut prompts from (> 0), or eval_seed=0", c.BrownDocs)
+		}
 	}
 	typos := []string{data.PerturbSwap, data.PerturbDrop, data.PerturbInsert}
 	for i, p := range c.Perturbations {

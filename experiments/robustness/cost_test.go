@@ -31,3 +31,11 @@ func TestCost_GrowsWithCorporaAndWidth(t *testing.T) {
 	c.Model.Width *= 2
 	require.Greater(t, c.Cost().TrainFLOPs, base.TrainFLOPs)
 }
+
+// TestCost_SmallCountsTheProtocolsModels: a ProtoT model and its LLaMA baseline on each of the synthetic corpus,
+// WordNet and the Brown corpus, 2 × 3 = 6 models of 1,500 steps of 16 × 64 tokens, interp's first seed.
+func TestCost_SmallCountsTheProtocolsModels(t *testing.T) {
+	got := Small().Cost()
+	require.Equal(t, 6, got.Runs)
+	require.Equal(t, int64(6*1500*16*64), got.TrainTokens)
+}

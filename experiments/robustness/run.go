@@ -1,6 +1,7 @@
 package robustness
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"time"
@@ -10,6 +11,7 @@ import (
 	"github.com/protolab/protolab/models/lm"
 	"github.com/protolab/protolab/models/pair"
 	"github.com/protolab/protolab/workbench/data"
+	"github.com/protolab/protolab/workbench/lmdata"
 	"github.com/protolab/protolab/workbench/meter"
 	"github.com/protolab/protolab/workbench/run"
 )
@@ -41,6 +43,8 @@ type CorpusResult struct {
 	Source string `json:"source"`
 	// Models are the ProtoT model and the LLaMA baseline, in that order.
 	Models []pair.Summary `json:"models"`
+	// PromptText says where the prompts come from (validation documents' prefixes, or sentences of a Brown split).
+	PromptText string `json:"prompt_text,omitempty"`
 	// Robustness is the measurement (pair.MeasureRobustness; JSON keys kinds, comparisons, examples): the kinds
 	// applied (Config.Perturbations, then data.PerturbSynonym on a corpus with synonyms), the statistics of each
 	// model (ProtoT, then LLaMA) under each kind, and the first pair of each kind.
@@ -75,9 +79,8 @@ func (c *CorpusResult) Stats(mixer, kind string) *pair.Stats {
 // Runs is the study's entry points (run.Entry): Runs.LoadOrRun(cfg) returns the result stored for cfg under
 // run.Out or runs the study; Runs.Run(cfg) runs it even when a result is stored (the models it trains are loaded
 // from run.Out/models when trained before); Runs.Notebook() and Runs.NotebookConfig() are what a notebook shows
-// and starts its settings from at $PROTOLAB_PRESET (the study has no Quick preset: Small is what a notebook
-// computes).
-var Runs = run.Entry[Config, *Result]{Study: Study, Preset: Preset, Small: Small, Quick: Small, Compute: runStudy}
+// and starts its settings from at $PROTOLAB_PRESET (Quick where no Small run is stored).
+var Runs = run.Entry[Config, *Result]{Study: Study, Preset: Preset, Small: Small, Quick: Quick, Compute: runStudy}
 
 // runStudy runs the study of cfg on every corpus (training or loading the two models, perturbing the prompts,
 // comparing the predictions).
@@ -118,12 +121,15 @@ func runCorpus(cfg Config, cc CorpusConfig, prov *run.Provenance, o run.Options)
 	if synonyms != nil {
 		kinds = append(kinds, data.PerturbSynonym)
 	}
-	texts := pair.Prompts(pc.Data, cfg.Prompts, cfg.MaxTokens-4, run.RNG(cfg.Seed, streamPrompts))
+	texts, from, err := prompts(cfg, cc, pc)
+	if err != nil {
+		return nil, "", err
+	}
 	if len(texts) == 0 {
 		return nil, "", errors.Errorf("robustness: no held-out prompt of %s fits max_tokens=%d", cc.Source,
 			cfg.MaxTokens)
 	}
-	cr := &CorpusResult{Source: cc.Source, Models: pc.Models}
+	cr := &CorpusResult{Source: cc.Source, Models: pc.Models, PromptText: from}
 	if err := prov.Time("robust_"+cc.Source, func() error {
 		rb, err := pair.MeasureRobustness([]*lm.Model{pc.Proto, pc.Llama}, pc.Data, texts, kinds,
 			pair.RobustnessConfig{MaxTokens: cfg.MaxTokens, OverlapK: cfg.OverlapK, BatchSize: cfg.BatchSize},
@@ -137,6 +143,26 @@ func runCorpus(cfg Config, cc CorpusConfig, prov *run.Provenance, o run.Options)
 	}
 	o.Logf(Study, "%s: %d perturbation kinds on %d models", cc.Source, len(cr.Kinds), len(cr.Comparisons))
 	return cr, "", nil
+}
+
+// prompts returns the prompt texts of corpus cc and where they come from (CorpusResult.PromptText): on the Brown
+// corpus sentences of its evaluation split (eval_seed, brown_docs; its validation split with eval_seed 0), several
+// per document (pair.SentencePrompts); on any other corpus validation documents' prefixes (pair.Prompts).
+func prompts(cfg Config, cc CorpusConfig, pc *pair.Corpus) ([]string, string, error) {
+	rng, limit := run.RNG(cfg.Seed, streamPrompts), cfg.MaxTokens-4
+	if cc.Source != lmdata.SourceBrown {
+		return pair.Prompts(pc.Data, cfg.Prompts, limit, rng), "prefixes of validation documents", nil
+	}
+	docs, from := pc.Data.Val, "sentences of the Brown validation split"
+	if cfg.EvalSeed != 0 {
+		var err error
+		if docs, err = pc.Proto.FreshCorpus(cfg.BrownDocs, cfg.EvalSeed); err != nil {
+			return nil, "", errors.WithMessage(err, "robustness: the Brown prompts' documents (eval_seed, brown_docs)")
+		}
+		from = fmt.Sprintf("sentences of the first %d documents of the Brown %s split (seed %d)", cfg.BrownDocs,
+			lm.EvalSplitOf(cfg.EvalSeed), cfg.EvalSeed)
+	}
+	return pair.SentencePrompts(docs, pc.Data.Tokenizer, cfg.Prompts, limit, rng), from, nil
 }
 
 // String is the study's report: the trained models and, per corpus, the statistics with an example of each kind.

@@ -9,8 +9,10 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/protolab/protolab/layers/decoder"
+	"github.com/protolab/protolab/models/lm"
 	"github.com/protolab/protolab/models/pair"
 	"github.com/protolab/protolab/workbench/data"
+	"github.com/protolab/protolab/workbench/data/brown"
 	"github.com/protolab/protolab/workbench/lmdata"
 	"github.com/protolab/protolab/workbench/plot"
 	"github.com/protolab/protolab/workbench/run"
@@ -86,14 +88,35 @@ func TestRun_Tiny(t *testing.T) {
 // TestConfig_PresetsValidate checks every preset, that each trains the models of the pair preset of its name (the
 // models experiments/interp trains with the preset of the same name), and the errors of bad settings.
 func TestConfig_PresetsValidate(t *testing.T) {
-	pairs := map[string]pair.Config{"tiny": pair.Tiny(), "small": pair.Small(), "paper": pair.Paper()}
+	pairs := map[string]pair.Config{"tiny": pair.Tiny(), "small": pair.SmallV2(), "paper": pair.Paper()}
 	for _, name := range []string{"tiny", "small", "paper"} {
 		c, err := Preset(name)
 		require.NoError(t, err)
 		require.NoError(t, c.Validate(), name)
 		require.Equal(t, pairs[name], c.Config, name)
 	}
+	// Quick is protocol v1's Small, what a notebook computes without a stored run; the protocol (v2) adds the Brown
+	// corpus, whose prompts come from its test split (an odd seed), requires every corpus, and fits its prompts in
+	// the context.
+	q, s := Quick(), Small()
+	require.NoError(t, q.Validate())
+	require.Equal(t, pair.Small(), q.Config)
+	require.Equal(t, []CorpusConfig{Synthetic(), WordNet()}, q.Corpora)
+	require.Equal(t, 24, q.MaxTokens)
+	require.Len(t, s.Corpora, 3)
+	require.Equal(t, lmdata.SourceBrown, s.Corpora[2].Source)
+	require.True(t, s.Corpora[2].Synonyms)
+	for _, cc := range s.Corpora {
+		require.False(t, cc.Optional, cc.Source)
+	}
+	require.Equal(t, brown.Test, lm.EvalSplitOf(s.EvalSeed))
+	require.Equal(t, brown.Heldout, lm.EvalSplitOf(HeldBackEvalSeed))
+	require.LessOrEqual(t, s.MaxTokens, s.Data.SeqLen)
 	c := Tiny()
+	c.Corpora = append(c.Corpora, Brown())
+	c.EvalSeed = 1001
+	require.ErrorContains(t, c.Validate(), "brown_docs=0")
+	c = Tiny()
 	require.NoError(t, run.Override(&c, `perturbations=["synonym"]`))
 	require.ErrorContains(t, c.Validate(), "perturbations[0]")
 	c = Tiny()

@@ -20,7 +20,9 @@ import (
 //     fixed split (lmdata.EvalCorpus): an odd seed reads the test split, an even seed the heldout split. Every
 //     preset's evaluation seed is odd and its held-back seed even (architecture test.seed 9003 and test.holdout_seed
 //     9004, interp eval.data_seed 1001 and HeldBackEvalSeed 1002), so the two read disjoint documents; two seeds of
-//     one parity read the same ones. docs beyond the split's size is an error naming the size. No labels.
+//     one parity read the same ones. docs beyond the split's size is an error naming the size. Each document carries
+//     its words and sentences under WordNet's schema, with no value (lmdata: a study labels the words from the
+//     WordNet database).
 //
 // Any other source is an error.
 func (m *Model) FreshCorpus(docs int, seed uint64) (*data.Corpus, error) {

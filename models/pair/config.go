@@ -116,6 +116,22 @@ func Small() Config {
 	return Config{Seed: 1, Data: d, Model: m, MatchParams: true, Train: t}
 }
 
+// SmallV2 is the pair of protocol v2 (docs/PROTOCOL.md, "interp and robustness"), which the Small presets of
+// experiments/interp and experiments/robustness train: Small's recipe (width 32, 4 heads, the official routing
+// temperatures, equal non-embedding size, a 1,024-token BPE, batches of 16, the rate 5e-3 for both models) with
+// three layers of R = 32 prototypes (ProtoT chunks of 64, the spec's), a context of T = 64, 10,000 synthetic
+// documents, and 1,500 steps (1.5M tokens, six times Small's) with a warm-up of 60 steps (Small's share). Scaled
+// down from protocol v2's first draft (D 64, L 4, T 128) so that the seeds of every corpus fit the Small budget,
+// steps kept before size; `protolab cost --preset small` counts it. Small stays the pair of the Quick presets.
+func SmallV2() Config {
+	c := Small()
+	lm.Shape{Docs: 10_000, SeqLen: 64, Layers: 3}.Apply(&c.Data, &c.Model)
+	c.Model.ProtoT.NumPrototypes = 32
+	c.Model.ProtoT.ChunkSize = 64
+	c.Train.Steps, c.Train.WarmupSteps = 1500, 60
+	return c
+}
+
 // Paper is the paper's setting (docs/spec/protot.md §1, §3): D = 256, L = 6, R = 32, 4 heads, T = 256, B = 32,
 // AdamW at 6e-4 for 20k steps. Meant for a GPU with XLA.
 func Paper() Config {

@@ -5,6 +5,7 @@ import (
 
 	"github.com/pkg/errors"
 	"github.com/protolab/protolab/models/lm"
+	"github.com/protolab/protolab/workbench/data/brown"
 	"github.com/protolab/protolab/workbench/data/wordnet"
 	"github.com/protolab/protolab/workbench/lmdata"
 	"github.com/protolab/protolab/workbench/run"
@@ -21,12 +22,20 @@ type Corpus struct {
 }
 
 // Prepare trains (or loads) the pair on corpus source and prepares its data, timing "train_<source>" and
-// "data_<source>" in prov. A WordNet corpus, or needWordNet, requires the WordNet database: when it is not installed
-// an optional corpus returns a non-empty note (the corpus is skipped) and a required one an error naming the fix;
-// needWordNet also loads the database into Corpus.WordNet.
+// "data_<source>" in prov. A WordNet corpus, or needWordNet, requires the WordNet database, and the Brown corpus its
+// files: when they are not installed an optional corpus returns a non-empty note (the corpus is skipped) and a
+// required one an error naming the fix; needWordNet also loads the database into Corpus.WordNet.
 func (c Config) Prepare(source string, optional, needWordNet bool, prov *run.Provenance, o run.Options) (*Corpus,
 	string, error) {
 	cr := &Corpus{Source: source}
+	if source == lmdata.SourceBrown {
+		if _, err := brown.Dir(); err != nil {
+			if optional {
+				return nil, fmt.Sprintf("skipped corpus %s: %v", source, err), nil
+			}
+			return nil, "", err
+		}
+	}
 	if source == lmdata.SourceWordNet || needWordNet {
 		dir, err := wordnet.Dir()
 		if err != nil {

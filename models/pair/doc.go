@@ -98,8 +98,9 @@
 // # Robustness (robustness.go)
 //
 // MeasureRobustness perturbs prompts (Prompts: held-out document prefixes that end just before the last word of a
-// sentence) once per kind (data.Perturb) and compares the next-token distributions p (original) and p′ (perturbed)
-// at the prompt's last position, with k = RobustnessConfig.OverlapK:
+// sentence; SentencePrompts, for a corpus of few long documents such as the Brown corpus's evaluation splits: a
+// sentence's words but its last, several per document) once per kind (data.Perturb) and compares the next-token
+// distributions p (original) and p′ (perturbed) at the prompt's last position, with k = RobustnessConfig.OverlapK:
 //
 //	JS         JS(p ‖ p′) = ½ KL(p ‖ m) + ½ KL(p′ ‖ m), m = ½(p + p′), natural log   (stats.JensenShannon; ↓ robust)
 //	overlap    |top_k(p) ∩ top_k(p′)| / k                                          (naming.TopKOverlap; ↑ robust)

@@ -1,17 +1,20 @@
 package pair
 
 import (
+	"os"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/protolab/protolab/layers/decoder"
 	"github.com/protolab/protolab/models/lm"
+	"github.com/protolab/protolab/workbench/data/brown"
 	"github.com/protolab/protolab/workbench/lmdata"
+	"github.com/protolab/protolab/workbench/run"
 )
 
 func TestPresets_Validate(t *testing.T) {
-	for name, c := range map[string]Config{"tiny": Tiny(), "small": Small(), "paper": Paper()} {
+	for name, c := range map[string]Config{"tiny": Tiny(), "small": Small(), "small_v2": SmallV2(), "paper": Paper()} {
 		require.NoError(t, c.Validate(), name)
 	}
 	c := Tiny()
@@ -25,7 +28,7 @@ func TestPresets_Validate(t *testing.T) {
 // TestModels_EqualSize: the two lm.Configs differ only in the mixer and the FFN width, which makes the
 // non-embedding parameter counts equal within lm.MatchTolerance; the corpus is the one asked for.
 func TestModels_EqualSize(t *testing.T) {
-	for _, c := range []Config{Tiny(), Small(), Paper()} {
+	for _, c := range []Config{Tiny(), Small(), SmallV2(), Paper()} {
 		proto, llama, err := c.Models(lmdata.SourceWordNet)
 		require.NoError(t, err)
 		require.Equal(t, decoder.MixerProtoT, proto.Model.Mixer)
@@ -58,4 +61,21 @@ func TestModelsTable(t *testing.T) {
 	require.Equal(t, []string{"synthetic", "ProtoT"}, tb.Rows[0][:2])
 	require.Equal(t, "LLaMA", tb.Rows[1][1])
 	require.Panics(t, func() { ModelsTable([]string{"a", "b"}, nil) })
+}
+
+// TestPrepare_BrownMissing: without the Brown corpus an optional Brown corpus is skipped with a note naming the fix
+// and a required one fails, both before any model trains.
+func TestPrepare_BrownMissing(t *testing.T) {
+	t.Setenv(brown.EnvDir, t.TempDir()+"/none")
+	out := t.TempDir()
+	pc, note, err := Tiny().Prepare(lmdata.SourceBrown, true, false, &run.Provenance{}, run.NewOptions(run.Out(out)))
+	require.NoError(t, err)
+	require.Nil(t, pc)
+	require.Contains(t, note, "skipped corpus brown")
+	require.Contains(t, note, "make brown")
+	_, _, err = Tiny().Prepare(lmdata.SourceBrown, false, false, &run.Provenance{}, run.NewOptions(run.Out(out)))
+	require.ErrorContains(t, err, "make brown")
+	entries, err := os.ReadDir(out)
+	require.NoError(t, err)
+	require.Empty(t, entries, "nothing trained")
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/protolab/protolab/workbench/lmdata"
 	"github.com/protolab/protolab/workbench/naming"
 	"github.com/protolab/protolab/workbench/stats"
+	"github.com/protolab/protolab/workbench/tokenizer"
 )
 
 // PromptPair is one prompt and its perturbation.
@@ -71,6 +72,39 @@ func Prompts(prep *lmdata.Prepared, n, limit int, rng *rand.Rand) []string {
 		if best != "" {
 			out = append(out, best)
 		}
+	}
+	return out
+}
+
+// SentencePrompts returns up to n prompt texts cut from the sentences of corpus c (its labels' Sentences), for a
+// corpus of few long documents (the Brown corpus's evaluation splits), where Prompts would give one prompt per
+// document: each sentence of at least three words gives the text from its start to just before its last word (so
+// that the model predicts a sentence's final word), kept when its tokens, with the EOS in front, number at most
+// limit. n of these are drawn with rng, in the order drawn (all of them when there are no more than n). A prompt
+// need not start its document.
+func SentencePrompts(c *data.Corpus, tok *tokenizer.Tokenizer, n, limit int, rng *rand.Rand) []string {
+	var cands []string
+	for d, text := range c.Texts {
+		if d >= len(c.Labels) {
+			break
+		}
+		for _, s := range c.Labels[d].Sentences {
+			words := data.LetterWords(text[s.Start:s.End])
+			if len(words) < 3 {
+				continue
+			}
+			p := text[s.Start : int(s.Start)+words[len(words)-2].End]
+			if 1+len(tok.Encode(p)) <= limit {
+				cands = append(cands, p)
+			}
+		}
+	}
+	var out []string
+	for _, i := range rng.Perm(len(cands)) {
+		if len(out) == n {
+			break
+		}
+		out = append(out, cands[i])
 	}
 	return out
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/protolab/protolab/workbench/data"
 	"github.com/protolab/protolab/workbench/data/brown"
+	"github.com/protolab/protolab/workbench/data/wordnet"
 )
 
 // brownSplits is the installed Brown corpus cut into its fixed splits.
@@ -16,7 +17,10 @@ type brownSplits struct {
 	ids    map[brown.Split][]string     // each split's document ids, in the same order
 }
 
-// loadBrown loads the corpus brown.Dir finds and cuts it into its four splits.
+// loadBrown loads the corpus brown.Dir finds and cuts it into its four splits. Every document carries its words and
+// its sentences (Form C's sentence lines) as labels under WordNet's schema, with no value (wordnet.WordLabels): the
+// text states no concept, and a study that names units on it labels each word from the WordNet database
+// (naming.LabelsLexical); the sentences cut prompts.
 func loadBrown() (brownSplits, error) {
 	dir, err := brown.Dir()
 	if err != nil {
@@ -29,12 +33,13 @@ func loadBrown() (brownSplits, error) {
 	s := brownSplits{source: "brown(" + dir + ")", corpus: map[brown.Split]*data.Corpus{},
 		ids: map[brown.Split][]string{}}
 	for _, split := range brown.Splits() {
-		s.corpus[split] = &data.Corpus{Source: s.source + " [" + string(split) + "]"}
+		s.corpus[split] = &data.Corpus{Source: s.source + " [" + string(split) + "]", Concepts: wordnet.Concepts()}
 	}
 	for _, d := range docs {
 		split := brown.SplitOf(d.ID)
 		c := s.corpus[split]
 		c.Texts = append(c.Texts, d.Text)
+		c.Labels = append(c.Labels, wordnet.WordLabels(d.Text, d.Sentences))
 		s.ids[split] = append(s.ids[split], d.ID)
 	}
 	return s, nil
@@ -59,7 +64,7 @@ func (s brownSplits) limitTrain(read data.ReadConfig) *data.Corpus {
 		}
 		byGenre[g] = append(byGenre[g], i)
 	}
-	keep := &data.Corpus{Source: all.Source}
+	var idx []int
 	var bytes int64
 	for round := 0; ; round++ {
 		took := false
@@ -67,16 +72,16 @@ func (s brownSplits) limitTrain(read data.ReadConfig) *data.Corpus {
 			if round >= len(byGenre[g]) {
 				continue
 			}
-			if (read.MaxDocs > 0 && len(keep.Texts) >= read.MaxDocs) || (read.MaxBytes > 0 && bytes >= read.MaxBytes) {
-				return keep
+			if (read.MaxDocs > 0 && len(idx) >= read.MaxDocs) || (read.MaxBytes > 0 && bytes >= read.MaxBytes) {
+				return all.Subset(idx)
 			}
-			text := all.Texts[byGenre[g][round]]
-			keep.Texts = append(keep.Texts, text)
-			bytes += int64(len(text))
+			i := byGenre[g][round]
+			idx = append(idx, i)
+			bytes += int64(len(all.Texts[i]))
 			took = true
 		}
 		if !took {
-			return keep
+			return all.Subset(idx)
 		}
 	}
 }

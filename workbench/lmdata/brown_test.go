@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -12,6 +13,7 @@ import (
 	"github.com/protolab/protolab/workbench/data"
 	"github.com/protolab/protolab/workbench/data/brown"
 	"github.com/protolab/protolab/workbench/data/brown/browntest"
+	"github.com/protolab/protolab/workbench/data/wordnet"
 )
 
 // docID is the id a browntest document names in its last line.
@@ -81,6 +83,22 @@ func TestPrepare_BrownFixedSplit(t *testing.T) {
 		add(s, c.Texts)
 	}
 	require.Len(t, seen, brown.NumDocs)
+
+	// Every split carries each document's words and sentences under WordNet's schema, with no value (the text
+	// states none; a study labels the words from the database).
+	for _, c := range []*data.Corpus{p.Train, p.Val, p.Corpus} {
+		require.NoError(t, c.Validate())
+		require.Equal(t, wordnet.Concepts(), c.Concepts)
+		require.Len(t, c.Labels, len(c.Texts))
+	}
+	d := slices.IndexFunc(p.Val.Texts, func(s string) bool { return strings.HasPrefix(s, "Thirty-three") })
+	require.GreaterOrEqual(t, d, 0, "a validation document holds the fiction sample")
+	l, text := p.Val.Labels[d], p.Val.Texts[d]
+	require.Equal(t, "Scotty", text[l.Starts[1]:l.Ends[1]], "the second word of the fiction sample")
+	require.Equal(t, "His father tried to make the food a topic.", text[l.Sentences[2].Start:l.Sentences[2].End])
+	require.Equal(t, "This is document "+idsOf(t, p.Val.Texts[d:d+1])[0]+".",
+		text[l.Sentences[len(l.Sentences)-1].Start:])
+	require.Equal(t, int16(-1), l.Marked[wordnet.ConceptSupersense][1])
 
 	_, err = EvalCorpus(cfg, brown.Train)
 	require.ErrorContains(t, err, "not an evaluation split")

@@ -62,6 +62,10 @@ type Document struct {
 	Genre string `json:"genre"` // the genre letter, "a" … "r" (Genres)
 	Text  string `json:"text"`  // the plain text (package doc, "Plain text")
 	Words int    `json:"words"` // tokens holding a letter or a digit (punctuation not counted)
+	// Sentences are the byte spans [start, end) in Text of its sentences, one per sentence line of Form C (a
+	// headline is one), in order: from the first character written of the sentence's first token to the end of its
+	// last (package doc, "Plain text").
+	Sentences [][2]int32 `json:"sentences"`
 }
 
 // GenreName returns the name of the document's genre ("Press: reportage").

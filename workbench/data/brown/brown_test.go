@@ -30,6 +30,34 @@ func TestParse_Samples(t *testing.T) {
 	}
 }
 
+// TestParse_Sentences: each Form C sentence line (a headline included) is one span of the plain text, written by
+// hand from the samples: a doubled mark dropped stays out, a closing quote written after the period stays in.
+func TestParse_Sentences(t *testing.T) {
+	want := map[string][]string{
+		"fiction": {"Thirty-three", "Scotty did not go back to school.", "His father tried to make the food a topic.",
+			`"The blueberry pie is good, Scotty.`, `I recommend it".`, `Scotty murmured, "No, thanks", so softly.`,
+			"Since his seizure, Scotty had had little appetite;", "yet his face was fuller.", `"Is he ill?`,
+			"Not at all!", `It's 'See Joe, see Jim'", he says.`},
+		"learned": {`With a "special award" to William A. (Bill) Shea, the list was completed.`,
+			"During World War 2, he was a lieutenant.", "Two metabolites (1, and 2) of the acid (reference (8)) act.",
+			`Drill a hole 1-1/4" from one end, counts / minute and/or 1/2 of the bar.`},
+		"news": {"The Fulton County Grand Jury said Friday an investigation of Atlanta's recent primary election " +
+			`produced "no evidence" that any irregularities took place.`,
+			"It was won by Mayor-nominate Ivan Allen Jr.", "Voters reject plan",
+			`"Only a relative handful of such reports was received", the jury said, "considering the widespread ` +
+				`interest".`},
+	}
+	for _, s := range browntest.Samples() {
+		d, err := brown.Parse("ca01", []byte(s.FormC))
+		require.NoError(t, err, s.Name)
+		var got []string
+		for _, sp := range d.Sentences {
+			got = append(got, d.Text[sp[0]:sp[1]])
+		}
+		require.Equal(t, want[s.Name], got, s.Name)
+	}
+}
+
 func TestParse_Errors(t *testing.T) {
 	for name, tc := range map[string]struct{ id, src, want string }{
 		"no slash":      {"ca01", "\tThe/at jury/nn said ./.\n", `line 1: token "said" is not word/tag`},

@@ -34,6 +34,14 @@ func TestLoad_RealCorpus(t *testing.T) {
 			"\n\n", " \n", "\n "} {
 			require.NotContains(t, d.Text, bad, d.ID)
 		}
+		// Sentences: ordered, disjoint, trimmed spans of the text, about 2,000 words' worth of them.
+		require.Greater(t, len(d.Sentences), 40, d.ID)
+		end := int32(0)
+		for _, sp := range d.Sentences {
+			require.True(t, sp[0] >= end && sp[1] > sp[0] && int(sp[1]) <= len(d.Text), "%s: %v", d.ID, sp)
+			require.Equal(t, strings.TrimSpace(d.Text[sp[0]:sp[1]]), d.Text[sp[0]:sp[1]], d.ID)
+			end = sp[1]
+		}
 		s := brown.SplitOf(d.ID)
 		count[s]++
 		bytes[s] += len(d.Text)

@@ -22,12 +22,12 @@ func parse(name, id string, src []byte) (Document, error) {
 			"number: ca01 … cr09)", name, id)
 	}
 	d := Document{ID: id, Genre: g.Letter}
-	var paras [][]token
-	var cur []token
+	var paras []paragraph
+	var cur paragraph
 	flush := func() {
-		if len(cur) > 0 {
+		if len(cur.toks) > 0 {
 			paras = append(paras, cur)
-			cur = nil
+			cur = paragraph{}
 		}
 	}
 	for n, line := range strings.Split(string(src), "\n") {
@@ -53,10 +53,11 @@ func parse(name, id string, src []byte) (Document, error) {
 		}
 		if headline {
 			flush()
-			paras = append(paras, sentence)
+			paras = append(paras, paragraph{toks: sentence, starts: []int{0}})
 			continue
 		}
-		cur = append(cur, sentence...)
+		cur.starts = append(cur.starts, len(cur.toks))
+		cur.toks = append(cur.toks, sentence...)
 	}
 	flush()
 	if len(paras) == 0 {
@@ -69,22 +70,31 @@ func parse(name, id string, src []byte) (Document, error) {
 		if i > 0 {
 			b.WriteByte('\n')
 		}
-		renderParagraph(&b, p, &depth)
+		d.Sentences = append(d.Sentences, renderParagraph(&b, p, &depth)...)
 	}
 	d.Text = b.String()
 	return d, nil
 }
 
+// paragraph is the tokens of one paragraph and the index of each of its sentences' first token.
+type paragraph struct {
+	toks   []token
+	starts []int
+}
+
 // doubled are the tokens Form C repeats where the text has one (package doc).
 var doubled = map[string]bool{";": true, "?": true, "!": true, ":": true, ",": true, "(": true}
 
-// renderParagraph writes the paragraph's tokens as plain text (package doc, "Plain text"). depth counts the
-// parentheses open so far in the document.
-func renderParagraph(b *strings.Builder, toks []token, depth *int) {
+// renderParagraph writes the paragraph's tokens as plain text (package doc, "Plain text") and returns the byte
+// span in b of each of its sentences that wrote anything (Document.Sentences). depth counts the parentheses open
+// so far in the document.
+func renderParagraph(b *strings.Builder, p paragraph, depth *int) [][2]int32 {
 	prev := ""          // the previous word written
 	glue := true        // no space before the next word (paragraph start, after an opening mark)
 	singleOpen := false // a lone ' opened a quote in this paragraph
-	for _, t := range toks {
+	var spans [][2]int32
+	sentence := -1 // the sentence of the last token written
+	for i, t := range p.toks {
 		w := t.word
 		switch {
 		case doubled[w] && w == prev,
@@ -122,9 +132,24 @@ func renderParagraph(b *strings.Builder, toks []token, depth *int) {
 		if before && !glue {
 			b.WriteByte(' ')
 		}
+		if s := sentenceOf(p.starts, i); s != sentence {
+			spans = append(spans, [2]int32{int32(b.Len()), 0})
+			sentence = s
+		}
 		b.WriteString(out)
+		spans[len(spans)-1][1] = int32(b.Len())
 		glue, prev = !after, w
 	}
+	return spans
+}
+
+// sentenceOf returns the sentence of token i, given each sentence's first token in increasing order.
+func sentenceOf(starts []int, i int) int {
+	s := 0
+	for s+1 < len(starts) && starts[s+1] <= i {
+		s++
+	}
+	return s
 }
 
 func hasAlnum(s string) bool {

@@ -98,6 +98,34 @@ func (s *Synset) labels(text string, sentences [][2]int32) data.DocLabels {
 	return l
 }
 
+// WordLabels returns the labels of a text whose words WordNet's lexicon labels one by one (the Brown corpus): its
+// words, segmented as Corpus segments glosses, under Corpus's schema (Concepts) with no value marked or in force,
+// since the text itself states none (naming.LabelsLexical reads each word's values from the database: every
+// supersense of its synsets); and one SentenceLabel per span of sentences ([start, end) byte offsets), with no
+// value.
+func WordLabels(text string, sentences [][2]int32) data.DocLabels {
+	nc := len(Concepts())
+	l := data.DocLabels{InForce: make([][]int16, nc), Marked: make([][]int16, nc)}
+	for _, sp := range segment(text) {
+		l.Starts = append(l.Starts, sp[0])
+		l.Ends = append(l.Ends, sp[1])
+	}
+	for c := range nc {
+		l.InForce[c], l.Marked[c] = make([]int16, len(l.Starts)), make([]int16, len(l.Starts))
+		for w := range l.Starts {
+			l.InForce[c][w], l.Marked[c][w] = -1, -1
+		}
+	}
+	for _, sp := range sentences {
+		none := make([]int16, nc)
+		for c := range none {
+			none[c] = -1
+		}
+		l.Sentences = append(l.Sentences, data.SentenceLabel{Start: sp[0], End: sp[1], Values: none})
+	}
+	return l
+}
+
 func posIndex(t byte) int {
 	for i, f := range posFiles {
 		if strings.IndexByte(f.types, t) >= 0 {

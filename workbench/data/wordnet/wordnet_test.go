@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/protolab/protolab/workbench/data"
 )
 
 // licenseHeader is the start of the Princeton license block that opens every data file: lines that begin with two
@@ -142,6 +144,29 @@ func TestCorpus_Fixture(t *testing.T) {
 	require.Equal(t, strings.Fields("eat : take in solid food . She was eating a banana . What did you eat for dinner last night ?"), words)
 	require.Len(t, l.Sentences, 3)
 	require.Equal(t, "She was eating a banana.", c.Texts[5][l.Sentences[1].Start:l.Sentences[1].End])
+}
+
+// TestWordLabels_HandCase: a text of other origin (a Brown sentence) gets the words Corpus would segment (runs of
+// letters, digits, hyphens and apostrophes; any other mark alone), Corpus's schema with no value, and its sentence
+// spans.
+func TestWordLabels_HandCase(t *testing.T) {
+	text := `It was won by Mayor-nominate Ivan Allen Jr. "Atlanta's", he said.`
+	l := WordLabels(text, [][2]int32{{0, 43}, {44, 65}})
+	c := &data.Corpus{Source: "hand", Concepts: Concepts(), Texts: []string{text}, Labels: []data.DocLabels{l}}
+	require.NoError(t, c.Validate())
+	var words []string
+	for w := range l.Starts {
+		words = append(words, text[l.Starts[w]:l.Ends[w]])
+		for k := range Concepts() {
+			require.Equal(t, int16(-1), l.InForce[k][w])
+			require.Equal(t, int16(-1), l.Marked[k][w])
+		}
+	}
+	require.Equal(t, []string{"It", "was", "won", "by", "Mayor-nominate", "Ivan", "Allen", "Jr", ".", `"`,
+		"Atlanta's", `"`, ",", "he", "said", "."}, words)
+	require.Len(t, l.Sentences, 2)
+	require.Equal(t, `"Atlanta's", he said.`, text[l.Sentences[1].Start:l.Sentences[1].End])
+	require.Equal(t, []int16{-1, -1}, l.Sentences[1].Values)
 }
 
 func TestLoad_Errors(t *testing.T) {
