@@ -105,26 +105,31 @@ type SAESettings struct {
 	Batches int `json:"batches"`
 }
 
-// Small is the study's protocol (`protolab run steering --preset small`): the spec §9 recipe, frozen as Quick runs
-// it, measured on evaluation data from seeds no choice used, on five models, for four controllers fitted alike:
+// Small is the study's protocol v2 (docs/PROTOCOL.md, "steering"; `protolab run steering --preset small`): the spec
+// §9 recipe, frozen as Quick runs it, measured on evaluation data from seeds no choice used, on five models of the v2
+// PRISM shape, for four controllers fitted alike:
 //
-//   - models: lm.PrismSmall (K = 256 = 8·D, k = 8, 400 updates), training seeds 1–5, and for the "sae" controller
+//   - models: lm.PrismSmallV2 (D = 64 with 4 heads, L = 2, T = 64, B = 16, K = 512 = 8·D, k = 8, 500 updates of
+//     which 100 are cross-entropy only, 10,000 synthetic documents), training seeds 1–5, and for the "sae" controller
 //     the dense baseline of each (the same recipe with the dense head);
-//   - items: the four tasks with up to 300 items each from 1,000 fresh documents (doc seed 3101), 4 options; split
-//     seeds 31 and 32, each a 50/50 document split with β ∈ {1e−4, 1e−3, 1e−2} chosen on 20% of the calibration part,
-//     then 200 Adam steps at lr 1e−2 (spec §9);
+//   - items: the four tasks with up to 300 items each from 1,000 fresh documents (doc seed 3101), 4 options, the
+//     context cut to data.seq_len minus the longest option; split seeds 31 and 32, each a 50/50 document split with
+//     β ∈ {1e−4, 1e−3, 1e−2} chosen on 20% of the calibration part, then 200 Adam steps at lr 1e−2 (spec §9);
 //   - controllers: prototype, sae (spec §9: SAE on the dense model's final hidden state), sae_prism (SAE on the
-//     PRISM model's own hidden state) and bias; each SAE has F = K = 256 features, k = 8 active per token (the
+//     PRISM model's own hidden state) and bias; each SAE has F = K = 512 features, k = 8 active per token (the
 //     prototypes' sparsity), trained 1,000 steps of 256 rows on the hidden states of 64 training batches;
 //   - the held-back evaluation (doc seed 3102, split seeds 33 and 34) is not run.
 //
-// Budget: per model, a PRISM model, its dense baseline and the SAEs train once, then each split runs the forward
-// passes of both models and fits the four controllers on the four tasks. It was sized, from timings of the pieces of
-// one model on gomlx v0.26's pure-Go backend, to well within the hour for five models; the models are stored under
-// run.Out/models and shared with the other PRISM studies that train the same recipe and seeds. `protolab cost`
+// Protocol v1 (lm.PrismSmall's models: D = 32, T = 32, B = 8, K = 256, 400 updates) is Small at commit 8706f7f; v2
+// changes only the models (and the SAEs' F = K that follows the bank), on the synthetic corpus alone: the tasks are
+// its concept labels. Budget: per model, a PRISM model, its dense baseline and the SAEs train once, then each split
+// runs the forward passes of both models and fits the four controllers on the four tasks; sized with protolab cost
+// and a short timing run to docs/DESIGN.md's Small budget (about an hour per study on 2 cores). The models are
+// stored under run.Out/models and shared with any study that trains the same recipe and seeds. `protolab cost`
 // estimates its compute from the configuration; a stored run's provenance records the seconds each phase took.
 func Small() Config {
 	c := Quick()
+	c.Config = lm.PrismSmallV2()
 	c.Seeds = []uint64{1, 2, 3, 4, 5}
 	s := &c.Steering
 	s.DocSeed, s.Splits = 3101, []uint64{31, 32}
@@ -132,8 +137,8 @@ func Small() Config {
 	return c
 }
 
-// Quick is what notebooks and `make run` show when no protocol result is stored: one model (seed 1), the
-// development evaluation the settings were chosen on (doc seed 1001, split seed 7), the prototype and bias-only
+// Quick is what notebooks and `make run` show when no protocol result is stored: one model of lm.PrismSmall (seed 1;
+// protocol v1's shape, on which the recipe was chosen), the development evaluation the settings were chosen on (doc seed 1001, split seed 7), the prototype and bias-only
 // controllers (the bias fits add little to the forward passes); `protolab cost` estimates its compute.
 func Quick() Config {
 	m := lm.PrismSmall()

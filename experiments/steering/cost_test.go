@@ -35,3 +35,15 @@ func TestCost_GrowsWithSeedsAndSteps(t *testing.T) {
 	c.Train.Steps *= 2
 	require.InEpsilon(t, 2*base.TrainFLOPs, c.Cost().TrainFLOPs, 1e-12)
 }
+
+// TestCost_SmallIsTheHandCount: protocol v2 trains five lm.PrismSmallV2 models and their five dense baselines, each
+// 500 updates of 16×64 tokens: 10 runs and 10 × 512,000 = 5,120,000 training tokens.
+func TestCost_SmallIsTheHandCount(t *testing.T) {
+	c := Small()
+	got := c.Cost()
+	require.Equal(t, 10, got.Runs)
+	require.Equal(t, int64(5_120_000), got.TrainTokens)
+	T := 64
+	want := 3 * 5 * 512_000 * (decoder.PrismFLOPsPerToken(c.Model, c.Prism.Config, T) + decoder.FLOPsPerToken(c.Model, T))
+	require.InEpsilon(t, want, got.TrainFLOPs, 1e-12)
+}

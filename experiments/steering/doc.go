@@ -35,13 +35,16 @@
 //
 // # Protocol
 //
-// A Config is a model recipe and its training seeds: one PRISM model (and dense baseline) per seed, each steered on
-// every split seed (the split seed draws the items, their order, the document split and the β split). A model's
-// figure is its held-out gain averaged over tasks and splits (splits of one model are not independent); the study's
-// is the mean over models with its 95% Student-t interval, mean ± t_{n−1}·s.e. (Summary), and the comparisons are the
-// same intervals of the differences to the prototype controller, paired by model. The Small preset's documents and
-// split seeds were used by no choice of the recipe, which Quick still runs on its development evaluation; a second
-// evaluation (held_back) is run by no preset: use_held_back switches to it once, when the settings are final.
+// Small is protocol v2 (docs/PROTOCOL.md, "steering"): lm.PrismSmallV2's models on the synthetic corpus alone (its
+// tasks are that corpus's concept labels), training seeds 1–5, every controller, SAEs of F = K features; protocol
+// v1 (lm.PrismSmall's models) is Small at commit 8706f7f. A Config is a model recipe and its training seeds: one
+// PRISM model (and dense baseline) per seed, each steered on every split seed (the split seed draws the items, their
+// order, the document split and the β split). A model's figure is its held-out gain averaged over tasks and splits
+// (splits of one model are not independent); the study's is the mean over models with its 95% Student-t interval,
+// mean ± t_{n−1}·s.e. (Summary), and the comparisons are the same intervals of the differences to the prototype
+// controller, paired by model. The Small preset's documents and split seeds were used by no choice of the recipe,
+// which Quick still runs on its development evaluation; a second evaluation (held_back) is run by no preset:
+// use_held_back switches to it once, when the settings are final.
 //
 // # Running
 //

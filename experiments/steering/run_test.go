@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/protolab/protolab/models/lm"
+	"github.com/protolab/protolab/workbench/lmdata"
 	"github.com/protolab/protolab/workbench/report"
 	"github.com/protolab/protolab/workbench/run"
 )
@@ -99,13 +100,31 @@ func TestLoadOrRun_TinyEndToEnd(t *testing.T) {
 	require.Equal(t, res.Seconds, nb.Seconds, "at Tiny the notebook loads the Tiny result")
 }
 
-// TestConfig_PresetsAndErrors: Small is the protocol (five seeds, two fresh split seeds, fresh documents, every
-// controller), Quick the development run; every preset validates; bad values name their key.
+// TestConfig_PresetsAndErrors: Small is protocol v2 (five models of lm.PrismSmallV2, two fresh split seeds, fresh
+// documents, every controller, SAEs of F = K = 8·D = 512 features with k = 8), Quick the development run on
+// lm.PrismSmall, Tiny and Paper the other PRISM studies' models; every preset validates; bad values name their key.
 func TestConfig_PresetsAndErrors(t *testing.T) {
 	s, q := Small(), Quick()
-	require.Equal(t, lm.PrismSmall(), s.Config)
+	require.Equal(t, lm.PrismSmallV2(), s.Config)
 	require.Equal(t, lm.PrismSmall(), q.Config)
+	require.Equal(t, lm.PrismTiny(), Tiny().Config)
+	require.Equal(t, lm.PrismPaper(), Paper().Config)
 	require.Len(t, s.Models(), 5)
+	for i, m := range s.Models() {
+		require.Equal(t, uint64(i+1), m.Seed)
+		require.Equal(t, lmdata.SourceSynthetic, m.Data.Source, "the tasks are the synthetic corpus's labels")
+	}
+	require.Equal(t, uint64(3101), s.Steering.DocSeed)
+	require.Equal(t, uint64(3102), s.HeldBack.DocSeed)
+	sae, err := s.Steering.SAE.resolved(s.Prism.NumPrototypes, s.Prism.TopK, s.Model.Width)
+	require.NoError(t, err)
+	require.Equal(t, 8*s.Model.Width, sae.Model.Features, "F = K = 8·D")
+	require.Equal(t, 512, sae.Model.Features)
+	require.Equal(t, 8, sae.Model.K)
+	v1 := Quick().Steering
+	v1.Controllers = s.Steering.Controllers
+	v1.DocSeed, v1.Splits = s.Steering.DocSeed, s.Steering.Splits
+	require.Equal(t, v1, s.Steering, "the rest of the recipe is v1's")
 	require.Equal(t, AllControllers, s.Steering.Controllers)
 	require.NotEqual(t, q.Steering.DocSeed, s.Steering.DocSeed, "the protocol evaluates on documents no choice saw")
 	for _, sp := range s.Steering.Splits {

@@ -1,9 +1,7 @@
 package suppression
 
 import (
-	"fmt"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/pkg/errors"
@@ -30,132 +28,6 @@ const (
 
 // Modes lists the modes a run reports, reference first.
 var Modes = []string{ModeNone, ModeZero, ModeMask}
-
-// ModeResult holds the measurements under one mode. Rates are means over samples; SEs are sample standard
-// deviations over √n.
-type ModeResult struct {
-	Mode string `json:"mode"`
-	// ConceptRate is the mean over samples of the fraction of generated words that are keywords (samples with no
-	// word are left out); AnyRate the fraction of samples with at least one keyword.
-	ConceptRate   float64 `json:"concept_rate"`
-	ConceptRateSE float64 `json:"concept_rate_se"`
-	AnyRate       float64 `json:"any_rate"`
-	AnyRateSE     float64 `json:"any_rate_se"`
-	Words         int     `json:"words"` // generated words over all samples
-	// JudgePerplexity is the perplexity of the completions (up to and including the end-of-document token)
-	// given their prompts under the unsuppressed model: a generation-quality proxy.
-	JudgePerplexity float64 `json:"judge_perplexity"`
-	// OtherPerplexity is the perplexity on validation documents without a keyword, ConceptPerplexity on those
-	// with one, and ValPerplexity on both together (spec §10's validation perplexity).
-	OtherPerplexity   float64 `json:"other_perplexity"`
-	ConceptPerplexity float64 `json:"concept_perplexity"`
-	ValPerplexity     float64 `json:"val_perplexity"`
-	// Reduction is 1 − ConceptRate/ConceptRate(none); OtherChange is OtherPerplexity/OtherPerplexity(none) − 1
-	// and ValChange likewise (0 when the reference is 0). Perplexities are 0 when there is no text of that kind.
-	Reduction   float64  `json:"reduction"`
-	OtherChange float64  `json:"other_change"`
-	ValChange   float64  `json:"val_change"`
-	Examples    []string `json:"examples"` // the first completions
-}
-
-// ModelRun is the suppression study on one PRISM model.
-type ModelRun struct {
-	// Label is ModelRecipe or ModelSpecRange; Seed the model's training seed; Run its name (lm.Config.Name).
-	Label string `json:"label"`
-	Seed  uint64 `json:"seed"`
-	Run   string `json:"run"`
-	// K, D, TopK and Steps describe the model: bank size, width, prototypes per token, training updates.
-	K     int `json:"k"`
-	D     int `json:"d"`
-	TopK  int `json:"top_k"`
-	Steps int `json:"steps"`
-	// Keywords are the concept's words.
-	Keywords []string `json:"keywords"`
-	// Omega is the suppressed set Ω (bank indices, sorted); Selected details the keyword selection (empty when
-	// Settings.Prototypes gave Ω).
-	Omega    []int                      `json:"omega"`
-	Selected []mprism.SelectedPrototype `json:"selected"`
-	// BaseHitRate is the keyword hit rate over all scanned contexts (every token): the rate a prototype unrelated
-	// to the concept would show.
-	BaseHitRate float64 `json:"base_hit_rate"`
-	// OtherTokens and ConceptTokens count the predicted tokens of the two perplexities; OtherActive and
-	// ConceptActive are the fractions of them where some i ∈ Ω was active (selected, a > 0) unsuppressed.
-	OtherTokens   int          `json:"other_tokens"`
-	ConceptTokens int          `json:"concept_tokens"`
-	OtherActive   float64      `json:"other_active"`
-	ConceptActive float64      `json:"concept_active"`
-	Modes         []ModeResult `json:"modes"` // Modes order
-	Seconds       float64      `json:"seconds"`
-}
-
-// Mode returns the measurements of the named mode, or nil.
-func (r *ModelRun) Mode(name string) *ModeResult {
-	for i := range r.Modes {
-		if r.Modes[i].Mode == name {
-			return &r.Modes[i]
-		}
-	}
-	return nil
-}
-
-// String is one model's report: Ω and one line per mode.
-func (r *ModelRun) String() string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "%s (%s, seed %d): |Ω| = %d %v (base hit rate %.3f); Ω active on %.3f of other-text and %.3f "+
-		"of concept-text tokens\n", r.Run, r.Label, r.Seed, len(r.Omega), r.Omega, r.BaseHitRate, r.OtherActive,
-		r.ConceptActive)
-	fmt.Fprintf(&b, "%-5s %14s %14s %9s %9s %9s %9s %9s %9s\n", "mode", "concept rate", "any rate", "cut",
-		"PPL other", "Δ other", "Δ val", "PPL conc.", "PPL judge")
-	for _, m := range r.Modes {
-		fmt.Fprintf(&b, "%-5s %7.4f±%.4f %7.3f±%.3f %8.1f%% %9.3f %+8.2f%% %+8.2f%% %9.3f %9.3f\n", m.Mode,
-			m.ConceptRate, m.ConceptRateSE, m.AnyRate, m.AnyRateSE, 100*m.Reduction, m.OtherPerplexity,
-			100*m.OtherChange, 100*m.ValChange, m.ConceptPerplexity, m.JudgePerplexity)
-	}
-	return strings.TrimSuffix(b.String(), "\n")
-}
-
-// Result is the suppression study: one ModelRun per model (label × training seed) and, per label, the mean ± s.e.
-// over training seeds.
-type Result struct {
-	Provenance *run.Provenance `json:"provenance"`
-	// Config is the suppression settings as run (with the held-back seeds when HeldBack is set).
-	Config   Settings   `json:"config"`
-	HeldBack bool       `json:"held_back"` // the evaluation is the held-back one
-	Runs     []ModelRun `json:"runs"`
-	// Summaries has one entry per model label, in Models order.
-	Summaries []Summary `json:"summaries"`
-	Seconds   float64   `json:"seconds"`
-}
-
-// Summary returns the summary of the model label, or nil.
-func (r *Result) Summary(label string) *Summary {
-	for i := range r.Summaries {
-		if r.Summaries[i].Label == label {
-			return &r.Summaries[i]
-		}
-	}
-	return nil
-}
-
-// String is the study's report: per model label the mean ± s.e. over seeds of each mode, then every run.
-func (r *Result) String() string {
-	var b strings.Builder
-	ev := "protocol evaluation"
-	if r.HeldBack {
-		ev = "held-back evaluation"
-	}
-	fmt.Fprintf(&b, "suppression of %s=%s by rule %q ≥ %.2f (%s; mean ± s.e. over training seeds)\n",
-		r.Config.Concept, r.Config.Value, r.Config.Rule, r.Config.MinHitRate, ev)
-	for _, s := range r.Summaries {
-		b.WriteString(s.String())
-		b.WriteString("\n")
-	}
-	for i := range r.Runs {
-		b.WriteString(r.Runs[i].String())
-		b.WriteString("\n")
-	}
-	return strings.TrimSuffix(b.String(), "\n")
-}
 
 // Runs is the study's entry points (run.Entry): Runs.LoadOrRun(cfg) returns the result stored for cfg under
 // run.Out or runs the study; Runs.Run(cfg) runs it even when a result is stored (the models it trains are loaded
@@ -189,35 +61,45 @@ func CompareRules(rules []string, opts ...run.Option) ([]*Result, error) {
 	return out, nil
 }
 
-// runStudy trains (or loads, from run.Out/models) every model of cfg.Models and runs Suppress with cfg.Settings on
-// each. A comparison of rules or thresholds is one Runs.LoadOrRun per variant (each stored; the models are trained
-// once).
+// runStudy runs the study on every corpus of cfg.Sources(), each alone: it trains (or loads, from run.Out/models)
+// every model of cfg.ModelsOn(corpus) and runs Suppress with cfg.Settings on each. A comparison of rules or
+// thresholds is one Runs.LoadOrRun per variant (each stored; the models are trained once).
 func runStudy(cfg Config, prov *run.Provenance, o run.Options) (*Result, error) {
 	start := time.Now()
-	models := cfg.Models()
-	prov.Seed = models[0].Config.Seed
+	prov.Seed = cfg.Models()[0].Config.Seed
 	s := cfg.Settings()
 	res := &Result{Provenance: prov, Config: s, HeldBack: cfg.UseHeldBack}
-	for _, mc := range models {
-		m, err := lm.LoadOrTrain(mc.Config, run.With(o))
-		if err != nil {
-			return nil, err
+	for i, src := range cfg.Sources() {
+		c := CorpusResult{Source: src, Concept: s.ConceptOn(src)}
+		for _, mc := range cfg.ModelsOn(src) {
+			m, err := lm.LoadOrTrain(mc.Config, run.With(o))
+			if err != nil {
+				return nil, errors.WithMessagef(err, "corpus %q", src)
+			}
+			r, err := Suppress(m, s, run.With(o))
+			if err != nil {
+				return nil, errors.WithMessagef(err, "corpus %q, model %s", src, mc.Config.Name())
+			}
+			r.Label = mc.Label
+			c.Runs = append(c.Runs, *r)
 		}
-		r, err := Suppress(m, s, run.With(o))
-		if err != nil {
-			return nil, errors.WithMessagef(err, "model %s", mc.Config.Name())
+		c.Summaries = summarise(c.Runs)
+		if i == 0 {
+			res.CorpusResult = c
+		} else {
+			res.Others = append(res.Others, c)
 		}
-		r.Label = mc.Label
-		res.Runs = append(res.Runs, *r)
 	}
-	res.Summaries = summarise(res.Runs)
 	res.Seconds = time.Since(start).Seconds()
 	return res, nil
 }
 
-// Suppress selects Ω for the configured concept (or takes Settings.Prototypes), then generates Samples
-// continuations of topic-free prompts and measures the perplexity of validation text without and with the concept,
-// unsuppressed and under both modes. The model stays unchanged; the run's Label is empty (compute sets it).
+// Suppress selects Ω for the configured concept on the model's corpus (Settings; or takes Settings.Prototypes), then
+// generates Samples continuations of prompts that do not name the concept and measures the perplexity of validation
+// text without and with the concept, unsuppressed and under both modes. On the synthetic corpus the prompts and the
+// text split come from its labels (mprism.SuppressPrompts, SplitByKeywords); on the Brown corpus, which has none,
+// from the keyword set alone (mprism.KeywordFreePrompts, SplitSequencesByKeywords). The model stays unchanged; the
+// run's Label is empty (compute sets it).
 func Suppress(m *lm.Model, s Settings, opts ...run.Option) (*ModelRun, error) {
 	if err := s.Validate(); err != nil {
 		return nil, errors.WithMessage(err, "suppress")
@@ -243,11 +125,12 @@ func suppress(m *lm.Model, s Settings, o run.Options) (*ModelRun, error) {
 		return nil, err
 	}
 	start := time.Now()
-	kw, err := s.keywords()
+	mc := m.Config
+	labelFree := isBrown(mc.Data.Source)
+	kw, err := s.keywordsFor(mc.Data.Source)
 	if err != nil {
 		return nil, err
 	}
-	mc := m.Config
 	res := &ModelRun{Run: mc.Name(), Seed: mc.Seed, K: mc.Prism.NumPrototypes, D: mc.Model.Width,
 		TopK: mc.Prism.TopK, Steps: mc.Train.Steps, Keywords: kw}
 	K := mc.Prism.NumPrototypes
@@ -269,19 +152,7 @@ func suppress(m *lm.Model, s Settings, o run.Options) (*ModelRun, error) {
 	for _, i := range res.Omega {
 		omega[i] = 1
 	}
-	prompts, err := mprism.SuppressPrompts(m, s.Samples, s.PromptSeed)
-	if err != nil {
-		return nil, err
-	}
-	texts := d.Val.Texts
-	if s.TextSeed != 0 {
-		c, err := m.FreshCorpus(s.TextDocs, s.TextSeed)
-		if err != nil {
-			return nil, err
-		}
-		texts = c.Texts
-	}
-	other, concept, err := mprism.SplitByKeywords(m, texts, kw, s.EvalSequences)
+	prompts, other, concept, err := suppressData(m, s, kw, labelFree)
 	if err != nil {
 		return nil, err
 	}
@@ -339,6 +210,44 @@ func suppress(m *lm.Model, s Settings, o run.Options) (*ModelRun, error) {
 	}
 	res.Seconds = time.Since(start).Seconds()
 	return res, nil
+}
+
+// suppressData returns the prompts and the validation sequences without (other) and with the concept (doc.go,
+// "Data"): from the synthetic corpus's labels, or on a corpus without them (labelFree, the Brown corpus) from
+// brown_docs documents of the evaluation splits and the keywords alone.
+func suppressData(m *lm.Model, s Settings, kw []string, labelFree bool) (prompts, other, concept [][]int32,
+	err error) {
+	d, err := m.Data()
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	textDocs := s.TextDocs
+	if labelFree {
+		c, err := m.FreshCorpus(s.BrownDocs, s.PromptSeed)
+		if err != nil {
+			return nil, nil, nil, errors.WithMessage(err, "suppress.brown_docs")
+		}
+		if prompts, err = mprism.KeywordFreePrompts(m, c.Texts, s.Samples, s.PromptWords, kw); err != nil {
+			return nil, nil, nil, errors.WithMessage(err, "suppress.samples, brown_docs")
+		}
+		textDocs = s.BrownDocs
+	} else if prompts, err = mprism.SuppressPrompts(m, s.Samples, s.PromptSeed); err != nil {
+		return nil, nil, nil, err
+	}
+	texts := d.Val.Texts
+	if s.TextSeed != 0 {
+		c, err := m.FreshCorpus(textDocs, s.TextSeed)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		texts = c.Texts
+	}
+	if labelFree {
+		other, concept, err = mprism.SplitSequencesByKeywords(m, texts, kw, s.EvalSequences)
+	} else {
+		other, concept, err = mprism.SplitByKeywords(m, texts, kw, s.EvalSequences)
+	}
+	return prompts, other, concept, err
 }
 
 // relChange is x/ref − 1, or 0 when ref is 0.

@@ -12,6 +12,7 @@ import (
 
 	"github.com/protolab/protolab/models/lm"
 	mprism "github.com/protolab/protolab/models/prism"
+	"github.com/protolab/protolab/workbench/lmdata"
 	"github.com/protolab/protolab/workbench/report"
 	"github.com/protolab/protolab/workbench/run"
 )
@@ -161,9 +162,13 @@ func TestLoadOrRun_TinyProtocol(t *testing.T) {
 	require.Contains(t, res.Summary(ModelSpecRange).Note, fmt.Sprintf("not the model of the quality study at this "+
 		"width (prismhead: K = %d, k = %d, %d updates)", q.Prism.NumPrototypes, q.Prism.TopK, q.Train.Steps))
 	require.Contains(t, res.String(), "spec_range model")
-	for _, c := range Claims(res) {
+	for i, c := range Claims(res) {
 		require.NoError(t, c.Validate())
-		require.Contains(t, c.Untestable, "needs ≥ 3 training seeds")
+		if i < 4 {
+			require.Contains(t, c.Untestable, "needs ≥ 3 training seeds")
+		} else {
+			require.Contains(t, c.Untestable, "no run on the brown corpus", "Tiny runs the synthetic corpus alone")
+		}
 	}
 	stored, err := filepath.Glob(filepath.Join(out, Study, "result-*.json"))
 	require.NoError(t, err)
@@ -196,68 +201,6 @@ func TestLoadOrRun_TinyProtocol(t *testing.T) {
 	require.Equal(t, res.Seconds, nb.Seconds, "at Tiny the notebook loads the Tiny result")
 }
 
-// TestConfig_Presets: Small is the protocol (the Quick recipe on three seeds and a spec-range bank of 16·D, fresh
-// evaluation seeds, the held-back seeds unused); Quick is the recipe on one seed with the development evaluation;
-// Tiny and Paper run on the other PRISM studies' models. Every preset validates, and bad values name their key.
-func TestConfig_Presets(t *testing.T) {
-	q := Quick()
-	want := lm.PrismSmall()
-	want.Train.Steps, want.Train.LR = 4800, 1e-2
-	want.Prism.NumPrototypes, want.Prism.TopK, want.Prism.SeedBatches = 2048, 16, 16
-	require.Equal(t, want, q.Config)
-	require.Equal(t, []uint64{1}, q.Seeds)
-	require.Zero(t, q.Suppress.TextSeed, "the development evaluation reads the validation split")
-	s := Small()
-	require.Equal(t, want, s.Config)
-	require.Equal(t, []uint64{1, 2, 3}, s.Seeds)
-	models := s.Models()
-	require.Len(t, models, 6)
-	for i, m := range models {
-		k := 2048
-		if i >= 3 {
-			require.Equal(t, ModelSpecRange, m.Label)
-			k = 16 * want.Model.Width
-		}
-		require.Equal(t, k, m.Config.Prism.NumPrototypes)
-		require.Equal(t, s.Seeds[i%3], m.Config.Seed)
-	}
-	for _, seed := range []uint64{s.Suppress.PromptSeed, s.Suppress.Sample.Seed, s.Suppress.TextSeed} {
-		require.NotContains(t, []uint64{q.Suppress.PromptSeed, q.Suppress.Sample.Seed, 4004, 5005, 13, 14}, seed,
-			"the protocol evaluates on seeds no choice used")
-	}
-	require.False(t, s.UseHeldBack)
-	require.Equal(t, lm.PrismTiny(), Tiny().Config)
-	require.Equal(t, lm.PrismPaper(), Paper().Config)
-	for _, name := range []string{"tiny", "small", "paper"} {
-		cfg, err := Preset(name)
-		require.NoError(t, err)
-		require.NoError(t, cfg.Validate(), name)
-	}
-	require.NoError(t, q.Validate())
-	for _, tc := range []struct{ set, mention string }{
-		{"suppress.rule=words", `suppress: rule="words"`},
-		{"suppress.min_contexts=11", "min_contexts=11"},
-		{"suppress.prototypes=[-1]", "prototypes[0]"},
-		{"head=dense", `head="dense"`},
-		{"prism.seed_batches=0", "seed_batches"},
-		{"seeds=[1,1]", "seeds[1]=1"},
-		{"spec_range_k=-1", "spec_range_k=-1"},
-		{"spec_range_k=200", "spec_range_k=200"},
-		{"held_back.text_seed=3203", "held_back repeats"},
-		{"suppress.text_docs=0", "text_docs=0"},
-		{"suppress.text_seed=1", "data.synthetic.seed"},
-	} {
-		cfg := Tiny()
-		require.NoError(t, run.Override(&cfg, tc.set))
-		require.ErrorContains(t, cfg.Validate(), tc.mention, tc.set)
-	}
-	cfg := Tiny()
-	cfg.UseHeldBack = true
-	require.NoError(t, cfg.Validate())
-	require.Equal(t, cfg.HeldBack.TextSeed, cfg.Settings().TextSeed)
-	require.Equal(t, cfg.HeldBack.SampleSeed, cfg.Settings().Sample.Seed)
-}
-
 // handResult builds a result with known summaries: the recipe's model cuts the concept by 75 ± 1% at +0.5 ± 0.1%
 // other-text perplexity over 3 seeds, the spec-range model by 30 ± 2% at +0.9 ± 0.2%.
 func handResult() *Result {
@@ -271,20 +214,29 @@ func handResult() *Result {
 		s.Mode(ModeZero).OtherChange = st(ppl, pplSE)
 		return s
 	}
-	return &Result{Config: Small().Settings(), Summaries: []Summary{
-		sum(ModelRecipe, 2048, 0.75, 0.01, 0.005, 0.001),
-		sum(ModelSpecRange, 512, 0.30, 0.02, 0.009, 0.002),
-	}}
+	return &Result{Config: Small().Settings(), CorpusResult: CorpusResult{Source: lmdata.SourceSynthetic,
+		Summaries: []Summary{
+			sum(ModelRecipe, 2048, 0.75, 0.01, 0.005, 0.001),
+			sum(ModelSpecRange, 512, 0.30, 0.02, 0.009, 0.002),
+		}}}
 }
 
 // TestClaims_KnownVerdicts judges the claims of a hand-built result against a paper cut of 80%: the recipe's 75 ± 1%
 // is within 10% of it and its +0.5 ± 0.1% stays under the 1% bound (reproduced); the spec-range model's 30 ± 2% is
-// far from 80% and its +0.9 ± 0.2% may exceed 1% (not reproduced). Without a result every claim is listed, empty;
-// with fewer seeds or no spec-range model the claims say why they are untestable.
+// far from 80% and its +0.9 ± 0.2% may exceed 1% (not reproduced). The result has no Brown run: its four Brown rows
+// say so. Without a result every claim is listed, empty; with fewer seeds or no spec-range model the claims say why
+// they are untestable.
 func TestClaims_KnownVerdicts(t *testing.T) {
 	paper := map[string]report.Paper{PaperCut: {Value: 80, HasValue: true}, PaperQuality: {}}
-	claims := Claims(handResult())
-	require.Len(t, claims, 4)
+	all := Claims(handResult())
+	require.Len(t, all, 8)
+	for _, c := range all[4:] {
+		require.NoError(t, c.Validate())
+		require.Contains(t, c.Untestable, "no run on the brown corpus", c.Claim)
+		got, _ := report.Verdict(c, paper[c.ID])
+		require.Equal(t, report.NotTestable, got)
+	}
+	claims := all[:4]
 	want := []string{report.Reproduced, report.Reproduced, report.NotReproduced, report.NotReproduced}
 	for i, c := range claims {
 		require.NoError(t, c.Validate())
@@ -298,8 +250,8 @@ func TestClaims_KnownVerdicts(t *testing.T) {
 	require.InDelta(t, 0.1, claims[1].Ours.SE, 1e-12)
 
 	empty := Claims(nil)
-	require.Len(t, empty, 4)
-	for i, c := range empty {
+	require.Len(t, empty, 8)
+	for i, c := range empty[:4] {
 		require.NoError(t, c.Validate())
 		require.Equal(t, claims[i].ID, c.ID)
 		require.Equal(t, claims[i].Rule, c.Rule)
