@@ -25,6 +25,12 @@ shift 2
 root=$(cd "$(dirname "$0")/.." && pwd)
 notebooks=("$@")
 if [[ ${#notebooks[@]} == 0 ]]; then notebooks=("$root"/notebooks/*.ipynb); fi
+for nb in "${notebooks[@]}"; do
+  if [[ ! -f $nb ]]; then
+    echo "notebooks: $nb is not a notebook file; give paths such as notebooks/30_function_vectors.ipynb" >&2
+    exit 2
+  fi
+done
 mkdir -p "$outdir"
 outdir=$(cd "$outdir" && pwd)
 

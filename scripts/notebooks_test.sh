@@ -73,6 +73,9 @@ check "unknown preset: named" grep -q 'unknown preset "huge": use tiny, small or
 NOTEBOOK_CELL_TIMEOUT=soon PATH="$tmp/bin:$PATH" bash "$root/scripts/notebooks.sh" tiny "$tmp/out5" "$tmp/nb/03_passes.ipynb" >"$tmp/stdout5" 2>&1
 check "bad NOTEBOOK_CELL_TIMEOUT: exit 2" test $? = 2
 check "bad NOTEBOOK_CELL_TIMEOUT: named" grep -q 'NOTEBOOK_CELL_TIMEOUT=soon: want seconds' "$tmp/stdout5"
+PATH="$tmp/bin:$PATH" bash "$root/scripts/notebooks.sh" tiny "$tmp/out6" 03_passes >"$tmp/stdout6" 2>&1
+check "a notebook that is no file: exit 2" test $? = 2
+check "a notebook that is no file: named" grep -q '03_passes is not a notebook file' "$tmp/stdout6"
 
 # scripts/nblint.py: the repository's notebooks pass; a notebook with bare math, an unpaired $, no ShowLibrary in its
 # settings cell and no export cell fails with each named.
