@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/pkg/errors"
+	"github.com/protolab/protolab/workbench/data"
 )
 
 // NumDocs is the number of samples (files) of the corpus.
@@ -84,7 +85,7 @@ func Load(dir string) ([]Document, error) {
 	}
 	var missing []string
 	for _, id := range IDs() {
-		if !isFile(filepath.Join(dir, id)) {
+		if !data.IsFile(filepath.Join(dir, id)) {
 			missing = append(missing, id)
 		}
 	}

@@ -4,6 +4,8 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/protolab/protolab/workbench/data"
+
 	"github.com/pkg/errors"
 )
 
@@ -20,34 +22,19 @@ const marker = "ca01"
 // current directory or one of its parents, up to the module root (go.mod).
 func Dir() (string, error) {
 	if d := os.Getenv(EnvDir); d != "" {
-		if !isFile(filepath.Join(d, marker)) {
+		if !data.IsFile(filepath.Join(d, marker)) {
 			return "", errors.Errorf("$%s=%q does not hold the Brown corpus (no %s); run `make brown` and unset $%s, "+
 				"or point it at a folder holding ca01 … cr09", EnvDir, d, marker, EnvDir)
 		}
 		return d, nil
 	}
-	wd, err := os.Getwd()
+	cand, tried, err := data.FindAssetDir(DefaultSubdir, marker)
 	if err != nil {
 		return "", errors.Wrap(err, "brown.Dir: current directory")
 	}
-	var tried []string
-	for dir := wd; ; {
-		cand := filepath.Join(dir, DefaultSubdir)
-		if isFile(filepath.Join(cand, marker)) {
-			return cand, nil
-		}
-		tried = append(tried, cand)
-		parent := filepath.Dir(dir)
-		if isFile(filepath.Join(dir, "go.mod")) || parent == dir {
-			break
-		}
-		dir = parent
+	if cand != "" {
+		return cand, nil
 	}
 	return "", errors.Errorf("Brown corpus not found: run `make brown` (or `make setup`) or set $%s (looked in %v)",
 		EnvDir, tried)
-}
-
-func isFile(p string) bool {
-	st, err := os.Stat(p)
-	return err == nil && st.Mode().IsRegular()
 }

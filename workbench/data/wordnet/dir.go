@@ -4,6 +4,8 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/protolab/protolab/workbench/data"
+
 	"github.com/pkg/errors"
 )
 
@@ -17,32 +19,17 @@ const DefaultSubdir = "assets/wordnet/usr/share/wordnet"
 // DefaultSubdir under the current directory or one of its parents, up to the module root (go.mod).
 func Dir() (string, error) {
 	if d := os.Getenv(EnvDir); d != "" {
-		if !isFile(filepath.Join(d, "data.noun")) {
+		if !data.IsFile(filepath.Join(d, "data.noun")) {
 			return "", errors.Errorf("$%s=%q does not hold a WordNet database (no data.noun)", EnvDir, d)
 		}
 		return d, nil
 	}
-	wd, err := os.Getwd()
+	cand, tried, err := data.FindAssetDir(DefaultSubdir, "data.noun")
 	if err != nil {
 		return "", errors.Wrap(err, "wordnet.Dir: current directory")
 	}
-	var tried []string
-	for dir := wd; ; {
-		cand := filepath.Join(dir, DefaultSubdir)
-		if isFile(filepath.Join(cand, "data.noun")) {
-			return cand, nil
-		}
-		tried = append(tried, cand)
-		parent := filepath.Dir(dir)
-		if isFile(filepath.Join(dir, "go.mod")) || parent == dir {
-			break
-		}
-		dir = parent
+	if cand != "" {
+		return cand, nil
 	}
 	return "", errors.Errorf("WordNet database not found: run `make wordnet` or set $%s (looked in %v)", EnvDir, tried)
-}
-
-func isFile(p string) bool {
-	st, err := os.Stat(p)
-	return err == nil && st.Mode().IsRegular()
 }
