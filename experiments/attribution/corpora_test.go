@@ -4,12 +4,14 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/go-echarts/go-echarts/v2/charts"
 	"github.com/stretchr/testify/require"
 
 	"github.com/protolab/protolab/models/prism"
 	"github.com/protolab/protolab/workbench/data/brown"
 	"github.com/protolab/protolab/workbench/data/brown/browntest"
 	"github.com/protolab/protolab/workbench/lmdata"
+	"github.com/protolab/protolab/workbench/plot"
 	"github.com/protolab/protolab/workbench/run"
 )
 
@@ -88,5 +90,14 @@ func TestLoadOrRun_TinyTwoCorpora(t *testing.T) {
 	require.Equal(t, 1, strings.Count(sb.String(), "cost model at paper"))
 	require.Contains(t, LDSChart(res).RenderSnippet().Option, "synthetic corpus: 2 model(s)")
 	require.Contains(t, LDSChart(br).RenderSnippet().Option, "brown corpus: 2 model(s)")
+	figs := Figures(res)
+	var names []string
+	for _, f := range figs {
+		names = append(names, f.Name)
+	}
+	require.Equal(t, []string{"attribution_speed", "attribution_overlap", "attribution_lds",
+		"attribution_brown_overlap", "attribution_brown_lds"}, names, "the further corpus's figures follow")
+	require.Contains(t, figs[4].Chart.(*charts.Bar).RenderSnippet().Option, "brown corpus: 2 model(s)")
+	require.NoError(t, plot.CheckFigures(figs))
 	require.Equal(t, 2*n*(1+a.LDSSubsets), cfg.Cost().Runs)
 }

@@ -274,12 +274,20 @@ func writeCostTable(w io.Writer, c *prism.CostModel) error {
 	return tw.Flush()
 }
 
-// Figures are the figures notebooks/20_prism.ipynb shows from r (its first corpus), named for plot.ExportFigures:
-// query speed, agreement with the reference and the LDS against retraining.
+// Figures are the figures notebooks/20_prism.ipynb shows from r, named for plot.ExportFigures: on its first corpus
+// the query speed, the agreement with the reference and the LDS against retraining, then the agreement and the LDS
+// of every further corpus (named in the figure's name: attribution_brown_…).
 func Figures(r *Result) []plot.Figure {
-	return []plot.Figure{
+	figs := []plot.Figure{
 		{Name: "attribution_speed", Chart: SpeedChart(r)},
 		{Name: "attribution_overlap", Chart: OverlapChart(r)},
 		{Name: "attribution_lds", Chart: LDSChart(r)},
 	}
+	sources := r.Sources()
+	for i := 1; i < len(sources); i++ {
+		c, name := r.Corpus(sources[i]), "attribution_"+plot.NamePart(sources[i])
+		figs = append(figs, plot.Figure{Name: name + "_overlap", Chart: OverlapChart(c)},
+			plot.Figure{Name: name + "_lds", Chart: LDSChart(c)})
+	}
+	return figs
 }

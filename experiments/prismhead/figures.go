@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math"
 	"slices"
-	"strings"
 
 	"github.com/go-echarts/go-echarts/v2/charts"
 
@@ -248,12 +247,7 @@ func Figures(r *Result) []plot.Figure {
 		plot.Figure{Name: "prismhead_sweep_quality", Chart: SweepQuality(r.Summary)})
 	for i := range r.Others {
 		c := &r.Others[i]
-		name := "prismhead_" + strings.Map(func(r rune) rune { // a file source's path makes no file name
-			if r >= 'a' && r <= 'z' || r >= '0' && r <= '9' {
-				return r
-			}
-			return '_'
-		}, strings.ToLower(c.Protocol.Source))
+		name := "prismhead_" + plot.NamePart(c.Protocol.Source)
 		figs = append(figs,
 			plot.Figure{Name: name + "_quality", Chart: CorpusSeedQuality(c, c.Protocol.Source)},
 			plot.Figure{Name: name + "_sweep_coupling", Chart: SweepCoupling(c.Summary)},

@@ -107,20 +107,8 @@ func (r *Result) Corpora() []CorpusResult {
 // Corpus returns the result on corpus source, or nil when the study did not run on it. A result stored before
 // protocol v2 names no corpus; it ran on the synthetic corpus and is found as such.
 func (r *Result) Corpus(source string) *CorpusResult {
-	for i := range 1 + len(r.Others) {
-		c := &r.CorpusResult
-		if i > 0 {
-			c = &r.Others[i-1]
-		}
-		src := c.Protocol.Source
-		if src == "" {
-			src = lmdata.SourceSynthetic
-		}
-		if strings.EqualFold(src, source) {
-			return c
-		}
-	}
-	return nil
+	return lmdata.FindCorpus(&r.CorpusResult, r.Others, func(c *CorpusResult) string { return c.Protocol.Source },
+		source)
 }
 
 // String is the study's report: per corpus the protocol, the summary over seeds, then the first replicate in detail.

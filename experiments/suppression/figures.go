@@ -2,7 +2,6 @@ package suppression
 
 import (
 	"fmt"
-	"strings"
 
 	"github.com/go-echarts/go-echarts/v2/charts"
 
@@ -114,7 +113,7 @@ func Figures(res *Result) []plot.Figure {
 	}
 	for i := range res.Others {
 		c := &res.Others[i]
-		suffix := "_" + strings.ToLower(c.CorpusName())
+		suffix := "_" + plot.NamePart(c.CorpusName())
 		figs = append(figs, plot.Figure{Name: "suppression_rate" + suffix, Chart: CorpusRateChart(res, c)},
 			plot.Figure{Name: "suppression_perplexity" + suffix, Chart: CorpusPerplexityChart(c)})
 	}

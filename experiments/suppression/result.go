@@ -144,16 +144,7 @@ func (r *Result) Corpora() []CorpusResult {
 // Corpus returns the result on corpus source, or nil when the study did not run on it (a result stored before
 // protocol v2 ran on the synthetic corpus and is found as such).
 func (r *Result) Corpus(source string) *CorpusResult {
-	for i := range 1 + len(r.Others) {
-		c := &r.CorpusResult
-		if i > 0 {
-			c = &r.Others[i-1]
-		}
-		if strings.EqualFold(c.CorpusName(), source) {
-			return c
-		}
-	}
-	return nil
+	return lmdata.FindCorpus(&r.CorpusResult, r.Others, (*CorpusResult).CorpusName, source)
 }
 
 // String is the study's report: per corpus and model label the mean ± s.e. over seeds of each mode, then every run.

@@ -260,6 +260,18 @@ func TestExportFigures_RefusesBadFigures(t *testing.T) {
 	require.Empty(t, entries, "nothing written")
 }
 
+// NamePart makes a corpus name or a data source's file path a part of a figure name that CheckFigures accepts:
+// letters lowered, digits kept, everything else '_'.
+func TestNamePart(t *testing.T) {
+	for in, want := range map[string]string{"brown": "brown", "Brown": "brown", "/data/My.txt": "_data_my_txt",
+		"wordnet-3.1": "wordnet_3_1", "": "", "é": "_"} {
+		require.Equal(t, want, NamePart(in), in)
+		if want != "" {
+			require.NoError(t, CheckFigures([]Figure{{Name: "fig_" + NamePart(in), Chart: sampleChart()}}))
+		}
+	}
+}
+
 // ExportFiguresTo writes only the formats asked for into the folder given (the shipped figures: SVG), the same
 // bytes when the same charts are exported again (so a regenerated figure is a diff only when its data changed); an
 // unknown format is refused before anything is written.

@@ -114,6 +114,21 @@ type Figure struct {
 	Chart Chart
 }
 
+// NamePart returns s made fit to be part of a figure's name, as a study names a figure after a corpus or a data
+// source (which may be a file's path): lower-case ASCII letters and digits are kept, upper-case letters lowered and
+// every other rune replaced by '_'.
+func NamePart(s string) string {
+	return strings.Map(func(r rune) rune {
+		switch {
+		case r >= 'a' && r <= 'z' || r >= '0' && r <= '9':
+			return r
+		case r >= 'A' && r <= 'Z':
+			return r - 'A' + 'a'
+		}
+		return '_'
+	}, s)
+}
+
 // CheckFigures returns an error naming the first figure with an empty, duplicate or path-like name, or a nil
 // chart: what ExportFigures refuses.
 func CheckFigures(figs []Figure) error {
