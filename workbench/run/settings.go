@@ -11,10 +11,11 @@ import (
 )
 
 // ResultPath returns the file LoadOrRun stores cfg's result in under the root out: out/<study>/result-<hash>.json,
-// the hash being store.KeyHash of the whole configuration. A notebook's settings cell prints it, so that the run of
-// the current settings is named before any cell computes it.
+// the hash being store.KeyHash of the whole configuration; or result-<hash>.json.gz when only that gzip-compressed
+// copy exists (a shipped result over 1 MB: results/README.md), the file then read. A notebook's settings cell prints
+// it, so that the run of the current settings is named before any cell computes it.
 func ResultPath(out, study string, cfg any) (string, error) {
-	return store.CachePath(StudyDir(out, study), ResultName, cfg)
+	return store.StoredPath(StudyDir(out, study), ResultName, cfg)
 }
 
 // ShowPath returns path as notebooks and progress lines print it: "$PROTOLAB_OUT/…" when it lies below

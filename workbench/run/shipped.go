@@ -63,7 +63,7 @@ func Lookup[R any](study string, cfg any, opts ...Option) (R, Found, bool, error
 			}
 			continue
 		}
-		path, err := store.CachePath(dir, ResultName, cfg)
+		path, err := store.StoredPath(dir, ResultName, cfg)
 		return r, Found{Path: path, Shipped: root.shipped}, true, err
 	}
 	return zero, Found{}, false, nil

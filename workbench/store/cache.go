@@ -38,8 +38,33 @@ func CachePath(dir, name string, key any) (string, error) {
 	return filepath.Join(dir, name+"-"+h+".json"), nil
 }
 
-// LoadCached returns the value cached for key in dir (the file LoadOrCompute writes) and true, or false when there is none
-// (no folder, no file, or a file recording another key). A cached file that cannot be read is an error naming it.
+// CompressedExt is the extension of a cached value stored gzip-compressed: <name>-<hash>.json.gz, which LoadCached
+// reads when <name>-<hash>.json is absent (a large shipped result, run.ShippedDir). Nothing here writes one.
+const CompressedExt = ".gz"
+
+// StoredPath returns the file LoadCached reads for key under dir: dir/<name>-<KeyHash(key)>.json (CachePath), or
+// that path with CompressedExt when only the compressed file exists.
+func StoredPath(dir, name string, key any) (string, error) {
+	path, err := CachePath(dir, name, key)
+	if err != nil {
+		return "", err
+	}
+	return storedFile(path), nil
+}
+
+// storedFile returns path, or path+CompressedExt when path does not exist and that does.
+func storedFile(path string) string {
+	if _, err := os.Stat(path); err != nil {
+		if _, err := os.Stat(path + CompressedExt); err == nil {
+			return path + CompressedExt
+		}
+	}
+	return path
+}
+
+// LoadCached returns the value cached for key in dir (the file LoadOrCompute writes, or its gzip-compressed copy:
+// StoredPath) and true, or false when there is none (no folder, no file, or a file recording another key). A cached
+// file that cannot be read is an error naming it.
 func LoadCached[T any](dir, name string, key any) (T, bool, error) {
 	var zero T
 	if dir == "" {
@@ -49,7 +74,7 @@ func LoadCached[T any](dir, name string, key any) (T, bool, error) {
 	if err != nil {
 		return zero, false, errors.WithMessagef(err, "store.LoadCached %s", name)
 	}
-	path := filepath.Join(dir, name+"-"+h+".json")
+	path := storedFile(filepath.Join(dir, name+"-"+h+".json"))
 	if _, err := os.Stat(path); err != nil {
 		return zero, false, nil
 	}

@@ -1,6 +1,8 @@
 package store
 
 import (
+	"bytes"
+	"compress/gzip"
 	"os"
 	"path/filepath"
 	"testing"
@@ -68,4 +70,56 @@ func TestCompute_ReplacesTheCachedValue(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, filepath.Join(dir, "x-"+h+".json"), path)
 	require.FileExists(t, path)
+}
+
+// A cached value gzip-compressed in place of its file (result-<hash>.json.gz, how a large shipped result is kept) is
+// read like the file, and StoredPath names it; the plain file wins when both exist; a compressed file that is not
+// gzip, or holds a syntax error, is an error naming it (the line of the uncompressed text), never a silent miss.
+func TestLoadCached_Compressed(t *testing.T) {
+	dir := t.TempDir()
+	key := map[string]int{"a": 1}
+	_, err := Compute(dir, "x", key, func() (int, error) { return 7, nil })
+	require.NoError(t, err)
+	plain, err := CachePath(dir, "x", key)
+	require.NoError(t, err)
+	data, err := os.ReadFile(plain)
+	require.NoError(t, err)
+	var zb bytes.Buffer
+	zw := gzip.NewWriter(&zb)
+	_, err = zw.Write(data)
+	require.NoError(t, err)
+	require.NoError(t, zw.Close())
+	require.NoError(t, os.WriteFile(plain+CompressedExt, zb.Bytes(), 0o644))
+
+	p, err := StoredPath(dir, "x", key)
+	require.NoError(t, err)
+	require.Equal(t, plain, p, "the plain file wins")
+	require.NoError(t, os.WriteFile(plain, []byte(`{"key": {"a": 1}, "value": 8}`), 0o644))
+	v, ok, err := LoadCached[int](dir, "x", key)
+	require.NoError(t, err)
+	require.True(t, ok)
+	require.Equal(t, 8, v, "read from the plain file")
+
+	require.NoError(t, os.Remove(plain))
+	p, err = StoredPath(dir, "x", key)
+	require.NoError(t, err)
+	require.Equal(t, plain+CompressedExt, p)
+	v, ok, err = LoadCached[int](dir, "x", key)
+	require.NoError(t, err)
+	require.True(t, ok)
+	require.Equal(t, 7, v, "read from the compressed file")
+	_, ok, err = LoadCached[int](dir, "x", map[string]int{"a": 2})
+	require.NoError(t, err)
+	require.False(t, ok, "another key: no file")
+
+	require.NoError(t, os.WriteFile(plain+CompressedExt, data, 0o644))
+	_, _, err = LoadCached[int](dir, "x", key)
+	require.ErrorContains(t, err, plain+CompressedExt+": not a readable gzip file")
+	zb.Reset()
+	zw = gzip.NewWriter(&zb)
+	_, _ = zw.Write([]byte("{\n\"key\": {\"a\": 1},\n\"value\": }"))
+	require.NoError(t, zw.Close())
+	require.NoError(t, os.WriteFile(plain+CompressedExt, zb.Bytes(), 0o644))
+	_, _, err = LoadCached[int](dir, "x", key)
+	require.ErrorContains(t, err, plain+CompressedExt+":3:")
 }

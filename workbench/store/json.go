@@ -2,10 +2,12 @@ package store
 
 import (
 	"bytes"
+	"compress/gzip"
 	"encoding/json"
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/pkg/errors"
 )
@@ -74,13 +76,20 @@ func SaveJSON(path string, v any) error {
 	return nil
 }
 
-// LoadJSON reads the JSON file at path into v (a pointer). Fields of the file that v lacks are ignored, so results
-// written by older code still load. Errors name the file; a syntax or type error also gives the line and column, and
-// an empty file, a file that ends inside the value (truncated) or one holding only null says so.
+// LoadJSON reads the JSON file at path into v (a pointer); a path ending in CompressedExt is gunzipped first. Fields
+// of the file that v lacks are ignored, so results written by older code still load. Errors name the file; a syntax
+// or type error also gives the line and column (of the uncompressed text), and an empty file, a file that ends
+// inside the value (truncated), one holding only null, or a compressed file that is not valid gzip says so.
 func LoadJSON(path string, v any) error {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return errors.Wrap(err, "store.LoadJSON")
+	}
+	if strings.HasSuffix(path, CompressedExt) {
+		if data, err = gunzip(data); err != nil {
+			return errors.Wrapf(err, "store.LoadJSON %s: not a readable gzip file (re-copy it, or remove it and "+
+				"recompute the result)", path)
+		}
 	}
 	trimmed := bytes.TrimSpace(data)
 	if len(trimmed) == 0 {
@@ -117,4 +126,17 @@ func lineCol(data []byte, offset int64) (line, col int) {
 	line = bytes.Count(before, []byte{'\n'}) + 1
 	col = int(offset) - bytes.LastIndexByte(before, '\n')
 	return line, col
+}
+
+// gunzip returns the uncompressed content of the gzip data.
+func gunzip(data []byte) ([]byte, error) {
+	zr, err := gzip.NewReader(bytes.NewReader(data))
+	if err != nil {
+		return nil, err
+	}
+	out, err := io.ReadAll(zr)
+	if err != nil {
+		return nil, err
+	}
+	return out, zr.Close()
 }

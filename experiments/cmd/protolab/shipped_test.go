@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"compress/gzip"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -88,6 +89,41 @@ func TestReport_ShippedScorecardIsByteIdentical(t *testing.T) {
 			require.Equal(t, "out/runs/steering/"+h+".json", rows2[i].From)
 		}
 	}
+}
+
+// A shipped result over 1 MB is shipped gzip-compressed (results/README.md): the report reads it in place of the
+// plain file, with the same rows, and names the compressed file.
+func TestReport_ShippedCompressedResult(t *testing.T) {
+	root := t.TempDir()
+	t.Setenv("PROTOLAB_ROOT", root)
+	t.Setenv(run.ResultsEnv, "")
+	shipped := filepath.Join(root, "results")
+	plain := storeResult(t, shipped, steering.Small(), steeringResult(2))
+	before, err := scorecardRows(filepath.Join(root, "out", "runs"), shipped)
+	require.NoError(t, err)
+
+	data, err := os.ReadFile(plain)
+	require.NoError(t, err)
+	var zb bytes.Buffer
+	zw := gzip.NewWriter(&zb)
+	_, err = zw.Write(data)
+	require.NoError(t, err)
+	require.NoError(t, zw.Close())
+	require.NoError(t, os.WriteFile(plain+store.CompressedExt, zb.Bytes(), 0o644))
+	require.NoError(t, os.Remove(plain))
+	after, err := scorecardRows(filepath.Join(root, "out", "runs"), shipped)
+	require.NoError(t, err)
+	require.Len(t, after, len(before))
+	n := 0
+	for i := range after {
+		if after[i].Study == steering.Study {
+			n++
+			require.Equal(t, run.RepoPath(plain)+store.CompressedExt, after[i].From)
+			require.Equal(t, before[i].Verdict, after[i].Verdict)
+			require.Equal(t, before[i].Claim.Ours, after[i].Claim.Ours)
+		}
+	}
+	require.NotZero(t, n)
 }
 
 // `protolab report --compare DIR`: the scorecard of --out alone beside DIR's, row by row. An equal rerun agrees
