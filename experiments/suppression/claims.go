@@ -38,7 +38,9 @@ var claimCorpora = []struct{ source, label string }{{lmdata.SourceSynthetic, ""}
 // of claimCorpora and model label (the recipe's model and the spec-range model) the zero-mode cut of the concept's
 // keyword rate and the change of other-text perplexity, mean ± s.e. over training seeds. With r nil every claim is
 // returned with Ours empty. A claim is untestable when r has no run on its corpus, fewer than MinSeeds seeds or
-// lacks the model. The rules are the same on every corpus.
+// lacks the model; the quality claim also when the selection chose no prototype on any seed (nothing was suppressed,
+// so no cost of suppression was measured; the cut claim then reports the cut of 0). The rules are the same on every
+// corpus.
 func Claims(r *Result) []report.Claim {
 	s := Small().Settings()
 	if r != nil {
@@ -109,6 +111,11 @@ func corpusClaims(judged bool, c *CorpusResult, s Settings, source, label, missi
 					Seeds: z.OtherChange.N, Unit: "%"}
 			}
 			ppl.Untestable = cut.Untestable
+			if cut.Untestable == "" && sum.Omega.Mean == 0 {
+				// The cut of an empty Ω is a measured failure of the selection (0%); its cost is no measurement.
+				ppl.Untestable = "the keyword rule selected no prototype on any training seed (|Ω| = 0), so " +
+					"nothing was suppressed and suppression's cost cannot be measured; the cut row reports the miss"
+			}
 		}
 		if label != "" {
 			cut.Claim, ppl.Claim = label+" corpus: "+cut.Claim, label+" corpus: "+ppl.Claim

@@ -206,7 +206,8 @@ func TestLoadOrRun_TinyProtocol(t *testing.T) {
 func handResult() *Result {
 	sum := func(label string, k int, cut, cutSE, ppl, pplSE float64) Summary {
 		st := func(m, se float64) Stat { return Stat{Mean: m, SE: se, N: 3} }
-		s := Summary{Label: label, Seeds: []uint64{1, 2, 3}, K: k, D: 32, TopK: 16, Steps: 4800}
+		s := Summary{Label: label, Seeds: []uint64{1, 2, 3}, K: k, D: 32, TopK: 16, Steps: 4800,
+			Omega: st(12, 1)}
 		for _, mode := range Modes {
 			s.Modes = append(s.Modes, ModeSummary{Mode: mode})
 		}
@@ -260,7 +261,21 @@ func TestClaims_KnownVerdicts(t *testing.T) {
 		require.Zero(t, c.Ours)
 	}
 
+	// No prototype selected on any seed: the cut is measured (0%, not reproduced); the cost of suppressing nothing
+	// is no measurement of the quality claim.
 	r := handResult()
+	r.Summaries[0].Omega = Stat{N: 3}
+	r.Summaries[0].Mode(ModeZero).Reduction = Stat{N: 3}
+	r.Summaries[0].Mode(ModeZero).OtherChange = Stat{N: 3}
+	none := Claims(r)
+	got, _ := report.Verdict(none[0], paper[PaperCut])
+	require.Equal(t, report.NotReproduced, got)
+	require.Contains(t, none[1].Untestable, "selected no prototype on any training seed (|Ω| = 0)")
+	got, _ = report.Verdict(none[1], paper[PaperQuality])
+	require.Equal(t, report.NotTestable, got)
+	require.Empty(t, none[3].Untestable, "the other model's rows are judged")
+
+	r = handResult()
 	r.Summaries = r.Summaries[:1]
 	r.Summaries[0].Seeds = []uint64{1}
 	few := Claims(r)
