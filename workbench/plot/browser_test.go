@@ -297,3 +297,31 @@ func TestExportFiguresTo_SVGOnlyAndStable(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, string(first), string(again), "the same chart, the same SVG")
 }
+
+// TestExport_LargeHeatmapDrawsEveryCell exports a heatmap with more cells than echarts' progressive threshold
+// (3,000 for heatmaps). echarts draws such a series in chunks over later animation frames; the export must draw
+// every cell before it reads the SVG, whatever the machine's load (a busy machine once shipped a figure that lacked
+// its last chunk).
+func TestExport_LargeHeatmapDrawsEveryCell(t *testing.T) {
+	requireBrowser(t)
+	const nx, ny = 100, 60
+	xs, ys := make([]string, nx), make([]string, ny)
+	for i := range xs {
+		xs[i] = strconv.Itoa(i)
+	}
+	values := make([][]float64, ny)
+	for i := range ys {
+		ys[i] = strconv.Itoa(i)
+		values[i] = make([]float64, nx)
+		for j := range values[i] {
+			values[i][j] = float64((i*nx + j) % 97)
+		}
+	}
+	path := filepath.Join(t.TempDir(), "heat.svg")
+	require.NoError(t, Export(Heatmap("cells", xs, ys, values), path))
+	b, err := os.ReadFile(path)
+	require.NoError(t, err)
+	// A cell is a closed rectangle path "M…l w 0l0 h l−w 0Z"; count them.
+	cells := regexp.MustCompile(`<path d="M[0-9.]+ [0-9.]+l[0-9.]+ 0l0 [0-9.]+l-[0-9.]+ 0Z" fill="rgb`).FindAll(b, -1)
+	require.GreaterOrEqual(t, len(cells), nx*ny, "every cell of the heatmap is drawn")
+}

@@ -276,8 +276,9 @@ func newBrowser(parent context.Context, extra ...chromedp.ExecAllocatorOption) (
 	return ctx, cancel, nil
 }
 
-// exportScript re-creates the chart without animation, with the given renderer and a white background,
-// and publishes the outcome as window.__protolab = {ready, error, svg()}.
+// exportScript re-creates the chart without animation and without progressive rendering (a series larger than
+// echarts' progressive threshold is otherwise drawn in chunks over later frames, so a busy machine could read the
+// SVG before its last chunk), with the given renderer and a white background, and publishes the outcome as window.__protolab = {ready, error, svg()}.
 func exportScript(id, renderer string) string {
 	return `<script type="text/javascript">(function(){
   var st = window.__protolab = {ready: false, error: ""};
@@ -288,6 +289,7 @@ func exportScript(id, renderer string) string {
     var opt = old.getOption();
     old.dispose();
     opt.animation = false;
+    (opt.series || []).forEach(function(s) { s.progressive = 0; });
     if (!opt.backgroundColor || opt.backgroundColor === "transparent") { opt.backgroundColor = "#ffffff"; }
     var c = echarts.init(el, null, {renderer: "` + renderer + `"});
     c.setOption(opt); // echarts flushes synchronously, so the chart is drawn when this returns
