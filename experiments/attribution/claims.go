@@ -2,6 +2,7 @@ package attribution
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/protolab/protolab/models/prism"
 	"github.com/protolab/protolab/workbench/lmdata"
@@ -61,6 +62,7 @@ func modelClaims(r *Result) []report.Claim {
 		Untestable: "TinyStories is not bundled: the presets attribute the synthetic concept corpus and the Brown " +
 			"corpus"}
 	if r != nil {
+		tiny.Ours = report.Estimate{Value: math.NaN()} // nothing measured: the scorecard shows "—", not 0
 		for i := range r.Cost {
 			if r.Cost[i].Name != "paper" {
 				continue

@@ -1,6 +1,7 @@
 package attribution
 
 import (
+	"math"
 	"os"
 	"strconv"
 	"strings"
@@ -91,6 +92,8 @@ func TestClaims_HandBuiltVerdicts(t *testing.T) {
 	require.Equal(t, 0.3, cs[3].Ours.Value)
 	require.Equal(t, report.Estimate{Value: 50, SE: 5, Seeds: 3, Unit: "×"}, cs[4].Ours)
 	require.Equal(t, 12000.0, cs[5].Ours.Value)
+	require.True(t, math.IsNaN(cs[6].Ours.Value), "TinyStories: nothing measured, no value (not a 0)")
+	require.Equal(t, "—", cs[6].Ours.String())
 	require.Equal(t, []string{report.Reproduced, report.Reproduced, report.NotReproduced, report.NotTestable,
 		report.NotReproduced, report.NotTestable, report.NotTestable}, verdicts(t, cs)[:7])
 

@@ -2,6 +2,7 @@ package prismhead
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/protolab/protolab/models/lm"
 	"github.com/protolab/protolab/workbench/data/brown"
@@ -105,6 +106,9 @@ func corpusClaims(c *CorpusResult, label string) []report.Claim {
 			claims[i].Claim = label + " corpus: " + claims[i].Claim
 		}
 		if c != nil {
+			if claims[i].Ours.Seeds == 0 { // measured on no seed (κ undefined on each): no value, not a 0
+				claims[i].Ours.Value = math.NaN()
+			}
 			claims[i].Untestable = untestable(claims[i], s, p)
 		}
 	}

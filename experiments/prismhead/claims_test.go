@@ -226,6 +226,10 @@ func TestClaims_Untestable(t *testing.T) {
 	cs = Claims(handResult([]handSeed{s, s, indef}))
 	require.Empty(t, cs[4].Untestable)
 	require.Contains(t, cs[5].Untestable, "2 of 3 seeds")
+	cs = Claims(handResult([]handSeed{indef, indef, indef}))
+	require.Contains(t, cs[5].Untestable, "0 of 3 seeds")
+	require.True(t, math.IsNaN(cs[5].Ours.Value), "κ defined for no seed: no value, not a measured 0")
+	require.Equal(t, "—", cs[5].Ours.String())
 }
 
 // TestSummarize_SweepStatsAndFixedDamping checks the per-weight statistics of a hand-built result: C's off-diagonal

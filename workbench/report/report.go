@@ -47,8 +47,12 @@ func (e Estimate) Spread() float64 {
 	return Z * e.SE
 }
 
-// String formats the estimate: "0.731 ± 0.012 (3 seeds)" or "0.731 [0.70, 0.76] (3 seeds)".
+// String formats the estimate: "0.731 ± 0.012 (3 seeds)" or "0.731 [0.70, 0.76] (3 seeds)"; "—" for no value
+// (NaN, the convention of an untestable claim with nothing measured).
 func (e Estimate) String() string {
+	if math.IsNaN(e.Value) {
+		return "—"
+	}
 	v := fmt.Sprintf("%.4g", e.Value)
 	switch {
 	case e.Hi > e.Lo:

@@ -61,6 +61,8 @@ func TestMarkdown_RowsAndCounts(t *testing.T) {
 	require.Contains(t, md, "1.4 — s.md §1")
 	require.Equal(t, 3, strings.Count(md, "\n| "), "the header and two rows")
 	require.Equal(t, "0.5 [0.4, 0.6] bits", Estimate{Value: 0.5, Lo: 0.4, Hi: 0.6, Unit: "bits"}.String())
+	require.Equal(t, "0 log10 (3 seeds)", Estimate{Value: 0, Unit: "log10", Seeds: 3}.String(), "a measured 0 shows")
+	require.Equal(t, "—", Estimate{Value: math.NaN(), Unit: "log10"}.String(), "no value is not a 0")
 }
 
 func TestHTML_EscapesAndMarksVerdicts(t *testing.T) {
