@@ -38,9 +38,9 @@ test-notebooks: setup
 ## hour each on 2 cores, outside CI), run afresh into out/runs (`protolab run` never reads a shipped result; a study
 ## already stored there is loaded, so an interrupted reproduce resumes), then the scorecard of out/runs alone
 ## (out/REPORT.md) compared row by row with the shipped one (results/): the table is printed and written to
-## out/COMPARE.md, and make fails when a row differs or changed its verdict. WordNet is installed first: the interp
-## protocol compares the units on WordNet glosses too.
-reproduce: wordnet
+## out/COMPARE.md, and make fails when a row differs or changed its verdict. WordNet and the Brown corpus are installed
+## first: the interp protocol compares the units on WordNet glosses too, and every language study runs on Brown.
+reproduce: wordnet brown
 	@set -e; for s in $(PROTOCOL_STUDIES); do \
 	  echo "reproduce: $$s"; $(PROTOLAB) run $$s --preset small --out $(OUT)/runs; done
 	$(PROTOLAB) report --out $(OUT)/runs --md $(OUT)/REPORT.md --compare $(RESULTS)
