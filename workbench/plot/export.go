@@ -276,9 +276,10 @@ func newBrowser(parent context.Context, extra ...chromedp.ExecAllocatorOption) (
 	return ctx, cancel, nil
 }
 
-// exportScript re-creates the chart without animation and without progressive rendering (a series larger than
-// echarts' progressive threshold is otherwise drawn in chunks over later frames, so a busy machine could read the
-// SVG before its last chunk), with the given renderer and a white background, and publishes the outcome as window.__protolab = {ready, error, svg()}.
+// exportScript re-creates the chart with the given renderer and a white background, without animation and without
+// progressive rendering (echarts draws a series above its progressive threshold in chunks over later frames, so a
+// busy machine could read the SVG before the last chunk), and publishes the outcome as
+// window.__protolab = {ready, error, svg()}.
 func exportScript(id, renderer string) string {
 	return `<script type="text/javascript">(function(){
   var st = window.__protolab = {ready: false, error: ""};
