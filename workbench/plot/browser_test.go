@@ -321,7 +321,8 @@ func TestExport_LargeHeatmapDrawsEveryCell(t *testing.T) {
 	require.NoError(t, Export(Heatmap("cells", xs, ys, values), path))
 	b, err := os.ReadFile(path)
 	require.NoError(t, err)
-	// A cell is a closed rectangle path "M…l w 0l0 h l−w 0Z"; count them.
-	cells := regexp.MustCompile(`<path d="M[0-9.]+ [0-9.]+l[0-9.]+ 0l0 [0-9.]+l-[0-9.]+ 0Z" fill="rgb`).FindAll(b, -1)
-	require.GreaterOrEqual(t, len(cells), nx*ny, "every cell of the heatmap is drawn")
+	// Rectangles are closed paths "M…l w 0l0 h l−w 0Z": one per cell, and one split-area band per category of each
+	// axis (Heatmap shades alternate rows and columns).
+	rects := regexp.MustCompile(`<path d="M[0-9.]+ [0-9.]+l[0-9.]+ 0l0 [0-9.]+l-[0-9.]+ 0Z" fill="rgb`).FindAll(b, -1)
+	require.Len(t, rects, nx*ny+nx+ny, "every cell of the heatmap is drawn, once")
 }
