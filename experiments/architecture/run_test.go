@@ -3,6 +3,7 @@ package architecture
 import (
 	"fmt"
 	"math"
+	"os"
 	"path/filepath"
 	"slices"
 	"testing"
@@ -225,7 +226,8 @@ func TestRun_TinyStudy(t *testing.T) {
 	cfg.Corpora = []string{"synthetic", "wordnet"}
 	cfg.Sweep = SweepConfig{Widths: []int{cfg.Model.Width}, Steps: []int{15, cfg.Train.Steps}}
 	cfg.Classify.Train.Steps, cfg.Classify.Train.WarmupSteps = 10, 1
-	out := t.TempDir()
+	tmp := t.TempDir()
+	out := filepath.Join(tmp, "trained", "runs")
 	res, err := Runs.Run(cfg, run.Out(out), run.Progress(nil))
 	require.NoError(t, err)
 	require.Len(t, res.Compare, 1)
@@ -244,6 +246,28 @@ func TestRun_TinyStudy(t *testing.T) {
 	for _, phase := range []string{"compare", "sweep", "generate", "classify"} {
 		require.Contains(t, res.Provenance.Timings, phase)
 	}
+
+	// The stored result opens its models from the run folders it recorded; moved to another machine's run root
+	// (results/ holds the result, $PROTOLAB_OUT/runs the models), it finds them there by name, and without them it
+	// says how to train them.
+	require.Nil(t, loaded.Compare[0].Scores[0].Runs, "a loaded result holds no models")
+	tops, err := loaded.TopModels()
+	require.NoError(t, err)
+	require.Equal(t, res.Compare[0].Scores[0].Runs[0].Dir, tops[0].Dir)
+	moved := filepath.Join(tmp, "elsewhere")
+	require.NoError(t, os.Rename(filepath.Dir(out), moved))
+	t.Setenv(run.OutEnv, moved)
+	loaded.Compare[0].Scores[0].Runs = nil
+	tops, err = loaded.TopModels()
+	require.NoError(t, err)
+	require.Equal(t, filepath.Join(moved, "runs", lm.ModelsDir, filepath.Base(res.Compare[0].Scores[0].Runs[0].Dir)),
+		tops[0].Dir)
+	require.Equal(t, res.Compare[0].Scores[0].Loss, tops[0].Result.Val.Loss)
+	t.Setenv(run.OutEnv, t.TempDir())
+	loaded.Compare[0].Scores[0].Runs = nil
+	_, err = loaded.TopModels()
+	require.ErrorContains(t, err, "is not on this machine")
+	require.ErrorContains(t, err, "protolab run architecture")
 }
 
 // TestRun_TinyProtocol runs the protocol's machinery at Tiny scale for one mixer: the learning-rate search under

@@ -2,11 +2,14 @@ package architecture
 
 import (
 	"math"
+	"os"
+	"path/filepath"
 	"slices"
 
 	"github.com/pkg/errors"
 
 	"github.com/protolab/protolab/models/lm"
+	"github.com/protolab/protolab/workbench/run"
 	"github.com/protolab/protolab/workbench/stats"
 )
 
@@ -73,7 +76,10 @@ func newEval(losses []float64, tokens int) *Eval {
 	return e
 }
 
-// Models returns the per-seed models of the point: those in memory, else opened from their run folders.
+// Models returns the per-seed models of the point: those in memory, else opened from their run folders. A stored
+// result records the folders its run trained (Dirs, absolute paths on that machine); a folder that is not there (a
+// shipped result: results/ carries no weights) is looked for by its name under this machine's run root
+// (run.OutRoot()/models), where `protolab run architecture` with the same settings trains it.
 func (s *Score) Models() ([]*lm.Model, error) {
 	if len(s.Runs) > 0 {
 		return s.Runs, nil
@@ -82,14 +88,36 @@ func (s *Score) Models() ([]*lm.Model, error) {
 		return nil, errors.Errorf("architecture: %s d%d s%d has no models in memory and no run folders", s.Mixer,
 			s.Width, s.Steps)
 	}
+	var ms []*lm.Model
 	for _, dir := range s.Dirs {
-		m, err := lm.Open(dir)
+		local, err := localRunDir(dir)
 		if err != nil {
 			return nil, err
 		}
-		s.Runs = append(s.Runs, m)
+		m, err := lm.Open(local)
+		if err != nil {
+			return nil, err
+		}
+		ms = append(ms, m)
 	}
+	s.Runs = ms
 	return s.Runs, nil
+}
+
+// localRunDir returns the run folder dir when it exists, else the folder of the same name under this machine's
+// run root, or an error naming both and how to train the model.
+func localRunDir(dir string) (string, error) {
+	if st, err := os.Stat(dir); err == nil && st.IsDir() {
+		return dir, nil
+	}
+	local := filepath.Join(run.OutRoot(), lm.ModelsDir, filepath.Base(dir))
+	if st, err := os.Stat(local); err == nil && st.IsDir() {
+		return local, nil
+	}
+	return "", errors.Errorf("architecture: model %s is not on this machine: neither %s (where the result's run "+
+		"trained it) nor %s exists. Results ship without weights; run the study with the same settings "+
+		"(`protolab run %s --preset <preset>`, with $PROTOLAB_OUT as here) to train them", filepath.Base(dir), dir,
+		local, Study)
 }
 
 // curveOf returns a run's validation losses against the tokens trained when each was taken.
