@@ -41,8 +41,11 @@ func Agree(shipped, fresh Estimate) bool {
 //   - Missing: a side has no row for the claim, or its row was not run, or the two rows come from different presets
 //     (a quick run is no reproduction of a protocol run);
 //   - VerdictChanged: the verdicts differ;
-//   - Agrees: the same verdict and either both rows not testable (nothing measured to compare) or the values Agree;
-//   - Differs: the same verdict, but the new value lies outside the shipped spread (Spreads says by how much).
+//   - Agrees: the same verdict and either both rows measured nothing (NaN: an untestable claim without a value) or
+//     the values Agree. An untestable row that carries a measured value (a reported metric with no paper number, a
+//     cost model) is compared like any other;
+//   - Differs: the same verdict, but the new value lies outside the shipped spread (Spreads says by how much; NaN
+//     when only one side has a value).
 func Compare(shipped, fresh []Row) []Comparison {
 	type key struct{ study, id, claim string }
 	keyOf := func(r Row) key { return key{r.Study, r.Claim.ID, r.Claim.Claim} }
@@ -85,23 +88,30 @@ func compareRow(s, n *Row) Comparison {
 		c.Status, c.Why = Missing, fmt.Sprintf("new is the %s preset, shipped the %s", n.Preset, s.Preset)
 	case s.Verdict != n.Verdict:
 		c.Status = VerdictChanged
-	case s.Verdict == NotTestable || Agree(s.Claim.Ours, n.Claim.Ours):
+	case math.IsNaN(s.Claim.Ours.Value) && math.IsNaN(n.Claim.Ours.Value), Agree(s.Claim.Ours, n.Claim.Ours):
 		c.Status = Agrees
 	default:
 		c.Status = Differs
-		c.Spreads = math.Inf(1)
-		if sp := s.Claim.Ours.Spread(); sp > 0 {
+		switch sp := s.Claim.Ours.Spread(); {
+		case math.IsNaN(s.Claim.Ours.Value) || math.IsNaN(n.Claim.Ours.Value):
+			c.Spreads = math.NaN()
+		case sp > 0:
 			c.Spreads = math.Abs(n.Claim.Ours.Value-s.Claim.Ours.Value) / sp
+		default:
+			c.Spreads = math.Inf(1)
 		}
 	}
 	return c
 }
 
 // StatusText is the status column: "agrees", "differs: 3.2 shipped spreads" (or "differs: by 0.012; the shipped
-// row has no spread"), "verdict changed", "missing: <why>".
+// row has no spread", or "differs: a value on one side only"), "verdict changed", "missing: <why>".
 func (c Comparison) StatusText() string {
 	switch c.Status {
 	case Differs:
+		if math.IsNaN(c.Spreads) {
+			return "differs: a value on one side only"
+		}
 		if math.IsInf(c.Spreads, 1) {
 			return fmt.Sprintf("differs: by %.3g; the shipped row has no spread",
 				math.Abs(c.New.Claim.Ours.Value-c.Shipped.Claim.Ours.Value))
@@ -141,10 +151,10 @@ func CompareMarkdown(cs []Comparison, title, preamble string) string {
 	return b.String()
 }
 
-// valueText is a row's value ± its spread (the half-width the rules use), "—" for a missing row or one without a
-// measured value.
+// valueText is a row's value ± its spread (the half-width the rules use), "—" for a missing row, a row not run or
+// one without a measured value (NaN). An untestable row's measured value is shown: the comparison judges it.
 func valueText(r *Row) string {
-	if r == nil || r.Verdict == NotRun || r.Verdict == NotTestable {
+	if r == nil || r.Verdict == NotRun || math.IsNaN(r.Claim.Ours.Value) {
 		return "—"
 	}
 	e := r.Claim.Ours

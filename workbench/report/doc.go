@@ -24,10 +24,13 @@
 // claim (Compare). Two rows agree when their verdicts are the same and the new value lies within the shipped row's
 // spread, the half-width the rules use (Estimate.Spread: z·s.e., or half the 95% interval):
 //
-//	agrees           same verdict, and |new − shipped| ≤ spread(shipped)     (Agree; both "not testable" agree too)
+//	agrees           same verdict, and |new − shipped| ≤ spread(shipped)     (Agree), or no value on either side
 //	differs          same verdict, |new − shipped| > spread(shipped); the size is the difference in shipped spreads
+//	                 (or a value on one side only)
 //	verdict changed  the verdicts differ
 //	missing          a row only one scorecard has, a row not run, or rows of different presets
 //
-// A shipped value without a spread agrees only with an equal value. "differs" and "verdict changed" fail the check.
+// A shipped value without a spread agrees only with an equal value. A "not testable" row is compared by its value
+// too when it has one (a reported metric without a paper number, a cost model); only rows that measured nothing
+// (NaN on both sides) agree without a value. "differs" and "verdict changed" fail the check.
 package report
