@@ -8,9 +8,11 @@ NOTEBOOK_TEST := test-notebooks
 OUT ?= out
 PROTOLAB := $(GO) run -tags $(GOTAGS) ./experiments/cmd/protolab
 
-# The studies whose protocol runs make the scorecard (`protolab run <study> --preset small`). baseline and
-# robustness have no claims in it (experiments/cmd/protolab/report.go lists the scored studies).
-PROTOCOL_STUDIES := architecture speed interp prismhead attribution steering suppression fvec
+# The studies with a protocol (docs/PROTOCOL.md), in the order `make reproduce` runs them (`protolab run <study>
+# --preset small`). robustness measures interp's first-seed models, so it follows interp; it has no claims in the
+# scorecard, so the comparison does not judge it (experiments/cmd/protolab/report.go lists the scored studies).
+# baseline is the quickstart's model, with no protocol.
+PROTOCOL_STUDIES := architecture speed interp robustness prismhead attribution steering suppression fvec
 # The shipped results (README, "Reproductions and the scorecard"; results/README.md).
 RESULTS := results
 
