@@ -29,9 +29,13 @@ type Comparison struct {
 
 // Agree reports whether two measurements of the same claim agree: |new − shipped| ≤ shipped.Spread(), the
 // half-width the verdict rules use (2 s.e., or half the 95% interval). A shipped value without a spread (one seed,
-// an exact count) agrees only with an equal value, up to a relative 1e-9 (printing and rounding). This is the one
+// an exact count) agrees only with an equal value, up to a relative 1e-9 (printing and rounding). Two estimates
+// without a value (NaN: nothing measured) agree; one without a value agrees with nothing measured. This is the one
 // definition `protolab report --compare` applies.
 func Agree(shipped, fresh Estimate) bool {
+	if math.IsNaN(shipped.Value) || math.IsNaN(fresh.Value) {
+		return math.IsNaN(shipped.Value) && math.IsNaN(fresh.Value)
+	}
 	return math.Abs(fresh.Value-shipped.Value) <= math.Max(shipped.Spread(), 1e-9*math.Max(1, math.Abs(shipped.Value)))
 }
 
@@ -41,9 +45,9 @@ func Agree(shipped, fresh Estimate) bool {
 //   - Missing: a side has no row for the claim, or its row was not run, or the two rows come from different presets
 //     (a quick run is no reproduction of a protocol run);
 //   - VerdictChanged: the verdicts differ;
-//   - Agrees: the same verdict and either both rows measured nothing (NaN: an untestable claim without a value) or
-//     the values Agree. An untestable row that carries a measured value (a reported metric with no paper number, a
-//     cost model) is compared like any other;
+//   - Agrees: the same verdict and the values Agree (which includes both rows having measured nothing, NaN: an
+//     untestable claim without a value). An untestable row that carries a measured value (a reported metric with
+//     no paper number, a cost model) is compared like any other;
 //   - Differs: the same verdict, but the new value lies outside the shipped spread (Spreads says by how much; NaN
 //     when only one side has a value).
 func Compare(shipped, fresh []Row) []Comparison {
@@ -88,7 +92,7 @@ func compareRow(s, n *Row) Comparison {
 		c.Status, c.Why = Missing, fmt.Sprintf("new is the %s preset, shipped the %s", n.Preset, s.Preset)
 	case s.Verdict != n.Verdict:
 		c.Status = VerdictChanged
-	case math.IsNaN(s.Claim.Ours.Value) && math.IsNaN(n.Claim.Ours.Value), Agree(s.Claim.Ours, n.Claim.Ours):
+	case Agree(s.Claim.Ours, n.Claim.Ours):
 		c.Status = Agrees
 	default:
 		c.Status = Differs

@@ -82,7 +82,8 @@ func TestCompare_EveryStatus(t *testing.T) {
 }
 
 // Agree is |new − shipped| ≤ the shipped spread (z·s.e., or half the interval), with equality up to rounding when
-// the shipped row has none; the new row's own spread does not widen it.
+// the shipped row has none; the new row's own spread does not widen it. Estimates without a value agree only with
+// each other.
 func TestAgree_TheShippedSpread(t *testing.T) {
 	s := Estimate{Value: 10, SE: 0.5}
 	require.True(t, Agree(s, Estimate{Value: 11}))
@@ -92,6 +93,9 @@ func TestAgree_TheShippedSpread(t *testing.T) {
 	require.True(t, Agree(Estimate{Value: 1, Lo: 0, Hi: 4}, Estimate{Value: 2.9}), "half the interval: 2")
 	require.True(t, Agree(Estimate{Value: 3}, Estimate{Value: 3 + 1e-12}))
 	require.False(t, Agree(Estimate{Value: 3}, Estimate{Value: 3.001}))
+	require.True(t, Agree(Estimate{Value: math.NaN()}, Estimate{Value: math.NaN()}), "nothing measured on either side")
+	require.False(t, Agree(Estimate{Value: 0.4, SE: 1}, Estimate{Value: math.NaN()}), "a value on one side only")
+	require.False(t, Agree(Estimate{Value: math.NaN()}, Estimate{Value: 0.4}), "a value on one side only")
 }
 
 // The comparison table has one line per claim with both values ± spread, both verdicts and the status.
